@@ -1,0 +1,1 @@
+"""Runnable pipelines and the `creator-sync` command line."""

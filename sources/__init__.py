@@ -1,0 +1,1 @@
+"""creator-sync."""
