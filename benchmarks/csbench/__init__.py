@@ -1,0 +1,1 @@
+"""The creator-sync benchmark harness behind ``benchmarks/run`` (see benchmarks/README.md)."""

@@ -1,0 +1,141 @@
+"""``benchmarks/run``: measure ours, dlt's rest_api peer and the httpx floor side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from csbench import figures, machine
+from csbench.measure import BENCH_DIR
+from csbench.suite import DEFAULT_RATE_WINDOW_S, RATE_WINDOW_S, Bench, Options, cleanup
+
+SCALES = ("tiny", "demo", "small", "medium", "large")
+DEFAULT_BUDGET_MIN = {"tiny": 14.0, "demo": 14.0, "small": 14.0}
+RESULTS_DIR = BENCH_DIR / "results"
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run",
+        description="Side-by-side benchmark of creator-sync against dlt's rest_api source and "
+        "a minimal httpx floor, on the sandbox in its own process. Prints one table of ratios "
+        "of medians and saves it as JSON under benchmarks/results/.",
+    )
+    parser.add_argument("--scale", choices=SCALES, default="small")
+    parser.add_argument("--runs", type=int, default=3, help="runs per client; medians (default 3)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--sites", type=int, default=2)
+    parser.add_argument("--latency-ms", type=int, default=100, help="for the wall-time figures")
+    parser.add_argument("--rate-limit", type=int, default=600, help="requests/min, both sides")
+    parser.add_argument(
+        "--rate-window",
+        type=float,
+        default=None,
+        help="seconds the rate-limited run may last (default by scale)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        help="ours' --concurrency (default: ours' own default)",
+    )
+    parser.add_argument(
+        "--peer-parallelized",
+        action="store_true",
+        help="also run the peer with parallelized=True (an extra row)",
+    )
+    parser.add_argument(
+        "--client-timeout",
+        type=float,
+        default=1800.0,
+        help="seconds before a client is considered hung",
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="where runs write (default: a temp dir, removed unless --keep)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep run directories and logs")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=None,
+        help="write results here (default benchmarks/results/<date>-<scale>.json)",
+    )
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    command = "benchmarks/run " + shlex.join(sys.argv[1:] if argv is None else argv)
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="csbench-"))
+    options = Options(
+        scale=args.scale, runs=args.runs, seed=args.seed, sites=args.sites,
+        latency_ms=args.latency_ms, rate_limit=args.rate_limit,
+        rate_window_s=args.rate_window or RATE_WINDOW_S.get(args.scale, DEFAULT_RATE_WINDOW_S),
+        concurrency=args.concurrency, peer_parallelized=args.peer_parallelized,
+        workdir=workdir, client_timeout_s=args.client_timeout,
+        budget_s=60 * (args.budget_min if args.budget_min is not None
+                       else DEFAULT_BUDGET_MIN.get(args.scale, 0)),
+        floor_budget_s=args.floor_budget,
+    )  # fmt: skip
+    info = machine.describe()
+    started = time.monotonic()
+    try:
+        results = Bench(options).run_all()
+    finally:
+        cleanup(workdir, keep=args.keep or args.workdir is not None)
+    elapsed = time.monotonic() - started
+    figs = figures.compute(results, options)
+    rows = figures.row_medians(results)
+    header = _header(info, command, options, elapsed)
+    print(figures.render(header, rows, figs, results.skipped), flush=True)
+    path = _save(args, info, command, options, elapsed, results, rows, figs)
+    print(f"\nsaved {path}", flush=True)
+    return 1 if results.failures else 0
+
+
+def _header(info: dict[str, object], command: str, options: Options, elapsed: float) -> list[str]:
+    versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())  # type: ignore[attr-defined]
+    return [
+        f"creator-sync benchmarks: scale {options.scale}, {options.sites} sites, seed "
+        f"{options.seed}, medians of {options.runs} run(s)",
+        f"command: {command}",
+        f"date: {info['date_utc']}  (suite took {elapsed / 60:.1f} min)",
+        f"machine: {info['cores']} cores, {info['cpu']}, {info['ram_gib']} GiB RAM, {info['os']}",
+        f"python {info['python']}; {versions}; commit {info['commit']}",
+    ]
+
+
+def _save(args: argparse.Namespace, info: dict[str, object], command: str, options: Options,
+          elapsed: float, results: object, rows: list[dict[str, object]],
+          figs: list[figures.Figure]) -> Path:  # fmt: skip
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = args.json or RESULTS_DIR / f"{stamp}-{options.scale}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {
+        "command": command,
+        "machine": info,
+        "elapsed_s": round(elapsed, 1),
+        "options": {k: str(v) if isinstance(v, Path) else v for k, v in vars(options).items()},
+        "rows": rows,
+        "figures": figures.as_json(figs),
+        "facts": results.facts,  # type: ignore[attr-defined]
+        "peak_in_flight": results.peak_in_flight,  # type: ignore[attr-defined]
+        "failures": results.failures,  # type: ignore[attr-defined]
+        "skipped": results.skipped,  # type: ignore[attr-defined]
+        "runs": {label: [m.summary() for m in ms]
+                 for label, ms in results.measurements.items()},  # type: ignore[attr-defined]
+    }  # fmt: skip
+    path.write_text(json.dumps(payload, indent=2, default=str, allow_nan=True))
+    return path

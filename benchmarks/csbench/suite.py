@@ -1,0 +1,281 @@
+"""The benchmark phases: every client measured side by side against the same sandbox.
+
+Each phase starts one sandbox (its own process) with the options it needs, runs the clients in
+turn (``--runs`` times, interleaved so that drift on a noisy machine hits all of them alike), and
+records every measurement. Ratios are built from medians in ``csbench.figures``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+import time
+from collections import defaultdict
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from csbench import ours, traffic
+from csbench.measure import ClientFailed, Measurement, run_measured
+from csbench.sandbox_proc import CLIENT_ID, CLIENT_SECRET, Sandbox, run_sandbox
+
+# The next smaller scale, to see whether peak RSS grows with data size.
+BASELINE_SCALE = {"tiny": "tiny", "demo": "tiny", "small": "demo", "medium": "small",
+                  "large": "medium"}  # fmt: skip
+# How long the rate-limit run may last: long enough for the limit to bind, bounded in time.
+RATE_WINDOW_S = {"tiny": 12.0, "demo": 45.0, "small": 75.0}
+DEFAULT_RATE_WINDOW_S = 120.0
+ACTIVITY_CHANGES = 1000
+
+
+@dataclass
+class Options:
+    scale: str
+    runs: int
+    seed: int
+    sites: int
+    latency_ms: int
+    rate_limit: int
+    rate_window_s: float
+    concurrency: int | None
+    peer_parallelized: bool
+    workdir: Path
+    client_timeout_s: float
+    budget_s: float = 0.0  # 0: no budget; else repeat rounds only while they fit
+    floor_budget_s: float = 60.0  # sample the floors' pages to fetch for about this long
+
+
+@dataclass
+class Results:
+    """Measurements by row label, plus facts the figures need."""
+
+    measurements: dict[str, list[Measurement]] = field(default_factory=lambda: defaultdict(list))
+    failures: dict[str, str] = field(default_factory=dict)
+    facts: dict[str, object] = field(default_factory=dict)
+    peak_in_flight: list[int] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    def ok(self, label: str) -> list[Measurement]:
+        return [m for m in self.measurements.get(label, []) if m.exit_code == 0
+                or m.stopped_at_bound]  # fmt: skip
+
+
+class Bench:
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.results = Results()
+        self._counter = 0
+
+    def _log(self, message: str) -> None:
+        print(f"[bench] {message}", file=sys.stderr, flush=True)
+
+    def _run_dir(self, name: str) -> Path:
+        self._counter += 1
+        path = self.options.workdir / f"{self._counter:03d}-{name}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def measure(
+        self,
+        label: str,
+        target: list[str],
+        run_dir: Path,
+        env: dict[str, str] | None = None,
+        stop_after_s: float | None = None,
+    ) -> Measurement | None:
+        """Run one client; a failure is recorded against its row instead of ending the suite."""
+        self._log(f"{label}: running in {run_dir}")
+        try:
+            m = run_measured(label, target, run_dir, env=env, stop_after_s=stop_after_s,
+                             timeout_s=self.options.client_timeout_s)  # fmt: skip
+        except ClientFailed as failure:
+            self._log(f"{label}: FAILED {failure}")
+            self.results.failures[label] = str(failure).splitlines()[0]
+            return None
+        self.results.measurements[label].append(m)
+        self._log(f"{label}: wall {m.wall_s:.2f}s cpu {m.cpu_s:.2f}s rss {m.max_rss_mib:.0f}MiB "
+                  f"requests {len(m.requests)} (429: {m.count(429)})")  # fmt: skip
+        return m
+
+    # -- clients ---------------------------------------------------------------------------
+
+    def ours_full(self, sandbox: Sandbox, label: str) -> tuple[Measurement | None, Path]:
+        run_dir = self._run_dir(label)
+        argv, env = ours.sync_target(sandbox.base_url, run_dir,
+                                     concurrency=self.options.concurrency)  # fmt: skip
+        return self.measure(label, argv, run_dir, env), run_dir
+
+    def ours_again(self, sandbox: Sandbox, label: str, state_dir: Path) -> Measurement | None:
+        argv, env = ours.sync_target(sandbox.base_url, state_dir,
+                                     concurrency=self.options.concurrency)  # fmt: skip
+        return self.measure(label, argv, state_dir, env)
+
+    def peer(self, sandbox: Sandbox, label: str, parallelized: bool = False) -> None:
+        run_dir = self._run_dir(label)
+        target = ["-m", "csbench.peer", "--base-url", sandbox.base_url,
+                  "--duckdb", str(run_dir / "peer.duckdb"),
+                  "--pipelines-dir", str(run_dir / "pipelines")]  # fmt: skip
+        if parallelized:
+            target.append("--parallelized")
+        self.measure(label, target, run_dir, _credentials())
+
+    def floor(
+        self, sandbox: Sandbox, label: str, pages: list[str], concurrency: int, every: int
+    ) -> None:
+        """Replay ``pages`` (or every ``every``-th of them) and extrapolate to all of them.
+
+        A floor is linear in pages by construction (same latency each), so a 1-in-k sample
+        extrapolates exactly enough while keeping the suite inside its time budget.
+        """
+        run_dir = self._run_dir(label)
+        sample = pages[::every]
+        (run_dir / "pages.txt").write_text("\n".join(sample) + "\n")
+        report = run_dir / "floor.json"
+        target = ["-m", "csbench.floor", "--base-url", sandbox.base_url,
+                  "--pages", str(run_dir / "pages.txt"), "--concurrency", str(concurrency),
+                  "--report", str(report)]  # fmt: skip
+        measured = self.measure(label, target, run_dir, _credentials())
+        if measured is None or every == 1:
+            return
+        fetched = json.loads(report.read_text())
+        scale = len(pages) / max(1, fetched["pages"])
+        measured.raw_wall_s = measured.wall_s
+        measured.wall_s += fetched["fetch_s"] * (scale - 1)
+        measured.note = f"1 in {every} of {len(pages)} pages, extrapolated"
+        self._log(f"{label}: extrapolated wall {measured.wall_s:.1f}s ({measured.note})")
+
+    def _floor_every(self, pages: int) -> int:
+        """Sample step so that the sequential floor fetches for about ``floor_budget_s``."""
+        per_page = self.options.latency_ms / 1000 + 0.004
+        if self.options.floor_budget_s <= 0:
+            return 1
+        return max(1, math.ceil(pages * per_page / self.options.floor_budget_s))
+
+    # -- phases ----------------------------------------------------------------------------
+
+    def wall_round(self, sandbox: Sandbox) -> Path | None:
+        """One side-by-side round with latency: ours, the floors on ours' pages, the peer."""
+        o = self.options
+        measured, run_dir = self.ours_full(sandbox, "ours_full")
+        if measured is None:
+            return None
+        pages = traffic.pages(measured.requests)
+        concurrency = max(1, traffic.peak_in_flight(measured.requests))
+        self.results.peak_in_flight.append(concurrency)
+        every = self._floor_every(len(pages))
+        self.floor(sandbox, "floor_seq", pages, 1, every)
+        self.floor(sandbox, "floor_conc", pages, concurrency, every)
+        self.peer(sandbox, "peer")
+        if o.peer_parallelized:
+            self.peer(sandbox, "peer_parallel", parallelized=True)
+        return run_dir
+
+    def phase_wall(self) -> None:
+        """Latency on: a first round, then ours incremental on that round's state."""
+        o = self.options
+        self._log(f"phase wall: scale {o.scale}, latency {o.latency_ms} ms")
+        with self.sandbox(o.scale, latency_ms=o.latency_ms) as sandbox:
+            state_dir = self.wall_round(sandbox)
+            if state_dir is None:
+                return
+            endpoints = traffic.list_endpoints(self.results.measurements["ours_full"][-1].requests)
+            self.results.facts["resource_site_pairs"] = len(endpoints)
+            for _ in range(o.runs):
+                self.ours_again(sandbox, "ours_incr_none", state_dir)
+            for _ in range(o.runs):
+                self.results.facts["activity"] = sandbox.activity(ACTIVITY_CHANGES)
+                self.ours_again(sandbox, "ours_incr_1000", state_dir)
+
+    def cpu_round(self, sandbox: Sandbox) -> None:
+        measured, _ = self.ours_full(sandbox, "ours_cpu")
+        self.peer(sandbox, "peer_cpu")
+        if measured is not None and "records" not in self.results.facts:
+            counts = traffic.census(sandbox.base_url, sandbox.token(), measured.requests)
+            self.results.facts["census"] = counts
+            self.results.facts["records"] = sum(counts.values())
+
+    def phase_cpu(self) -> None:
+        """No latency: CPU and peak RSS of ours and the peer, and the record census."""
+        self._log(f"phase cpu: scale {self.options.scale}, no latency")
+        with self.sandbox(self.options.scale) as sandbox:
+            self.cpu_round(sandbox)
+
+    def phase_baseline(self) -> None:
+        """Ours at the next smaller scale: is peak RSS flat in data size?"""
+        o = self.options
+        scale = BASELINE_SCALE[o.scale]
+        self.results.facts["baseline_scale"] = scale
+        if scale == o.scale:  # tiny: nothing smaller; the smoke run only needs the figure
+            self.results.measurements["ours_baseline"] = list(self.results.ok("ours_cpu"))
+            self._log("phase memory baseline: same scale, reusing the no-latency runs")
+            return
+        self._log(f"phase memory baseline: scale {scale}")
+        with self.sandbox(scale) as sandbox:
+            for _ in range(o.runs):
+                self.ours_full(sandbox, "ours_baseline")
+
+    def phase_rate(self) -> None:
+        """Sandbox and ours both at the rate limit; bounded in time."""
+        o = self.options
+        flag = ours.rate_limit_flag()
+        self.results.facts["rate_limit_flag"] = flag
+        self._log(f"phase rate limit: {o.rate_limit}/min via {flag}, {o.rate_window_s:.0f}s bound")
+        with self.sandbox(o.scale, rate_limit=o.rate_limit) as sandbox:
+            run_dir = self._run_dir("ours_rate")
+            argv, env = ours.sync_target(
+                sandbox.base_url, run_dir, concurrency=o.concurrency,
+                rate_limit=o.rate_limit if flag else None,
+            )  # fmt: skip
+            env["CSBENCH_PROBE_FLUSH_S"] = "1"
+            self.measure("ours_rate", argv, run_dir, env, stop_after_s=o.rate_window_s)
+
+    def repeat_rounds(self, started: float, durations: dict[str, float]) -> None:
+        """Runs 2..N of the wall and CPU rounds, each only if it still fits the time budget."""
+        o = self.options
+        for run in range(2, o.runs + 1):
+            for name, latency in (("wall", o.latency_ms), ("cpu", 0)):
+                spent = time.monotonic() - started
+                if o.budget_s and spent + durations[name] > o.budget_s:
+                    self.results.skipped.append(
+                        f"{name} run {run}: would end after {(spent + durations[name]) / 60:.1f} "
+                        f"min, over the {o.budget_s / 60:.0f} min budget"
+                    )
+                    self._log(f"skip: {self.results.skipped[-1]}")
+                    continue
+                self._log(f"{name} run {run}/{o.runs}")
+                with self.sandbox(o.scale, latency_ms=latency) as sandbox:
+                    if name == "wall":
+                        self.wall_round(sandbox)
+                    else:
+                        self.cpu_round(sandbox)
+
+    def run_all(self) -> Results:
+        started = time.monotonic()
+        durations: dict[str, float] = {}
+        for name, phase in (("wall", self.phase_wall), ("cpu", self.phase_cpu),
+                            ("baseline", self.phase_baseline), ("rate", self.phase_rate)):  # fmt: skip
+            begun = time.monotonic()
+            phase()
+            durations[name] = time.monotonic() - begun
+        # a repeat round costs about its first round, minus the incremental runs
+        incremental = sum(m.wall_s for label in ("ours_incr_none", "ours_incr_1000")
+                          for m in self.results.measurements.get(label, []))  # fmt: skip
+        durations["wall"] = max(0.0, durations["wall"] - incremental)
+        self.repeat_rounds(started, durations)
+        self.results.facts["phase_seconds"] = {k: round(v, 1) for k, v in durations.items()}
+        return self.results
+
+    def sandbox(self, scale: str, **kwargs: int) -> AbstractContextManager[Sandbox]:
+        return run_sandbox(scale, self.options.workdir, seed=self.options.seed,
+                           sites=self.options.sites, **kwargs)  # fmt: skip
+
+
+def _credentials() -> dict[str, str]:
+    return {"CSBENCH_CLIENT_ID": CLIENT_ID, "CSBENCH_CLIENT_SECRET": CLIENT_SECRET}
+
+
+def cleanup(workdir: Path, keep: bool) -> None:
+    if not keep:
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,182 @@
+"""Thin connections to the warehouses the models run on.
+
+The SQL is written once in DuckDB's dialect; an adapter knows its dialect (the runner transpiles
+with sqlglot), how to replace a table, and how to list a raw table's columns. Everything runs in
+one transaction, so a failing model leaves the previous build untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+import sqlglot
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+_DSN_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^\s\"']*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
+
+
+def redact_dsn(text: str) -> str:
+    """Mask any password of a DSN (URL or key=value form) inside a message."""
+    return _DSN_PASSWORD.sub(
+        lambda m: f"{m.group(1)}***@" if m.group(1) else f"{m.group(2)}***", text
+    )
+
+
+def quote_ident(name: str) -> str:
+    """Only plain identifiers reach SQL: schema, table and column names come from our own tables
+    or from the user's `--dataset`, and a malformed one is an error, not an injection."""
+    if not _IDENT.match(name):
+        raise ValueError(f"not a valid SQL identifier: {name!r}")
+    return f'"{name}"'
+
+
+class Adapter(Protocol):
+    dialect: str
+    label: str
+
+    def execute(self, sql: str) -> None: ...
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]: ...
+
+    def columns(self, schema: str, table: str) -> dict[str, str] | None: ...
+
+    def replace_table(self, schema: str, table: str, select_sql: str) -> None: ...
+
+    def begin(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _Base:
+    dialect = "duckdb"
+    label = "?"
+    _conn: Any
+
+    def translate(self, sql: str) -> str:
+        if self.dialect == "duckdb":
+            return sql
+        return ";\n".join(sqlglot.transpile(sql, read="duckdb", write=self.dialect))
+
+    def columns(self, schema: str, table: str) -> dict[str, str] | None:
+        _, rows = self.fetch(
+            "select column_name, data_type from information_schema.columns "
+            f"where table_schema = '{schema}' and table_name = '{table}'"
+        )
+        return {name: dtype for name, dtype in rows} or None
+
+    def schema_exists(self, schema: str) -> bool:
+        _, rows = self.fetch(
+            f"select 1 from information_schema.schemata where schema_name = '{schema}'"
+        )
+        return bool(rows)
+
+    def ensure_schema(self, schema: str) -> None:
+        self.execute(f"create schema if not exists {quote_ident(schema)}")
+
+
+class DuckDBAdapter(_Base):
+    dialect = "duckdb"
+
+    def __init__(self, path: str, read_only: bool = False) -> None:
+        import duckdb
+
+        self.label = f"duckdb:{path}"
+        self._conn = duckdb.connect(path, read_only=read_only)
+        # Casting a TIMESTAMPTZ to DATE follows the session zone: pin it, the SQL converts
+        # explicitly with AT TIME ZONE wherever a local day is meant.
+        self._conn.execute("set TimeZone = 'UTC'")
+
+    def execute(self, sql: str) -> None:
+        self._conn.execute(self.translate(sql))
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        cursor = self._conn.execute(self.translate(sql))
+        names = [d[0] for d in cursor.description] if cursor.description else []
+        return names, cursor.fetchall()
+
+    def replace_table(self, schema: str, table: str, select_sql: str) -> None:
+        self.execute(
+            f"create or replace table {quote_ident(schema)}.{quote_ident(table)} as\n{select_sql}"
+        )
+
+    def begin(self) -> None:
+        self._conn.execute("begin transaction")
+
+    def commit(self) -> None:
+        self._conn.execute("commit")
+
+    def rollback(self) -> None:
+        self._conn.execute("rollback")
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+class PostgresAdapter(_Base):
+    dialect = "postgres"
+
+    def __init__(self, dsn: str) -> None:
+        import psycopg2
+
+        self._conn = psycopg2.connect(dsn)
+        self._conn.autocommit = True
+        params = self._conn.get_dsn_parameters()
+        # The label names the server, never the password.
+        self.label = f"postgres:{params.get('host')}:{params.get('port')}/{params.get('dbname')}"
+        with self._conn.cursor() as cursor:
+            cursor.execute("set time zone 'UTC'")
+
+    def execute(self, sql: str) -> None:
+        with self._conn.cursor() as cursor:
+            cursor.execute(self.translate(sql))
+
+    def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        with self._conn.cursor() as cursor:
+            cursor.execute(self.translate(sql))
+            names = [d[0] for d in cursor.description] if cursor.description else []
+            return names, cursor.fetchall()
+
+    def replace_table(self, schema: str, table: str, select_sql: str) -> None:
+        target = f"{quote_ident(schema)}.{quote_ident(table)}"
+        self.execute(f"drop table if exists {target} cascade")
+        self.execute(f"create table {target} as\n{select_sql}")
+
+    def begin(self) -> None:
+        self._conn.autocommit = False
+
+    def commit(self) -> None:
+        self._conn.commit()
+        self._conn.autocommit = True
+
+    def rollback(self) -> None:
+        self._conn.rollback()
+        self._conn.autocommit = True
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def postgres_dsn_from_dlt() -> str:
+    """The DSN of dlt's configured postgres destination (`DESTINATION__POSTGRES__CREDENTIALS` or
+    `.dlt/secrets.toml`), so the models reach the same database the pipeline loaded."""
+    from dlt.common.configuration import resolve_configuration
+    from dlt.common.configuration.exceptions import ConfigurationException
+    from dlt.destinations.impl.postgres.configuration import PostgresCredentials
+
+    try:
+        credentials = resolve_configuration(
+            PostgresCredentials(), sections=("destination", "postgres")
+        )
+    except ConfigurationException as exc:
+        raise ValueError(
+            "no postgres credentials found: set DESTINATION__POSTGRES__CREDENTIALS "
+            "or [destination.postgres.credentials] in .dlt/secrets.toml"
+        ) from exc
+    return credentials.to_native_representation()

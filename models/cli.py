@@ -1,0 +1,115 @@
+"""`creator-sync models`: build the warehouse models and print what was built and tested."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+from pathlib import Path
+
+import click
+
+from models.adapters import (
+    Adapter,
+    DuckDBAdapter,
+    PostgresAdapter,
+    postgres_dsn_from_dlt,
+    redact_dsn,
+)
+from models.runner import BuildResult, DataTestError, ModelsError, Params, build
+
+DEFAULT_DUCKDB = "creator_platform.duckdb"
+
+
+def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"expected YYYY-MM-DD, got {value!r}") from exc
+
+
+def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:
+    if destination == "duckdb":
+        if not Path(duckdb_path).exists():
+            raise click.ClickException(
+                f"{duckdb_path}: no such DuckDB file; run `creator-sync sync --duckdb "
+                f"{duckdb_path}` first"
+            )
+        try:
+            return DuckDBAdapter(duckdb_path)
+        except Exception as exc:  # duckdb raises IOException when another process holds the file
+            raise click.ClickException(f"{duckdb_path}: cannot open the warehouse: {exc}") from exc
+    try:
+        dsn = postgres_dsn or os.environ.get("CREATOR_SYNC_POSTGRES_DSN") or postgres_dsn_from_dlt()
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from exc
+    try:
+        return PostgresAdapter(dsn)
+    except Exception as exc:
+        # psycopg2 echoes a malformed DSN back in its message: mask the password
+        raise click.ClickException(
+            f"cannot connect to postgres: {redact_dsn(str(exc).strip())}"
+        ) from None
+
+
+def _print_result(result: BuildResult) -> None:
+    marts = sorted((m for m in result.models if m.layer == "marts"), key=lambda m: m.name)
+    click.echo(f"Built {len(result.models)} models on {result.target} in {result.seconds:.1f}s "
+               f"(timezone {result.params.timezone}, settlement delay "
+               f"{result.params.settlement_delay_days} days)")
+    width = max(len(m.name) for m in marts) if marts else 10
+    for mart in marts:
+        click.echo(f"  analytics.{mart.name:<{width}}  {mart.rows:>9,} rows  {mart.seconds:6.2f}s")
+    if result.missing_sources:
+        click.echo(f"  raw tables not loaded (treated as empty): {', '.join(result.missing_sources)}")
+    if result.tests:
+        passed = sum(1 for t in result.tests if t.passed)
+        click.echo(f"Data tests: {passed}/{len(result.tests)} passed")
+        for test in result.warnings:
+            click.echo(f"  WARN {test.name}: {test.failures} row(s): {test.description}", err=True)
+            for row in test.sample[:3]:
+                click.echo(f"       {row}", err=True)
+
+
+@click.command("models")
+@click.option("--duckdb", "duckdb_path", default=DEFAULT_DUCKDB, show_default=True,
+              help="DuckDB file the pipeline loaded.")
+@click.option("--dataset", default="creator_platform", show_default=True,
+              help="Dataset (schema) holding the raw tables.")
+@click.option("--timezone", default="UTC", show_default=True,
+              help="IANA zone of the reporting day and month, e.g. America/New_York.")
+@click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=2,
+              show_default=True, help="Days from a transaction (UTC) to when it is payable.")
+@click.option("--as-of", callback=_parse_date,
+              help="Last reporting day (YYYY-MM-DD) [the latest transaction's day].")
+@click.option("--destination", type=click.Choice(["duckdb", "postgres"]), default="duckdb",
+              show_default=True, help="Where the pipeline loaded the raw tables.")
+@click.option("--postgres-dsn", default=None,
+              help="Postgres DSN [env CREATOR_SYNC_POSTGRES_DSN, else dlt's "
+                   "DESTINATION__POSTGRES__CREDENTIALS / .dlt/secrets.toml].")
+@click.option("--tests/--no-tests", "run_tests", default=True, show_default=True,
+              help="Run the data tests after building.")
+@click.option("--strict", is_flag=True, help="Treat warning-level data tests as errors.")
+@click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
+def models_command(
+    duckdb_path: str, dataset: str, timezone: str, settlement_delay_days: int,
+    as_of: dt.date | None, destination: str, postgres_dsn: str | None, run_tests: bool,
+    strict: bool, verbose: bool,
+) -> None:
+    """Build the analytics models (staging, intermediate, marts) and run their data tests."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    adapter = _connect(destination, duckdb_path, postgres_dsn)
+    try:
+        result = build(adapter, Params(dataset, timezone, settlement_delay_days, as_of),
+                       run_tests=run_tests, strict=strict)
+    except DataTestError as exc:
+        _print_result(exc.result)
+        raise click.ClickException(str(exc)) from exc
+    except (ModelsError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        adapter.close()
+    _print_result(result)

@@ -1,0 +1,107 @@
+"""Discover the SQL models and data tests under `sql/`, and order them by their refs.
+
+The dependency order is derived from the `{{ ref('...') }}` placeholders (a topological sort),
+never from a hand-kept list, so adding a model is adding a file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
+
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+LAYERS = ("staging", "intermediate", "marts")
+TESTS_DIR = "tests"
+
+PLACEHOLDER = re.compile(r"\{\{\s*(source|ref|var)\(\s*'([A-Za-z0-9_]+)'\s*\)\s*\}\}")
+DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
+
+
+class ProjectError(ValueError):
+    """The SQL project itself is inconsistent (unknown ref, cycle, duplicate name)."""
+
+
+@dataclass(frozen=True)
+class SqlFile:
+    """A model or a data test: its text, what it reads, and its header directives."""
+
+    name: str
+    layer: str
+    path: Path
+    text: str
+
+    def placeholders(self, kind: str) -> list[str]:
+        return [name for k, name in PLACEHOLDER.findall(self.text) if k == kind]
+
+    @property
+    def refs(self) -> list[str]:
+        return self.placeholders("ref")
+
+    @property
+    def sources(self) -> list[str]:
+        return self.placeholders("source")
+
+    def directive(self, key: str) -> str | None:
+        """Header comments such as `-- grain: site_id, date_day` declare facts about the file."""
+        for line in self.text.splitlines():
+            match = DIRECTIVE.match(line.strip())
+            if match and match.group(1) == key:
+                return match.group(2)
+        return None
+
+    @property
+    def grain(self) -> list[str]:
+        value = self.directive("grain")
+        return [c.strip() for c in value.split(",")] if value else []
+
+    @property
+    def severity(self) -> str:
+        return (self.directive("severity") or "error").lower()
+
+    @property
+    def description(self) -> str:
+        return self.directive("description") or self.directive("test") or ""
+
+
+@dataclass(frozen=True)
+class Project:
+    models: dict[str, SqlFile]
+    tests: dict[str, SqlFile]
+
+    def order(self) -> list[SqlFile]:
+        """Models in an order where every ref is built before its readers."""
+        sorter: TopologicalSorter[str] = TopologicalSorter()
+        for model in self.models.values():
+            for ref in model.refs:
+                if ref not in self.models:
+                    raise ProjectError(f"{model.path}: ref('{ref}') names no model in sql/")
+            sorter.add(model.name, *model.refs)
+        try:
+            sorter.prepare()
+        except CycleError as exc:
+            raise ProjectError(f"sql/: models reference each other in a cycle: {exc.args[1]}") from exc
+        ordered: list[SqlFile] = []
+        while sorter.is_active():
+            # each ready batch in layer then name order, so builds and logs read the same each time
+            ready = sorted(sorter.get_ready(), key=lambda n: (LAYERS.index(self.models[n].layer), n))
+            ordered.extend(self.models[name] for name in ready)
+            sorter.done(*ready)
+        return ordered
+
+
+def load_project(sql_dir: Path = SQL_DIR) -> Project:
+    """Read every `*.sql` file of the layers and `tests/`; names must be unique."""
+    models: dict[str, SqlFile] = {}
+    tests: dict[str, SqlFile] = {}
+    for layer in (*LAYERS, TESTS_DIR):
+        target = tests if layer == TESTS_DIR else models
+        for path in sorted((sql_dir / layer).glob("*.sql")):
+            name = path.stem
+            if name in models or name in tests:
+                raise ProjectError(f"{path}: a model or test named '{name}' already exists")
+            target[name] = SqlFile(name, layer, path, path.read_text(encoding="utf-8"))
+    if not models:
+        raise ProjectError(f"no models found under {sql_dir}")
+    return Project(models, tests)

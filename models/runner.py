@@ -1,0 +1,299 @@
+"""Build the models: render each SQL file, run it in dependency order, then run the data tests.
+
+Staging and intermediate models land in `analytics_staging`, marts in `analytics`. The whole
+build is one transaction: if any model fails, the previous build stays as it was. Data tests run
+after the models; a failing `error` test raises `DataTestError` (the models stay built so the
+failing rows can be inspected), a failing `warn` test is reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+import zoneinfo
+from dataclasses import dataclass, field
+from typing import Any
+
+from models.adapters import Adapter, DuckDBAdapter, quote_ident
+from models.headline import headline_figures
+from models.project import PLACEHOLDER, Project, ProjectError, SqlFile, load_project
+from models.sources import SOURCE_TABLES
+
+log = logging.getLogger("creator_sync.models")
+
+TARGET_SCHEMA = "analytics"
+STAGING_SCHEMA = "analytics_staging"
+
+
+class ModelsError(RuntimeError):
+    """A build could not run: missing raw data, bad parameter, or a model's SQL failed."""
+
+
+@dataclass(frozen=True)
+class Params:
+    dataset: str = "creator_platform"
+    timezone: str = "UTC"
+    settlement_delay_days: int = 2
+    as_of: dt.date | None = None
+
+    def validate(self) -> None:
+        quote_ident(self.dataset)
+        try:
+            zoneinfo.ZoneInfo(self.timezone)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+            raise ModelsError(f"--timezone: unknown IANA time zone {self.timezone!r}") from exc
+        if not 0 <= self.settlement_delay_days <= 365:
+            raise ModelsError(
+                f"--settlement-delay-days must be between 0 and 365, got {self.settlement_delay_days}"
+            )
+
+
+@dataclass
+class ModelRun:
+    name: str
+    layer: str
+    relation: str
+    rows: int
+    seconds: float
+
+
+@dataclass
+class TestRun:
+    name: str
+    severity: str
+    description: str
+    failures: int
+    sample: list[dict[str, Any]]
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return self.failures == 0
+
+
+@dataclass
+class BuildResult:
+    target: str
+    params: Params
+    models: list[ModelRun] = field(default_factory=list)
+    tests: list[TestRun] = field(default_factory=list)
+    missing_sources: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        return {m.name: m.rows for m in self.models}
+
+    @property
+    def failed_tests(self) -> list[TestRun]:
+        return [t for t in self.tests if not t.passed and t.severity == "error"]
+
+    @property
+    def warnings(self) -> list[TestRun]:
+        return [t for t in self.tests if not t.passed and t.severity != "error"]
+
+
+class DataTestError(ModelsError):
+    def __init__(self, result: BuildResult) -> None:
+        self.result = result
+        lines = [f"{len(result.failed_tests)} data test(s) failed on {result.target}:"]
+        for test in result.failed_tests:
+            lines.append(f"  {test.name}: {test.failures} failing row(s): {test.description}")
+            lines.extend(f"    {row}" for row in test.sample[:3])
+        super().__init__("\n".join(lines))
+
+
+def relation(model: SqlFile) -> str:
+    schema = TARGET_SCHEMA if model.layer == "marts" else STAGING_SCHEMA
+    return f"{quote_ident(schema)}.{quote_ident(model.name)}"
+
+
+def _literal(value: Any) -> str:
+    if value is None:
+        return "cast(null as date)"
+    if isinstance(value, dt.date):
+        return f"cast('{value.isoformat()}' as date)"
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+class Renderer:
+    """Fills the `{{ source() }}`, `{{ ref() }}` and `{{ var() }}` placeholders of one build."""
+
+    def __init__(self, adapter: Adapter, project: Project, params: Params) -> None:
+        self.adapter = adapter
+        self.project = project
+        self.params = params
+        self.vars = {
+            "timezone": params.timezone,
+            "settlement_delay_days": params.settlement_delay_days,
+            "as_of_date": params.as_of,
+        }
+        self._sources: dict[str, str] = {}
+        self.missing: list[str] = []
+
+    def source(self, name: str, where: SqlFile) -> str:
+        if name not in SOURCE_TABLES:
+            raise ProjectError(f"{where.path}: source('{name}') is not in models/sources.py")
+        if name not in self._sources:
+            self._sources[name] = self._project_source(name)
+        return self._sources[name]
+
+    def _project_source(self, name: str) -> str:
+        """Every contract column, typed NULL where the loader has not created it yet."""
+        table = SOURCE_TABLES[name]
+        present = self.adapter.columns(self.params.dataset, name)
+        if present is None:
+            if table.required:
+                raise ModelsError(
+                    f"source table {self.params.dataset}.{name} not found on "
+                    f"{self.adapter.label}: run `creator-sync sync` first, or pass the "
+                    "--dataset the pipeline loaded"
+                )
+            self.missing.append(name)
+            log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)
+        cols = []
+        for column, ctype in table.columns.items():
+            if present is not None and column in present:
+                cols.append(quote_ident(column))
+            else:
+                cols.append(f"cast(null as {ctype}) as {quote_ident(column)}")
+        body = ", ".join(cols)
+        if present is None:
+            return f"(select {body} where 1 = 0) as {quote_ident(name)}"
+        return (f"(select {body} from {quote_ident(self.params.dataset)}.{quote_ident(name)})"
+                f" as {quote_ident(name)}")
+
+    def render(self, sql_file: SqlFile) -> str:
+        def substitute(match: Any) -> str:
+            kind, name = match.group(1), match.group(2)
+            if kind == "source":
+                return self.source(name, sql_file)
+            if kind == "ref":
+                if name not in self.project.models:
+                    raise ProjectError(f"{sql_file.path}: ref('{name}') names no model")
+                return relation(self.project.models[name])
+            if name not in self.vars:
+                raise ProjectError(f"{sql_file.path}: var('{name}') is not a known parameter")
+            return _literal(self.vars[name])
+
+        return PLACEHOLDER.sub(substitute, sql_file.text)
+
+
+def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
+    """Unique and not-null tests generated from each model's `-- grain:` header."""
+    tests = []
+    for model in project.models.values():
+        if not model.grain:
+            continue
+        cols = ", ".join(quote_ident(c) for c in model.grain)
+        nulls = " or ".join(f"{quote_ident(c)} is null" for c in model.grain)
+        rel = relation(model)
+        tests.append((
+            f"unique_{model.name}",
+            f"select {cols}, count(*) as n from {rel} group by {cols} having count(*) > 1",
+            "error",
+            f"{model.name} has one row per ({', '.join(model.grain)})",
+        ))
+        tests.append((
+            f"not_null_{model.name}",
+            f"select * from {rel} where {nulls}",
+            "error",
+            f"{model.name} grain columns are never null",
+        ))
+    return tests
+
+
+def _run_test(adapter: Adapter, name: str, sql: str, severity: str, description: str) -> TestRun:
+    start = time.perf_counter()
+    body = sql.strip().rstrip(";")
+    _, count = adapter.fetch(f"select count(*) from ({body}) as failing")
+    failures = int(count[0][0])
+    sample: list[dict[str, Any]] = []
+    if failures:
+        names, rows = adapter.fetch(f"select * from ({body}) as failing limit 5")
+        sample = [dict(zip(names, row, strict=True)) for row in rows]
+    return TestRun(name, severity, description, failures, sample, time.perf_counter() - start)
+
+
+def build(
+    adapter: Adapter,
+    params: Params,
+    *,
+    project: Project | None = None,
+    run_tests: bool = True,
+    strict: bool = False,
+) -> BuildResult:
+    """Build every model on `adapter` in one transaction, then run the data tests."""
+    params.validate()
+    project = project or load_project()
+    ordered = project.order()
+    if not adapter.schema_exists(params.dataset):
+        raise ModelsError(
+            f"dataset (schema) {params.dataset!r} not found on {adapter.label}: "
+            "run `creator-sync sync` first, or pass the --dataset the pipeline loaded"
+        )
+    renderer = Renderer(adapter, project, params)
+    result = BuildResult(adapter.label, params)
+    started = time.perf_counter()
+    adapter.begin()
+    try:
+        adapter.ensure_schema(STAGING_SCHEMA)
+        adapter.ensure_schema(TARGET_SCHEMA)
+        for model in ordered:
+            t0 = time.perf_counter()
+            sql = renderer.render(model)
+            schema = TARGET_SCHEMA if model.layer == "marts" else STAGING_SCHEMA
+            try:
+                adapter.replace_table(schema, model.name, sql)
+                _, rows = adapter.fetch(f"select count(*) from {relation(model)}")
+            except Exception as exc:
+                raise ModelsError(
+                    f"model {model.name} ({model.path.relative_to(model.path.parents[2])}) "
+                    f"failed on {adapter.label}: {exc}"
+                ) from exc
+            run = ModelRun(model.name, model.layer, f"{schema}.{model.name}", int(rows[0][0]),
+                           time.perf_counter() - t0)
+            log.info("built %s: %d rows in %.2fs", run.relation, run.rows, run.seconds)
+            result.models.append(run)
+        adapter.commit()
+    except BaseException:
+        adapter.rollback()
+        raise
+    result.missing_sources = list(renderer.missing)
+    if run_tests:
+        declared = _grain_tests(project) + [
+            (t.name, renderer.render(t), t.severity, t.description) for t in project.tests.values()
+        ]
+        for name, sql, severity, description in declared:
+            severity = "error" if strict else severity
+            test = _run_test(adapter, name, sql, severity, description)
+            if not test.passed:
+                log.info("data test %s (%s): %d failing row(s)", name, severity, test.failures)
+            result.tests.append(test)
+    result.seconds = time.perf_counter() - started
+    if result.failed_tests:
+        raise DataTestError(result)
+    return result
+
+
+def run_models(
+    duckdb_path: str,
+    dataset: str = "creator_platform",
+    timezone: str = "UTC",
+    settlement_delay_days: int = 2,
+    as_of: dt.date | None = None,
+    run_tests: bool = True,
+    strict: bool = False,
+) -> BuildResult:
+    """Build the models inside the DuckDB file the pipeline loaded."""
+    params = Params(dataset, timezone, settlement_delay_days, as_of)
+    adapter = DuckDBAdapter(duckdb_path)
+    try:
+        return build(adapter, params, run_tests=run_tests, strict=strict)
+    finally:
+        adapter.close()
+
+__all__ = ["BuildResult", "DataTestError", "ModelsError", "build", "headline_figures", "run_models"]

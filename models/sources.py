@@ -1,0 +1,134 @@
+"""The raw tables the models read, with the columns and types they rely on.
+
+This is the one place that knows the warehouse contract (docs/architecture.md) on the models'
+side. dlt only creates a column once it has seen a non-null value, and only creates a table once it
+has seen a row, so a small or young account may lack some of them. The runner reads this table
+to project every expected column, typed NULL when absent, so the SQL never breaks on a column
+that simply has not appeared yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TS = "timestamptz"
+TEXT = "text"
+BIG = "bigint"
+BOOL = "boolean"
+DEC = "decimal(38, 9)"
+DBL = "double"
+JSONT = "json"
+
+# Columns every resource table carries (from the loader).
+_META = {"_extracted_at": TS, "_dlt_load_id": TEXT}
+_DIM = {**_META, "_is_deleted": BOOL}
+
+
+def _link(parent: str, child: str) -> dict[str, str]:
+    return {parent: TEXT, child: TEXT, "site_id": TEXT, "_dlt_load_id": TEXT}
+
+
+@dataclass(frozen=True)
+class SourceTable:
+    """One raw table: its columns (name -> DuckDB type); `required` tables must exist."""
+
+    name: str
+    columns: dict[str, str]
+    required: bool = False
+
+
+SOURCE_TABLES: dict[str, SourceTable] = {
+    t.name: t
+    for t in [
+        SourceTable(
+            "sites",
+            {"id": TEXT, "name": TEXT, "subdomain": TEXT, "currency": TEXT, "timezone": TEXT,
+             "created_at": TS, **_DIM},
+        ),
+        SourceTable(
+            "customers",
+            {"id": TEXT, "site_id": TEXT, "contact_id": TEXT, "name": TEXT, "email": TEXT,
+             "external_user_id": TEXT, "net_revenue": DEC, "sign_in_count": BIG,
+             "last_request_at": TS, "created_at": TS, "updated_at": TS, **_META},
+        ),
+        SourceTable(
+            "products",
+            {"id": TEXT, "site_id": TEXT, "title": TEXT, "status": TEXT, "publish_status": TEXT,
+             "product_type_name": TEXT, "product_type_id": BIG, "created_at": TS, **_DIM},
+        ),
+        SourceTable(
+            "offers",
+            {"id": TEXT, "site_id": TEXT, "title": TEXT, "internal_title": TEXT, "currency": TEXT,
+             "price_in_cents": BIG, "payment_type": TEXT, "subscription": BOOL,
+             "recurring_offer": BOOL, "one_time": BOOL, "single": BOOL, "free": BOOL, **_DIM},
+        ),
+        SourceTable(
+            "courses",
+            {"id": TEXT, "site_id": TEXT, "title": TEXT, "created_at": TS, **_DIM},
+        ),
+        SourceTable(
+            "modules",
+            {"id": TEXT, "site_id": TEXT, "course_id": TEXT, "title": TEXT, "position": BIG,
+             "publishing_option": TEXT, **_DIM},
+        ),
+        SourceTable(
+            "lessons",
+            {"id": TEXT, "site_id": TEXT, "course_id": TEXT, "module_id": TEXT, "title": TEXT,
+             "position": BIG, "status": TEXT, "publishing_option": TEXT, **_DIM},
+        ),
+        SourceTable(
+            "media",
+            {"id": TEXT, "site_id": TEXT, "lesson_id": TEXT, "duration_in_minutes": DBL, **_DIM},
+        ),
+        SourceTable(
+            "purchases",
+            {"id": TEXT, "site_id": TEXT, "customer_id": TEXT, "offer_id": TEXT,
+             "amount_in_cents": BIG, "currency": TEXT, "payment_type": TEXT,
+             "multipay_payments_made": BIG, "quantity": BIG, "coupon_code": TEXT,
+             "effective_start_at": TS, "deactivated_at": TS, "deactivation_reason": TEXT,
+             "created_at": TS, "updated_at": TS, **_META},
+        ),
+        SourceTable(
+            "orders",
+            {"id": TEXT, "site_id": TEXT, "customer_id": TEXT, "order_number": BIG,
+             "currency_code": TEXT, "fulfilled_at": TS, "created_at": TS,
+             "total_price_in_cents": BIG, "subtotal_in_cents": BIG,
+             "sales_tax_amount_in_cents": BIG, "discount_amount_in_cents": BIG, **_META},
+        ),
+        SourceTable(
+            "order_items",
+            {"id": TEXT, "site_id": TEXT, "order_id": TEXT, "quantity": BIG,
+             "currency_code": TEXT, "item_type": TEXT, "item_id": BIG, "title": TEXT,
+             "fulfilled_at": TS, "created_at": TS, "total_price_in_cents": BIG,
+             "subtotal_in_cents": BIG, "sales_tax_amount_in_cents": BIG,
+             "discount_amount_in_cents": BIG, **_META},
+        ),
+        SourceTable(
+            "transactions",
+            {"id": TEXT, "site_id": TEXT, "customer_id": TEXT, "offer_id": TEXT, "provider": TEXT,
+             "action": TEXT, "state": TEXT, "payment_type": TEXT, "amount_in_cents": BIG,
+             "sales_tax_in_cents": BIG, "payment_fee_in_cents": BIG, "currency": TEXT,
+             "settlement_amount_in_cents": BIG, "settlement_fee_amount_in_cents": BIG,
+             "settlement_currency": TEXT, "created_at": TS, **_META},
+            required=True,
+        ),
+        SourceTable(
+            "payouts",
+            {"id": TEXT, "site_id": TEXT, "status": TEXT, "amount": DEC, "currency": TEXT,
+             "initiated_date": TS, "estimated_arrival_date": TS, "bank_account": TEXT, **_META},
+        ),
+        SourceTable("customers_offers", _link("customer_id", "offer_id")),
+        SourceTable("customers_products", _link("customer_id", "product_id")),
+        SourceTable("offers_products", _link("offer_id", "product_id")),
+        SourceTable("courses_offers", _link("course_id", "offer_id")),
+        SourceTable("courses_modules", _link("course_id", "module_id")),
+        SourceTable("courses_lessons", _link("course_id", "lesson_id")),
+        SourceTable("modules_lessons", _link("module_id", "lesson_id")),
+        SourceTable("lessons_media", _link("lesson_id", "media_id")),
+        SourceTable(
+            "purchases_transactions", _link("purchase_id", "transaction_id")
+        ),
+        SourceTable("purchases_products", _link("purchase_id", "product_id")),
+        SourceTable("orders_order_items", _link("order_id", "order_item_id")),
+    ]
+}

@@ -1,0 +1,99 @@
+"""Build the dlt pipeline and resolve settings from flags > env > .dlt/config.toml/secrets.toml.
+
+Conventions other areas rely on (models, report, webhooks):
+- config section `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the
+  API: `base_url`, `client_id`, `client_secret` (secrets), `site_ids`, `concurrency`, ...
+- section `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse: `duckdb` (path,
+  default `creator_platform.duckdb`), `dataset` (default `creator_platform`), `destination`
+  (default `duckdb`), `pipelines_dir`.
+- the dlt pipeline for a DuckDB file `X.duckdb` is named `creator_sync_<dataset>` and keeps its
+  local state in `<dir of X>/.creator-sync/<stem of X>/` so two warehouses never share state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+SOURCE_SECTION = "sources.creator_platform"
+SYNC_SECTION = "creator_sync"
+DEFAULT_DUCKDB = "creator_platform.duckdb"
+DEFAULT_DATASET = "creator_platform"
+
+
+def config_value(section: str, key: str, default: Any = None) -> Any:
+    """A value from dlt config/secrets providers (env first, then .dlt/*.toml)."""
+    value = dlt.config.get(f"{section}.{key}")
+    if value is None:
+        try:
+            value = dlt.secrets.get(f"{section}.{key}")
+        except Exception:  # a provider that cannot be read is the same as a missing key
+            value = None
+    return default if value is None else value
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    destination: str
+    dataset: str
+    duckdb_path: str | None  # absolute path when destination is duckdb
+    pipeline_name: str
+    pipelines_dir: str
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_]+", "_", text).strip("_").lower() or "default"
+
+
+def resolve_warehouse(
+    *,
+    duckdb: str | None = None,
+    dataset: str | None = None,
+    destination: str | None = None,
+    pipelines_dir: str | None = None,
+) -> Warehouse:
+    """Where the data and the pipeline state go (flags override config)."""
+    dest = destination or config_value(SYNC_SECTION, "destination", "duckdb")
+    ds = dataset or config_value(SYNC_SECTION, "dataset", DEFAULT_DATASET)
+    if dest == "duckdb":
+        path = Path(duckdb or config_value(SYNC_SECTION, "duckdb", DEFAULT_DUCKDB)).expanduser()
+        path = path.resolve()
+        default_dir = path.parent / ".creator-sync" / _safe_name(path.stem)
+        return Warehouse(
+            destination=dest,
+            dataset=ds,
+            duckdb_path=str(path),
+            pipeline_name=f"creator_sync_{_safe_name(ds)}",
+            pipelines_dir=str(pipelines_dir or config_value(SYNC_SECTION, "pipelines_dir") or default_dir),
+        )
+    default_dir = Path(".creator-sync") / _safe_name(dest)
+    return Warehouse(
+        destination=dest,
+        dataset=ds,
+        duckdb_path=None,
+        pipeline_name=f"creator_sync_{_safe_name(ds)}",
+        pipelines_dir=str(Path(pipelines_dir or config_value(SYNC_SECTION, "pipelines_dir") or default_dir).resolve()),
+    )
+
+
+def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
+    """The dlt pipeline for `warehouse` (any dlt destination; DuckDB by path)."""
+    if warehouse.destination == "duckdb":
+        assert warehouse.duckdb_path is not None
+        Path(warehouse.duckdb_path).parent.mkdir(parents=True, exist_ok=True)
+        destination: Any = dlt.destinations.duckdb(credentials=warehouse.duckdb_path)
+    else:
+        destination = warehouse.destination
+    Path(warehouse.pipelines_dir).mkdir(parents=True, exist_ok=True)
+    # arrow items carry no _dlt_load_id by default: we need it for `_is_deleted` and summaries
+    dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
+    return dlt.pipeline(
+        pipeline_name=warehouse.pipeline_name,
+        destination=destination,
+        dataset_name=warehouse.dataset,
+        pipelines_dir=warehouse.pipelines_dir,
+    )

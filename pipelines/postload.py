@@ -1,0 +1,116 @@
+"""SQL steps around a load: row counts for the summary, `_is_deleted` marking, link markers.
+
+They run through the pipeline's `sql_client`, so they work on any SQL destination, and always
+under the warehouse lock (DuckDB has a single writer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import dlt
+
+from sources.creator_platform.normalize import LINK_MARKER, is_link_table, link_columns
+
+
+def data_tables(pipeline: dlt.Pipeline) -> dict[str, list[str]]:
+    """Data tables known to the pipeline schema -> their column names."""
+    try:
+        schema = pipeline.default_schema
+    except Exception:
+        return {}
+    return {
+        table["name"]: list(table.get("columns", {}))
+        for table in schema.data_tables(include_incomplete=False)
+    }
+
+
+def _existing(client: Any, tables: Iterable[str]) -> set[str]:
+    dataset = client.dataset_name
+    rows = client.execute_sql(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = %s", dataset
+    )
+    have = {r[0] for r in rows or []}
+    return {t for t in tables if t in have}
+
+
+def row_counts(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, int]:
+    """COUNT(*) per existing table (0 for tables not created yet)."""
+    names = list(tables)
+    out = dict.fromkeys(names, 0)
+    with pipeline.sql_client() as client:
+        for table in _existing(client, names):
+            rows = client.execute_sql(f"SELECT COUNT(*) FROM {client.make_qualified_table_name(table)}")
+            out[table] = int(rows[0][0])
+    return out
+
+
+def loaded_counts(pipeline: dlt.Pipeline, tables: Iterable[str], load_ids: list[str]) -> dict[str, int]:
+    """Rows per table that carry one of `load_ids` (i.e. were written by this run)."""
+    out: dict[str, int] = {}
+    if not load_ids:
+        return out
+    placeholders = ", ".join(["%s"] * len(load_ids))
+    with pipeline.sql_client() as client:
+        for table in _existing(client, tables):
+            q = client.make_qualified_table_name(table)
+            rows = client.execute_sql(
+                f"SELECT COUNT(*) FROM {q} WHERE _dlt_load_id IN ({placeholders})", *load_ids
+            )
+            out[table] = int(rows[0][0])
+    return out
+
+
+def mark_deleted(
+    pipeline: dlt.Pipeline, complete: Iterable[tuple[str, str | None]], load_ids: list[str]
+) -> dict[str, int]:
+    """After complete listings: rows of that (table, site) not written by this run are deleted.
+
+    A row that comes back later is rewritten by the merge with `_is_deleted = false`.
+    """
+    marked: dict[str, int] = {}
+    if not load_ids:
+        return marked
+    placeholders = ", ".join(["%s"] * len(load_ids))
+    with pipeline.sql_client() as client:
+        pairs = list(complete)
+        existing = _existing(client, {t for t, _ in pairs})
+        for table, site in pairs:
+            if table not in existing:
+                continue
+            q = client.make_qualified_table_name(table)
+            where = "" if site is None else " AND site_id = %s"
+            args: list[Any] = [*load_ids] + ([] if site is None else [site])
+            before = client.execute_sql(
+                f"SELECT COUNT(*) FROM {q} WHERE _is_deleted IS NOT TRUE "
+                f"AND _dlt_load_id NOT IN ({placeholders}){where}", *args,
+            )
+            client.execute_sql(
+                f"UPDATE {q} SET _is_deleted = (_dlt_load_id NOT IN ({placeholders})) "
+                f"WHERE 1 = 1{where}", *args,
+            )
+            if int(before[0][0]):
+                marked[table] = marked.get(table, 0) + int(before[0][0])
+    return marked
+
+
+def drop_link_markers(pipeline: dlt.Pipeline) -> int:
+    """Delete the marker rows that stood for an empty to-many relationship (see normalize.py)."""
+    removed = 0
+    links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
+    if not links:
+        return 0
+    with pipeline.sql_client() as client:
+        for table in _existing(client, links):
+            try:
+                _, child = link_columns(table, links[table])
+            except ValueError:
+                continue
+            q = client.make_qualified_table_name(table)
+            rows = client.execute_sql(f"SELECT COUNT(*) FROM {q} WHERE {child} = %s", LINK_MARKER)
+            count = int(rows[0][0])
+            if count:
+                client.execute_sql(f"DELETE FROM {q} WHERE {child} = %s", LINK_MARKER)
+            removed += count
+    return removed

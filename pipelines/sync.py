@@ -1,0 +1,361 @@
+"""`creator-sync sync`: one locked, resumable run of the source into the warehouse.
+
+Steps: lock the pipeline -> restore state from the destination -> finish any pending load
+package left by a crashed run -> extract (API) -> normalise -> load (under the warehouse lock)
+-> mark deleted dimension rows, drop link markers -> revoke the token -> print a summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sources.creator_platform import (
+    CreatorPlatformClient,
+    CreatorPlatformError,
+    RunReport,
+    Secret,
+    SourceOptions,
+    creator_platform_source,
+)
+from sources.creator_platform.settings import DAY_S, RESOURCES
+from sources.creator_platform.stats import RunStats
+
+from .factory import SOURCE_SECTION, Warehouse, build_pipeline, config_value, resolve_warehouse
+from .locking import LockTimeout, pipeline_lock, warehouse_lock
+from .postload import data_tables, drop_link_markers, loaded_counts, mark_deleted, row_counts
+from .progress import progress_reporter
+
+log = logging.getLogger("creator_sync.sync")
+
+
+@dataclass
+class SyncSettings:
+    """Everything one sync needs, already resolved (flags > env > .dlt files > defaults)."""
+
+    base_url: str
+    client_id: str
+    client_secret: Secret
+    warehouse: Warehouse
+    resources: tuple[str, ...] | None = None
+    site_ids: tuple[str, ...] | None = None
+    full_refresh: bool = False
+    concurrency: int = 4
+    rate_limit: float | None = None
+    page_size: int = 100
+    pii: str | None = None
+    pii_salt: Secret = field(default_factory=lambda: Secret(""))
+    insecure: bool = False
+    verify: bool = True
+    lock_timeout: float = 0.0
+    lookback_s: dict[str, int] = field(default_factory=dict)
+    full_refresh_every_s: int | None = None
+    freeze_finance_schema: bool = False
+    details: bool = True
+    max_attempts: int = 8
+    timeout: float = 30.0
+    backoff_initial: float = 0.25
+
+    def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
+        return f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, warehouse={self.warehouse!r})"
+
+
+@dataclass
+class SyncResult:
+    tables: dict[str, tuple[int, int]]  # table -> (new rows, updated rows)
+    stats: RunStats
+    load_ids: list[str]
+    deleted: dict[str, int]
+    sites: list[str]
+    plans: dict[str, str]
+    warehouse: Warehouse
+    pending_loaded: int = 0
+
+
+def _split(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
+    if values is None:
+        return None
+    if isinstance(values, str):
+        values = [values]
+    out = tuple(v.strip() for raw in values for v in str(raw).split(",") if v.strip())
+    return out or None
+
+
+def resolve_settings(**flags: Any) -> SyncSettings:
+    """Merge CLI flags (None = not given) with dlt config/secrets and defaults."""
+
+    def pick(name: str, default: Any = None) -> Any:
+        value = flags.get(name)
+        return value if value not in (None, (), []) else config_value(SOURCE_SECTION, name, default)
+
+    base_url = pick("base_url")
+    client_id = pick("client_id")
+    secret = pick("client_secret")
+    if not base_url:
+        raise click.UsageError("no base URL: pass --base-url or set sources.creator_platform.base_url")
+    if not client_id:
+        raise click.UsageError("no client id: pass --client-id or set sources.creator_platform.client_id")
+    if not secret:
+        raise click.UsageError(
+            "no client secret: set SOURCES__CREATOR_PLATFORM__CLIENT_SECRET or "
+            "[sources.creator_platform] client_secret in .dlt/secrets.toml (or --client-secret)"
+        )
+    resources = _split(pick("resources"))
+    if resources:
+        unknown = [r for r in resources if r not in RESOURCES]
+        if unknown:
+            raise click.UsageError(
+                f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}"
+            )
+    lookback_days = config_value(SOURCE_SECTION, "lookback_days", {}) or {}
+    every_days = pick("full_refresh_every_days")
+    pii = pick("pii")
+    if pii not in (None, "hash", "drop"):
+        raise click.UsageError(f"--pii must be hash or drop, got {pii!r}")
+    return SyncSettings(
+        base_url=str(base_url),
+        client_id=str(client_id),
+        client_secret=Secret(str(secret)),
+        warehouse=resolve_warehouse(
+            duckdb=flags.get("duckdb"),
+            dataset=flags.get("dataset"),
+            destination=flags.get("destination"),
+            pipelines_dir=flags.get("pipelines_dir"),
+        ),
+        resources=resources,
+        site_ids=_split(pick("site_ids") if not flags.get("site_id") else flags["site_id"]),
+        full_refresh=bool(flags.get("full_refresh")),
+        concurrency=int(pick("concurrency", 4)),
+        rate_limit=float(pick("rate_limit")) if pick("rate_limit") else None,
+        page_size=int(pick("page_size", 100)),
+        pii=pii,
+        pii_salt=Secret(str(pick("pii_salt", ""))),
+        insecure=bool(pick("insecure", False)),
+        lock_timeout=float(flags.get("lock_timeout") or 0),
+        lookback_s={k: int(float(v) * DAY_S) for k, v in dict(lookback_days).items()},
+        full_refresh_every_s=int(float(every_days) * DAY_S) if every_days is not None else None,
+        freeze_finance_schema=bool(pick("freeze_finance_schema", False)),
+        details=not flags.get("no_details") and bool(pick("details", True)),
+    )
+
+
+KILL_ENV = "CREATOR_SYNC_KILL_AT"
+
+
+def _kill_point(name: str) -> None:
+    """Crash drills: `CREATOR_SYNC_KILL_AT=<step>` SIGKILLs the process at that step."""
+    if os.environ.get(KILL_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _warehouse_guard(warehouse: Warehouse) -> Iterator[None]:
+    if warehouse.duckdb_path:
+        with warehouse_lock(warehouse.duckdb_path):
+            yield
+    else:
+        yield
+
+
+def run_sync(
+    settings: SyncSettings, *, show_progress: bool | None = None, transport: Any = None
+) -> SyncResult:
+    """Run one sync. Raises CreatorPlatformError / LockTimeout / dlt errors on failure.
+
+    `transport` (an httpx transport) is for tests that serve the API in memory.
+    """
+    wh = settings.warehouse
+    stats = RunStats()
+    quiet_dlt_hint_warnings()
+    with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=settings.lock_timeout):
+        pipeline = build_pipeline(wh)
+        with _warehouse_guard(wh):
+            pipeline.sync_destination()
+        pending_loaded = _finish_pending(pipeline, wh)
+        report = RunReport()
+        options = SourceOptions(
+            resources=settings.resources,
+            site_ids=settings.site_ids,
+            page_size=settings.page_size,
+            pii=settings.pii,  # type: ignore[arg-type]
+            pii_salt=settings.pii_salt.reveal(),
+            full_refresh=settings.full_refresh,
+            lookback_s=settings.lookback_s,
+            full_refresh_every_s=settings.full_refresh_every_s,
+            freeze_finance_schema=settings.freeze_finance_schema,
+            details=settings.details,
+        )
+        client = CreatorPlatformClient(
+            settings.base_url,
+            settings.client_id,
+            settings.client_secret,
+            rate_limit=settings.rate_limit,
+            concurrency=settings.concurrency,
+            timeout=settings.timeout,
+            max_attempts=settings.max_attempts,
+            backoff_initial=settings.backoff_initial,
+            insecure=settings.insecure,
+            verify=settings.verify,
+            stats=stats,
+            transport=transport,
+        )
+        with client, progress_reporter(stats, enabled=show_progress):
+            source = creator_platform_source(client, options, report)
+            pipeline.extract(
+                source,
+                refresh="drop_resources" if settings.full_refresh else None,
+                workers=max(2, settings.concurrency),
+            )
+        _kill_point("extracted")
+        pipeline.normalize()
+        _kill_point("normalized")
+        tables = list(data_tables(pipeline))
+        with _warehouse_guard(wh):
+            before = row_counts(pipeline, tables)
+            info = pipeline.load()
+            _kill_point("loaded")
+            load_ids = list(info.loads_ids)
+            deleted = mark_deleted(pipeline, report.complete, load_ids)
+            drop_link_markers(pipeline)
+            after = row_counts(pipeline, tables)
+            loaded = loaded_counts(pipeline, tables, load_ids)
+    summary = {}
+    for table in sorted(set(stats.rows) | set(loaded)):
+        new = max(0, after.get(table, 0) - before.get(table, 0))
+        summary[table] = (new, max(0, loaded.get(table, 0) - new))
+    return SyncResult(
+        tables=summary,
+        stats=stats,
+        load_ids=load_ids,
+        deleted=deleted,
+        sites=report.sites,
+        plans=dict(report.plans),
+        warehouse=wh,
+        pending_loaded=pending_loaded,
+    )
+
+
+def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
+    """Load packages a killed run left behind (they carry their state), before new work."""
+    if not pipeline.has_pending_data:
+        return 0
+    pipeline.normalize()
+    with _warehouse_guard(wh):
+        info = pipeline.load()
+        drop_link_markers(pipeline)
+    return len(info.loads_ids)
+
+
+# ------------------------------------------------------------------ CLI
+def format_summary(result: SyncResult) -> str:
+    s = result.stats
+    lines = [f"{'table':<34}{'new':>10}{'updated':>10}"]
+    for table, (new, updated) in result.tables.items():
+        lines.append(f"{table:<34}{new:>10}{updated:>10}")
+    deleted = sum(result.deleted.values())
+    lines.append(
+        f"sites: {len(result.sites)}  requests: {s.requests}  retries: {s.retries}  "
+        f"429s: {s.throttled}  marked deleted: {deleted}  time: {s.elapsed:.1f}s"
+    )
+    if result.pending_loaded:
+        lines.append(f"finished {result.pending_loaded} load package(s) left by an interrupted run")
+    target = result.warehouse.duckdb_path or result.warehouse.destination
+    lines.append(f"warehouse: {target} (dataset {result.warehouse.dataset})")
+    return "\n".join(lines)
+
+
+def _setup_logging(verbose: bool, log_file: Path | None) -> None:
+    root = logging.getLogger("creator_sync")
+    root.setLevel(logging.DEBUG)
+    root.handlers.clear()
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if verbose:
+        h = logging.StreamHandler(sys.stderr)
+        h.setFormatter(fmt)
+        h.setLevel(logging.DEBUG)
+        root.addHandler(h)
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        fh = logging.FileHandler(log_file, mode="w")
+        fh.setFormatter(fmt)
+        root.addHandler(fh)
+    # httpx/httpcore can log request lines and headers at DEBUG: never let them
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    quiet_dlt_hint_warnings()
+
+
+class _DropHintMerge(logging.Filter):
+    """dlt warns that our declared hints (json, precision) win over arrow's: that is the intent."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "when merging arrow schema with dlt schema" not in record.getMessage()
+
+
+def quiet_dlt_hint_warnings() -> None:
+    dlt_logger = logging.getLogger("dlt")
+    if not any(isinstance(f, _DropHintMerge) for f in dlt_logger.filters):
+        dlt_logger.addFilter(_DropHintMerge())
+
+
+def one_line(exc: BaseException) -> str:
+    """The most specific message in an exception chain, on one line."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in chain:
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    for candidate in chain:
+        if isinstance(candidate, CreatorPlatformError | LockTimeout | click.UsageError):
+            return " ".join(str(candidate).split())
+    inner = chain[-1]
+    return " ".join(f"{type(inner).__name__}: {inner}".split())[:500]
+
+
+@click.command("sync")
+@click.option("--base-url", help="API base URL, e.g. https://api.example.com (the /v1 is added).")
+@click.option("--client-id", help="OAuth client id.")
+@click.option("--client-secret", help="OAuth client secret (prefer env or .dlt/secrets.toml).")
+@click.option("--duckdb", "duckdb", help="DuckDB file [creator_platform.duckdb].")
+@click.option("--dataset", help="Dataset (schema) name [creator_platform].")
+@click.option("--destination", help="Any dlt destination name [duckdb].")
+@click.option("--resources", help="Comma-separated resources to sync [all].")
+@click.option("--site-id", "site_id", multiple=True, help="Only these sites (repeatable) [discover].")
+@click.option("--full-refresh", is_flag=True, help="Drop state and tables of the selected resources and start over.")
+@click.option("--concurrency", type=int, help="Requests in flight [4].")
+@click.option("--rate-limit", type=float, help="Client-side limit, requests per minute [none].")
+@click.option("--page-size", type=int, help="page[size] to ask for [100].")
+@click.option("--pii", type=click.Choice(["hash", "drop"]), help="Hash or drop email/phone/address columns.")
+@click.option("--insecure", is_flag=True, default=None, help="Allow plain http:// to a non-loopback host.")
+@click.option("--lock-timeout", type=float, default=0, show_default=True, help="Seconds to wait for a running sync of the same pipeline.")
+@click.option("--no-details", "no_details", is_flag=True, default=None,
+              help="Skip per-record include reads (order_items, modules/lessons/media, fields).")
+@click.option("--pipelines-dir", help="Where dlt keeps local pipeline state.")
+@click.option("--verbose", "-v", is_flag=True, help="Debug log on stderr.")
+@click.option("--progress/--no-progress", default=None, help="Progress bar [on a TTY].")
+def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
+    """Sync every collection of every site into the warehouse (incrementally)."""
+    log_file: Path | None = None
+    try:
+        settings = resolve_settings(**flags)
+        log_file = Path(settings.warehouse.pipelines_dir) / "last-sync.log"
+        _setup_logging(verbose, log_file)
+        result = run_sync(settings, show_progress=progress)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        log.exception("sync failed")
+        where = f" (details: {log_file})" if log_file and not verbose else ""
+        click.echo(f"error: {one_line(exc)}{where}", err=True)
+        sys.exit(2 if isinstance(exc, click.UsageError) else 1)
+    click.echo(format_summary(result))

@@ -1,0 +1,94 @@
+"""Hook subscriptions through the API client (spec 4.5, 4.6), with one-line, scope-aware errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipelines.webhooks.events import event_spec
+from sources.creator_platform.client import CreatorPlatformClient
+from sources.creator_platform.errors import ApiError
+from sources.creator_platform.pagination import iter_pages
+from sources.creator_platform.settings import RESOURCES
+
+
+class HookError(RuntimeError):
+    """A hooks command failed; the message is the one line the CLI prints after `error:`."""
+
+
+def explain(exc: ApiError, action: str, event: str | None, client_id: str) -> HookError:
+    """Turn an API error into one line: a 403 names the scope(s) the credential lacks."""
+    if exc.status == 403 and event is not None:
+        scopes = " and ".join(event_spec(event).scopes)
+        noun = "scopes" if len(event_spec(event).scopes) > 1 else "scope"
+        return HookError(
+            f"{action} needs {noun} {scopes}, which client {client_id!r} lacks"
+            + (f" (API: {exc.detail})" if exc.detail else "")
+        )
+    if exc.status == 403:
+        return HookError(f"{action} is forbidden for client {client_id!r}: {exc.detail or exc}")
+    if exc.status == 422:
+        where = f" at {exc.pointer}" if exc.pointer else ""
+        return HookError(f"{action} was rejected as invalid{where}: {exc.detail or exc.message}")
+    if exc.status == 404:
+        return HookError(f"{action}: not found ({exc.url})")
+    return HookError(f"{action} failed: {exc}")
+
+
+def create_hook(
+    api: CreatorPlatformClient,
+    *,
+    event: str,
+    target_url: str,
+    site_id: str,
+    resource_id: str | None = None,
+    client_id: str = "",
+) -> dict[str, Any]:
+    try:
+        event_spec(event)
+    except ValueError as exc:
+        raise HookError(str(exc)) from None
+    attributes: dict[str, Any] = {"event": event, "target_url": target_url}
+    if resource_id is not None:
+        attributes["resource_id"] = resource_id
+    body = {
+        "data": {
+            "type": "hooks",
+            "attributes": attributes,
+            "relationships": {"site": {"data": {"id": site_id, "type": "sites"}}},
+        }
+    }
+    try:
+        doc = api.post("/hooks", json=body, resource="hooks")
+    except ApiError as exc:
+        raise explain(exc, f"creating a {event!r} hook", event, client_id) from None
+    return doc["data"]
+
+
+def list_hooks(
+    api: CreatorPlatformClient, *, site_id: str | None = None, client_id: str = ""
+) -> list[dict[str, Any]]:
+    params = {"filter[site_id]": site_id} if site_id else {}
+    try:
+        return [
+            hook for page in iter_pages(api, RESOURCES["hooks"], params) for hook in page.data
+        ]
+    except ApiError as exc:
+        raise explain(exc, "listing hooks", None, client_id) from None
+
+
+def delete_hook(api: CreatorPlatformClient, hook_id: str, *, client_id: str = "") -> None:
+    try:
+        api.delete(f"/hooks/{hook_id}", resource="hooks")
+    except ApiError as exc:
+        raise explain(exc, f"deleting hook {hook_id}", None, client_id) from None
+
+
+def sample(api: CreatorPlatformClient, event: str, *, client_id: str = "") -> Any:
+    try:
+        event_spec(event)
+    except ValueError as exc:
+        raise HookError(str(exc)) from None
+    try:
+        return api.get(f"/hooks/{event}_sample", resource="hooks")
+    except ApiError as exc:
+        raise explain(exc, f"reading the {event!r} sample", event, client_id) from None

@@ -1,0 +1,123 @@
+"""Run the receiver (uvicorn) and the loader thread together, and shut both down in order.
+
+Shutdown order: uvicorn stops accepting and finishes in-flight requests (each already journaled),
+then the loader drains the journal into the warehouse. A SIGKILL skips all that and loses nothing:
+the next start replays the journal from the loader's committed offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import uvicorn
+
+from pipelines.webhooks.journal import Journal
+from pipelines.webhooks.loader import Loader
+from pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
+
+log = logging.getLogger("creator_sync.webhooks")
+
+
+@dataclass
+class ListenOptions:
+    duckdb_path: Path
+    secret: str
+    host: str = "127.0.0.1"
+    port: int = 8787
+    dataset: str = "creator_platform"
+    journal_dir: Path | None = None
+    batch_size: int = 500
+    batch_interval: float = 1.0
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    site_id: str | None = None
+    pii: str | None = None
+    pii_salt: str = field(default="", repr=False)
+
+    @property
+    def journal_path(self) -> Path:
+        """Default: next to the warehouse, so both live and are backed up together."""
+        return self.journal_dir or Path(f"{self.duckdb_path}.webhooks-journal")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind before starting uvicorn so that port 0 works and the real port can be announced."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(options: ListenOptions, announce=print) -> Loader:
+    """Block serving until SIGINT/SIGTERM; return the loader (for its final stats)."""
+    options.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
+    sock = bind(options.host, options.port)
+    try:
+        journal = Journal(options.journal_path)
+    except Exception:
+        sock.close()
+        raise
+    loader = Loader(
+        journal,
+        options.duckdb_path,
+        dataset=options.dataset,
+        batch_size=options.batch_size,
+        interval=options.batch_interval,
+        pii=options.pii,  # type: ignore[arg-type]
+        pii_salt=options.pii_salt,
+    )
+    pending = journal.durable_seq - journal.loaded_seq()
+    app = create_app(
+        journal,
+        options.secret,
+        max_body_bytes=options.max_body_bytes,
+        default_site_id=options.site_id,
+    )
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,  # the access log would print the secret path segment
+        lifespan="on",
+        timeout_graceful_shutdown=10,
+        backlog=2048,
+    )
+    server = uvicorn.Server(config)
+
+    def request_exit(signum: int, _frame: object) -> None:
+        # Installed before uvicorn's own handlers: covers a signal that arrives before uvicorn is
+        # up, and uvicorn re-raises the signal after its graceful shutdown (which, with the
+        # default handler, would kill the process before the loader drains).
+        server.should_exit = True
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, request_exit)
+    loader.start()
+    if pending:
+        announce(f"replaying {pending} journaled deliveries not yet loaded")
+    announce(
+        f"webhook receiver ready at http://{options.host}:{port}/hooks/<secret> "
+        f"(journal {options.journal_path}, warehouse {options.duckdb_path})"
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        loader.stop()
+        journal.close()
+        sock.close()
+        stats = loader.stats
+        announce(
+            f"stopped: {stats.events_loaded} events loaded, {stats.duplicates} duplicates skipped, "
+            f"{stats.dead_letters} dead letters, {stats.batches} batches"
+        )
+    return loader

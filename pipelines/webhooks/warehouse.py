@@ -1,0 +1,295 @@
+"""One transaction per micro-batch into DuckDB: upsert resources, replace links, log events.
+
+Why direct DuckDB and not a dlt pipeline run: a micro-batch every second must cost milliseconds,
+and it must not touch the pull pipeline's dlt state. Tables are created, or widened, from the same
+arrow schema the pull sync loads, so a later pull sync merges into them cleanly.
+
+Why a column-aware upsert and not delete+insert: webhook payloads are often sparser than list
+responses (a payment_succeeded transaction has no settlement fields). Replacing the row would
+erase what the pull sync loaded; so an existing row only takes the columns the payload carried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import duckdb
+import pyarrow as pa
+
+from sources.creator_platform.normalize import declared_columns, table_hints
+
+PRESENT = "__present"
+# dlt's DuckDB types for our logical types (timestamps are UTC-aware: TIMESTAMPTZ).
+DUCKDB_TYPES = {
+    "text": "VARCHAR",
+    "bigint": "BIGINT",
+    "bool": "BOOLEAN",
+    "timestamp": "TIMESTAMP WITH TIME ZONE",
+    "double": "DOUBLE",
+    "json": "JSON",
+}  # list<string> column: which columns this row's payload actually carried
+
+EVENTS_DDL = """
+CREATE TABLE IF NOT EXISTS {schema}.webhook_events (
+    event VARCHAR NOT NULL,
+    resource_id VARCHAR NOT NULL,
+    payload_hash VARCHAR NOT NULL,
+    payload JSON,
+    site_id VARCHAR,
+    journal_seq BIGINT,
+    received_at TIMESTAMPTZ NOT NULL,
+    loaded_at TIMESTAMPTZ NOT NULL
+)"""
+
+DEAD_LETTERS_DDL = """
+CREATE TABLE IF NOT EXISTS {schema}.webhook_dead_letters (
+    reason VARCHAR NOT NULL,
+    detail VARCHAR,
+    event VARCHAR,
+    body VARCHAR,
+    journal_seq BIGINT NOT NULL,
+    received_at TIMESTAMPTZ NOT NULL,
+    loaded_at TIMESTAMPTZ NOT NULL
+)"""
+
+
+@dataclass
+class TableBatch:
+    """Rows for one warehouse table. `replace_parents` marks a link table: every link row of
+    these parent ids is replaced (the parent was delivered with that relationship's data)."""
+
+    name: str
+    rows: pa.Table | None
+    parent_column: str | None = None
+    replace_parents: set[str] = field(default_factory=set)
+
+
+@dataclass
+class WriteResult:
+    events_inserted: int = 0
+    duplicates: int = 0
+    dead_letters: int = 0
+    rows_upserted: dict[str, int] = field(default_factory=dict)
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, schema: str) -> None:
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
+    con.execute(EVENTS_DDL.format(schema=quote(schema)))
+    con.execute(DEAD_LETTERS_DDL.format(schema=quote(schema)))
+
+
+def existing_columns(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> dict[str, str]:
+    rows = con.execute(  # duckdb_columns() is much cheaper than information_schema here
+        "SELECT column_name, data_type FROM duckdb_columns() "
+        "WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
+        [schema, table],
+    ).fetchall()
+    return {name: dtype for name, dtype in rows}
+
+
+def _column_ddl(table: str, columns: list[str]) -> dict[str, str]:
+    """DuckDB type (and NOT NULL) per column, from the same dlt hints the pull sync loads with,
+    so that a table the receiver creates is the table the pull sync would have created."""
+    hints = table_hints(table, declared_columns(table, columns))["columns"]
+    ddl = {}
+    for column in columns:
+        if column == "_dlt_load_id":  # added by dlt to the pull sync's arrow loads
+            ddl[column] = "VARCHAR NOT NULL"
+            continue
+        hint = hints.get(column, {"data_type": "text"})
+        kind = hint["data_type"]
+        sql_type = (
+            f"DECIMAL({hint['precision']}, {hint['scale']})" if kind == "decimal"
+            else DUCKDB_TYPES[kind]
+        )
+        ddl[column] = sql_type if hint.get("nullable", True) else f"{sql_type} NOT NULL"
+    return ddl
+
+
+def _prepare_table(
+    con: duckdb.DuckDBPyConnection, schema: str, table: str, columns: list[str]
+) -> set[str]:
+    """Create the table with the pull sync's column types, or add the columns it lacks;
+    returns the table's columns."""
+    target = f"{quote(schema)}.{quote(table)}"
+    have = existing_columns(con, schema, table)
+    ddl = _column_ddl(table, columns)
+    if not have:
+        body = ", ".join(f"{quote(c)} {t}" for c, t in ddl.items())
+        con.execute(f"CREATE TABLE {target} ({body})")
+        return set(columns)
+    for column in columns:
+        if column not in have:
+            nullable_type = ddl[column].removesuffix(" NOT NULL")
+            con.execute(f"ALTER TABLE {target} ADD COLUMN {quote(column)} {nullable_type}")
+    return set(have) | set(columns)
+
+
+def upsert_resources(
+    con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
+) -> int:
+    """Insert new ids; on existing ids set only the columns each row's payload carried."""
+    data = batch.rows
+    columns = [c for c in data.column_names if c != PRESENT]
+    view = f"_wh_{batch.name}"
+    con.register(view, data)
+    try:
+        have = _prepare_table(con, schema, batch.name, columns)
+        target = f"{quote(schema)}.{quote(batch.name)}"
+        if PRESENT in data.column_names:
+            assignments = ", ".join(
+                f"{quote(c)} = CASE WHEN list_contains(b.{PRESENT}, {_literal(c)}) "
+                f"THEN b.{quote(c)} ELSE t.{quote(c)} END"
+                for c in columns
+                if c != "id"
+            )
+        else:
+            assignments = ", ".join(f"{quote(c)} = b.{quote(c)}" for c in columns if c != "id")
+        if assignments:
+            # a retried, older delivery must not roll back a newer version of the row
+            newer_only = (
+                " AND (b.updated_at IS NULL OR t.updated_at IS NULL OR b.updated_at >= t.updated_at)"
+                if "updated_at" in columns and "updated_at" in have
+                else ""
+            )
+            con.execute(
+                f"UPDATE {target} AS t SET {assignments} FROM {view} AS b "
+                f"WHERE t.id = b.id{newer_only}"
+            )
+        insert_cols = ", ".join(quote(c) for c in columns)
+        extra = ""
+        if "_is_deleted" in have and "_is_deleted" not in columns:
+            extra = ", false AS _is_deleted"
+        con.execute(
+            f"INSERT INTO {target} BY NAME SELECT {insert_cols}{extra} FROM {view} "
+            f"WHERE id NOT IN (SELECT id FROM {target})"
+        )
+    finally:
+        con.unregister(view)
+    return data.num_rows
+
+
+def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch) -> int:
+    """Link rows of each delivered parent are replaced as a set (architecture doc)."""
+    assert batch.parent_column is not None
+    target = f"{quote(schema)}.{quote(batch.name)}"
+    data = batch.rows
+    count = 0 if data is None else data.num_rows
+    exists = bool(_prepare_table(con, schema, batch.name, data.column_names)) if count else bool(
+        existing_columns(con, schema, batch.name)
+    )
+    if batch.replace_parents and exists:
+        con.register("_wh_parents", pa.table({"parent_id": sorted(batch.replace_parents)}))
+        try:
+            con.execute(
+                f"DELETE FROM {target} WHERE {quote(batch.parent_column)} IN "
+                "(SELECT parent_id FROM _wh_parents)"
+            )
+        finally:
+            con.unregister("_wh_parents")
+    if count:
+        view = f"_wh_{batch.name}"
+        con.register(view, data)
+        try:
+            cols = ", ".join(quote(c) for c in data.column_names)
+            con.execute(f"INSERT INTO {target} BY NAME SELECT DISTINCT {cols} FROM {view}")
+        finally:
+            con.unregister(view)
+    return count
+
+
+def new_event_keys(
+    con: duckdb.DuckDBPyConnection, schema: str, keys: Iterable[tuple[str, str, str]]
+) -> set[tuple[str, str, str]]:
+    """Which (event, resource id, payload hash) keys are not in webhook_events yet."""
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return set()
+    probe = pa.table(
+        {
+            "event": [k[0] for k in keys],
+            "resource_id": [k[1] for k in keys],
+            "payload_hash": [k[2] for k in keys],
+        }
+    )
+    con.register("_wh_probe", probe)
+    try:
+        seen = con.execute(
+            f"SELECT p.event, p.resource_id, p.payload_hash FROM _wh_probe p "
+            f"JOIN {quote(schema)}.webhook_events e USING (event, resource_id, payload_hash)"
+        ).fetchall()
+    finally:
+        con.unregister("_wh_probe")
+    return set(keys) - {tuple(row) for row in seen}
+
+
+def insert_events(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -> None:
+    con.register("_wh_events", rows)
+    try:
+        con.execute(
+            f"INSERT INTO {quote(schema)}.webhook_events BY NAME "
+            "SELECT event, resource_id, payload_hash, payload::JSON AS payload, site_id, "
+            "journal_seq, received_at, loaded_at FROM _wh_events"
+        )
+    finally:
+        con.unregister("_wh_events")
+
+
+def insert_dead_letters(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -> int:
+    """Idempotent on journal_seq, so a replayed batch does not double a dead letter."""
+    con.register("_wh_dead", rows)
+    try:
+        before = con.execute(
+            f"SELECT count(*) FROM {quote(schema)}.webhook_dead_letters"
+        ).fetchone()[0]
+        con.execute(
+            f"INSERT INTO {quote(schema)}.webhook_dead_letters BY NAME SELECT * FROM _wh_dead "
+            f"WHERE journal_seq NOT IN (SELECT journal_seq FROM {quote(schema)}.webhook_dead_letters)"
+        )
+        after = con.execute(
+            f"SELECT count(*) FROM {quote(schema)}.webhook_dead_letters"
+        ).fetchone()[0]
+    finally:
+        con.unregister("_wh_dead")
+    return after - before
+
+
+def events_table(rows: list[dict], loaded_at: datetime) -> pa.Table:
+    schema = pa.schema(
+        [
+            ("event", pa.string()),
+            ("resource_id", pa.string()),
+            ("payload_hash", pa.string()),
+            ("payload", pa.string()),
+            ("site_id", pa.string()),
+            ("journal_seq", pa.int64()),
+            ("received_at", pa.timestamp("us", tz="UTC")),
+            ("loaded_at", pa.timestamp("us", tz="UTC")),
+        ]
+    )
+    return pa.Table.from_pylist([{**r, "loaded_at": loaded_at} for r in rows], schema=schema)
+
+
+def dead_letters_table(rows: list[dict], loaded_at: datetime) -> pa.Table:
+    schema = pa.schema(
+        [
+            ("reason", pa.string()),
+            ("detail", pa.string()),
+            ("event", pa.string()),
+            ("body", pa.string()),
+            ("journal_seq", pa.int64()),
+            ("received_at", pa.timestamp("us", tz="UTC")),
+            ("loaded_at", pa.timestamp("us", tz="UTC")),
+        ]
+    )
+    return pa.Table.from_pylist([{**r, "loaded_at": loaded_at} for r in rows], schema=schema)

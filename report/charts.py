@@ -1,0 +1,378 @@
+"""Charts as inline SVG, drawn with matplotlib's object API (no pyplot global state, no display).
+
+Axis positions are floats of major units: that is drawing, not accounting. Every figure a reader
+copies (bar labels, tiles, tables) is formatted from the integer cents by `report.money`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+import matplotlib
+from matplotlib import dates as mdates
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection, PolyCollection
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from report.data import NOT_SENT_STATUSES, MrrMonth, Offer, Payout, RevenueDay
+from report.money import MINOR_UNITS, SYMBOLS, format_money
+
+# One palette for the page and the charts (the CSS legend swatches use the same values).
+COLORS = {
+    "gross": "#4C78A8",
+    "refunds": "#F58518",
+    "disputes": "#E45756",
+    "net": "#1F2933",
+    "new": "#54A24B",
+    "expansion": "#88D27A",
+    "reactivation": "#2E8B8B",
+    "contraction": "#F2A541",
+    "churned": "#E45756",
+    "mrr": "#52606D",
+    "actual": "#4C78A8",
+    "expected": "#B8C4D6",
+    "alert": "#D62728",
+    "offer": "#4C78A8",
+}
+
+RC = {
+    "svg.fonttype": "none",  # text stays text: small, selectable, uses the viewer's sans-serif
+    "svg.hashsalt": "creator-sync",  # deterministic ids, so the same data gives the same file
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans"],
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.edgecolor": "#9AA5B1",
+    "axes.grid": True,
+    "axes.axisbelow": True,
+    "axes.grid.axis": "y",
+    "grid.color": "#E4E7EB",
+    "grid.linewidth": 0.8,
+    "xtick.color": "#52606D",
+    "ytick.color": "#52606D",
+    "legend.frameon": False,
+}
+
+WIDTH_IN = 10.0
+MAX_BUCKETS = 60  # payout groups per chart; beyond that bars get thinner than a pixel
+BAR_DAYS_MAX = 120  # daily bars up to this many days, step areas beyond
+
+
+def _major(cents: int, currency: str) -> float:
+    return cents / 10 ** MINOR_UNITS.get(currency.upper(), 2)
+
+
+def _axis_money(currency: str) -> FuncFormatter:
+    """Compact tick labels (`$12.5k`): ticks are a scale, not amounts anyone copies."""
+    symbol = SYMBOLS.get(currency.upper(), "")
+    suffix = "" if symbol else f" {currency.upper()}"
+
+    def fmt(value: float, _pos: int) -> str:
+        sign = "−" if value < 0 else ""
+        size = abs(value)
+        for limit, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+            if size >= limit:
+                return f"{sign}{symbol}{size / limit:.3g}{unit}{suffix}"
+        return f"{sign}{symbol}{size:.4g}{suffix}"
+
+    return FuncFormatter(fmt)
+
+
+_ID = re.compile(r'\bid="([^"]+)"')
+_ID_OR_REF = re.compile(r'(\bid="|url\(#|href="#)([^")]+)(?=[")])')
+
+
+def _to_svg(fig: Figure, prefix: str, title: str) -> str:
+    """Serialise to an `<svg>` element fit for inlining: no XML prolog, ids made unique.
+
+    Several matplotlib SVGs in one page would otherwise share ids (clip paths, markers) and a
+    chart could clip itself with another chart's rectangle.
+    """
+    for ax in fig.axes:
+        # Name the data marks (bars, areas, dots) so a test can tell "drew data" from "drew axes".
+        for i, artist in enumerate([*ax.patches, *ax.collections]):
+            artist.set_gid(f"mark{i}")
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg") :]
+    ids = set(_ID.findall(svg))
+    prefix = re.sub(r"[^A-Za-z0-9_-]", "_", prefix)  # a currency code from the data is not trusted
+    svg = _ID_OR_REF.sub(lambda m: f"{m[1]}{prefix}-{m[2]}" if m[2] in ids else m[0], svg)
+    # Accessible name and responsive width; the viewBox keeps the aspect ratio.
+    svg = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r"<svg \1", svg, count=1)
+    return svg.replace("<svg ", f'<svg role="img" aria-label="{escape(title, quote=True)}" ', 1)
+
+
+def _figure(height_in: float) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(WIDTH_IN, height_in), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _bars(
+    ax: Axes,
+    x: Sequence[float],
+    heights: Sequence[float],
+    *,
+    width: float,
+    color: str,
+    label: str | None,
+    bottoms: Sequence[float] | None = None,
+) -> None:
+    """Many bars as one PolyCollection: one artist instead of a Rectangle per bar, which is what
+    made a year of daily bars or months of waterfall steps slow to lay out and draw."""
+    bottoms = bottoms if bottoms is not None else [0.0] * len(x)
+    half = width / 2
+    verts = [
+        [(xi - half, b), (xi - half, b + h), (xi + half, b + h), (xi + half, b)]
+        for xi, h, b in zip(x, heights, bottoms, strict=True)
+    ]
+    ax.add_collection(
+        PolyCollection(verts, facecolors=color, edgecolors="none", linewidths=0, label=label)
+    )
+    ax.autoscale_view()
+
+
+def revenue_chart(currency: str, days: Sequence[RevenueDay], prefix: str) -> str:
+    """Daily gross above zero, refunds and disputes stacked below it, net as a line.
+
+    Bars while a day is still wider than a few pixels; step areas beyond that (one path per
+    series keeps a long range small and legible). Refunds and disputes are drawn downwards
+    whatever sign the mart stores them with.
+    """
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(3.0)
+        x = [float(v) for v in mdates.date2num([d.date_day for d in days])]
+        gross = [_major(d.gross, currency) for d in days]
+        refunds = [-abs(_major(d.refunds, currency)) for d in days]
+        disputes = [-abs(_major(d.disputes, currency)) for d in days]
+        below_refunds = [r + d for r, d in zip(refunds, disputes, strict=True)]
+        net = [_major(d.net, currency) for d in days]
+        if len(days) <= BAR_DAYS_MAX:
+            _bars(ax, x, gross, width=0.8, color=COLORS["gross"], label="Gross")
+            _bars(ax, x, refunds, width=0.8, color=COLORS["refunds"], label="Refunds")
+            _bars(
+                ax,
+                x,
+                disputes,
+                width=0.8,
+                bottoms=refunds,
+                color=COLORS["disputes"],
+                label="Disputes",
+            )
+            ax.plot(x, net, color=COLORS["net"], lw=1.1, label="Net", marker="o", markersize=2)
+        else:
+            ax.fill_between(x, 0, gross, step="mid", color=COLORS["gross"], label="Gross", lw=0)
+            ax.fill_between(
+                x, 0, refunds, step="mid", color=COLORS["refunds"], label="Refunds", lw=0
+            )
+            ax.fill_between(
+                x,
+                refunds,
+                below_refunds,
+                step="mid",
+                color=COLORS["disputes"],
+                label="Disputes",
+                lw=0,
+            )
+            ax.plot(x, net, color=COLORS["net"], lw=0.9, label="Net", drawstyle="steps-mid")
+        locator = mdates.AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
+        ax.axhline(0, color="#9AA5B1", lw=0.8)
+        ax.yaxis.set_major_formatter(_axis_money(currency))
+        _legend(ax, ncols=4)
+        ax.margins(x=0.01)
+        return _to_svg(fig, prefix, f"Daily net revenue in {currency}")
+
+
+MOVEMENTS = ("new", "expansion", "reactivation", "contraction", "churned")
+MOVEMENT_LABELS = {
+    "new": "New",
+    "expansion": "Expansion",
+    "reactivation": "Reactivation",
+    "contraction": "Contraction",
+    "churned": "Churned",
+    "mrr": "MRR",
+}
+
+
+def mrr_waterfall(currency: str, months: Sequence[MrrMonth], prefix: str) -> str:
+    """Per month the movements float from last month's MRR (up for new, expansion, reactivation;
+    down for contraction and churn, which the mart stores negative), then a dark total bar lands
+    on the month's MRR. Thin connectors carry each level to the next bar."""
+    names = (*MOVEMENTS, "mrr")
+    width = 0.84 / len(names)
+    bars: dict[str, tuple[list[float], list[float], list[float]]] = {n: ([], [], []) for n in names}
+    connectors: list[list[tuple[float, float]]] = []
+    level = _major(months[0].mrr - _net_movement(months[0]), currency)
+    top = level  # highest point drawn: floating bars defeat matplotlib's autoscale margins
+    previous: tuple[float, float] | None = None  # (right edge of the last bar, its level)
+    for i, month in enumerate(months):
+        for j, name in enumerate(names):
+            x = i - 0.42 + (j + 0.5) * width
+            if name == "mrr":
+                # The mart is the authority on where the month lands.
+                bottom, height = 0.0, _major(month.mrr, currency)
+                start, level = height, height
+            else:
+                bottom, height = level, _major(getattr(month, name), currency)  # signed
+                start, level = level, level + height
+            if previous is not None:
+                connectors.append([(previous[0], previous[1]), (x - width * 0.45, previous[1])])
+            xs, heights, bottoms = bars[name]
+            xs.append(x)
+            heights.append(height)
+            bottoms.append(bottom)
+            top = max(top, bottom, bottom + height)
+            previous = (x + width * 0.45, level if name != "mrr" else start)
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(3.2)
+        ax.add_collection(LineCollection(connectors, colors="#9AA5B1", linewidths=0.6))
+        for name in names:
+            xs, heights, bottoms = bars[name]
+            _bars(
+                ax,
+                xs,
+                heights,
+                bottoms=bottoms,
+                width=width * 0.9,
+                color=COLORS[name],
+                label=MOVEMENT_LABELS[name],
+            )
+        ax.set_xticks(range(len(months)), [m.date_month.strftime("%b %Y") for m in months])
+        ax.yaxis.set_major_formatter(_axis_money(currency))
+        ax.set_xlim(-0.5, len(months) - 0.5)
+        ax.set_ylim(0, top * 1.08 if top > 0 else 1)
+        _legend(ax, ncols=6)
+        if len(months) > 8:
+            for tick in ax.get_xticklabels():
+                tick.set_rotation(45)
+                tick.set_ha("right")
+        return _to_svg(fig, prefix, f"MRR movements per month in {currency}")
+
+
+def _legend(ax: Axes, ncols: int, **kwargs: object) -> None:
+    """Above the plot, left-aligned: a legend inside the axes would hide bars."""
+    ax.legend(
+        loc="lower left",
+        bbox_to_anchor=(0, 1.0),
+        ncols=ncols,
+        fontsize=8,
+        borderaxespad=0.2,
+        handlelength=1.2,
+        **kwargs,
+    )
+
+
+def _net_movement(month: MrrMonth) -> int:
+    """Movements are signed in the mart (contraction and churn negative): MRR = previous + sum."""
+    return sum(getattr(month, name) for name in MOVEMENTS)
+
+
+@dataclass(frozen=True)
+class PayoutBucket:
+    start: dt.date
+    actual: int
+    expected: int
+    unreconciled: int
+
+
+def bucket_payouts(payouts: Sequence[Payout]) -> tuple[str, list[PayoutBucket]]:
+    """Group sent payouts by day, week or month, whichever keeps at most MAX_BUCKETS groups.
+
+    Failed and canceled payouts are left out: their money never arrived and rolls into the next
+    payout, which then carries both the actual and the expected amount.
+    """
+    sent = [p for p in payouts if p.status not in NOT_SENT_STATUSES]
+    for grain, key in (
+        ("day", lambda d: d),
+        ("week", lambda d: d - dt.timedelta(days=d.weekday())),
+        ("month", lambda d: d.replace(day=1)),
+    ):
+        starts = sorted({key(p.initiated_on) for p in sent})
+        if len(starts) <= MAX_BUCKETS or grain == "month":
+            break
+    buckets = {s: [0, 0, 0] for s in starts}
+    for p in sent:
+        b = buckets[key(p.initiated_on)]
+        b[0] += p.amount
+        b[1] += p.expected
+        b[2] += 0 if p.is_reconciled else 1
+    return grain, [PayoutBucket(s, *v) for s, v in buckets.items()]
+
+
+def payouts_chart(currency: str, payouts: Sequence[Payout], prefix: str) -> str:
+    """Actual beside expected per period; a red mark over any period with an unreconciled payout."""
+    grain, buckets = bucket_payouts(payouts)
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(3.0)
+        xs = range(len(buckets))
+        actual = [_major(b.actual, currency) for b in buckets]
+        expected = [_major(b.expected, currency) for b in buckets]
+        _bars(ax, [x - 0.2 for x in xs], actual, width=0.4, color=COLORS["actual"], label="Actual")
+        _bars(
+            ax,
+            [x + 0.2 for x in xs],
+            expected,
+            width=0.4,
+            color=COLORS["expected"],
+            label="Expected",
+        )
+        flagged = [
+            (x, max(a, e))
+            for x, a, e, b in zip(xs, actual, expected, buckets, strict=True)
+            if b.unreconciled
+        ]
+        if flagged:
+            ax.scatter(
+                [x for x, _ in flagged],
+                [y for _, y in flagged],
+                marker="v",
+                color=COLORS["alert"],
+                zorder=3,
+                label="Unreconciled",
+            )
+        fmt = {"day": "%d %b", "week": "wk %d %b", "month": "%b %Y"}[grain]
+        step = max(1, len(buckets) // 15)
+        ax.set_xticks(list(xs)[::step], [b.start.strftime(fmt) for b in buckets][::step])
+        if len(buckets) // step > 8:
+            for tick in ax.get_xticklabels():
+                tick.set_rotation(45)
+                tick.set_ha("right")
+        ax.set_ylim(bottom=min([0.0, *actual, *expected]))
+        ax.yaxis.set_major_formatter(_axis_money(currency))
+        ax.set_xlabel(f"initiated date, one group per {grain}", color="#52606D")
+        _legend(ax, ncols=3)
+        return _to_svg(fig, prefix, f"Payouts per {grain} in {currency}, actual and expected")
+
+
+def offers_chart(currency: str, offers: Sequence[Offer], prefix: str) -> str:
+    """Horizontal bars, best at the top, each labelled with its exact amount."""
+    with matplotlib.rc_context({**RC, "axes.grid.axis": "x"}):
+        fig, ax = _figure(0.6 + 0.32 * len(offers))
+        ys = list(range(len(offers)))[::-1]
+        values = [_major(o.net, currency) for o in offers]
+        ax.barh(ys, values, 0.7, color=COLORS["offer"], lw=0)
+        titles = [o.title if len(o.title) <= 42 else o.title[:41] + "…" for o in offers]
+        ax.set_yticks(ys, titles)
+        ax.xaxis.set_major_formatter(_axis_money(currency))
+        top = max([*values, 0.0])
+        for y, value, offer in zip(ys, values, offers, strict=True):
+            ax.text(
+                max(value, 0) + top * 0.01,
+                y,
+                format_money(offer.net, currency),
+                va="center",
+                fontsize=8,
+                color="#323F4B",
+            )
+        ax.set_xlim(min([*values, 0.0]), top * 1.18 if top > 0 else 1)
+        return _to_svg(fig, prefix, f"Top offers by net revenue in {currency}")

@@ -1,0 +1,57 @@
+"""`creator-sync report`: write the static HTML finance report."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from report.errors import ReportError
+
+
+@click.command("report")
+@click.option(
+    "--duckdb",
+    "duckdb_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="DuckDB file holding the synced dataset and the analytics marts.",
+)
+@click.option(
+    "--out",
+    "out_path",
+    default="report.html",
+    show_default=True,
+    type=click.Path(dir_okay=False, writable=True),
+    help="HTML file to write.",
+)
+@click.option("--site-id", default=None, help="Only this site (default: all sites).")
+@click.option(
+    "--since",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    default=None,
+    help="First day shown in the charts and payout list (YYYY-MM-DD).",
+)
+@click.option(
+    "--dataset",
+    default="creator_platform",
+    show_default=True,
+    help="Raw dataset (schema) the sync loaded; read for the data-freshness line.",
+)
+def report_command(
+    duckdb_path: str, out_path: str, site_id: str | None, since: dt.datetime | None, dataset: str
+) -> None:
+    """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
+    from report.render import write_report  # matplotlib loads only when a report is made
+
+    try:
+        path = write_report(
+            duckdb_path,
+            out_path,
+            site_id=site_id,
+            since=since.date() if since else None,
+            dataset=dataset,
+        )
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"report written to {path}")

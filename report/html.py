@@ -1,0 +1,45 @@
+"""Small HTML building blocks shared by the report's page and sections (escaping included)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from html import escape
+from typing import Any
+
+
+def esc(value: Any) -> str:
+    """Text or attribute value, escaped: titles and ids come from the API, not from us."""
+    return escape(str(value), quote=True)
+
+
+def attrs(**values: Any) -> str:
+    """`data_value=5` -> ` data-value="5"`; None leaves the attribute out."""
+    return "".join(
+        f' {name.replace("_", "-")}="{esc(v)}"' for name, v in values.items() if v is not None
+    )
+
+
+def fmt_date(value: dt.date | None) -> str:
+    return value.isoformat() if value else "—"
+
+
+def fmt_ts(value: dt.datetime | None) -> str:
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+def figure(testid: str, currency: str, caption: str, svg: str) -> str:
+    return (
+        f'<figure class="chart"{attrs(data_testid=testid, data_currency=currency)}>'
+        f"<figcaption>{esc(caption)}</figcaption>{svg}</figure>"
+    )
+
+
+def section(testid: str, title: str, lead: str, body: str) -> str:
+    return (
+        f'<section data-testid="{testid}"><h2>{esc(title)}</h2>'
+        f'<p class="lead">{esc(lead)}</p>{body}</section>'
+    )
+
+
+def empty(what: str) -> str:
+    return f'<p class="empty">{esc(what)}</p>'

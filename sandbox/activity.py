@@ -1,0 +1,314 @@
+"""`POST /_sandbox/activity`: advance the data and the clock deterministically.
+
+Call k of the process draws from `PCG64([seed, k])`, so the same seed and the same sequence of
+activity calls give the same data. Each event moves the clock by `seconds_per_event`; new rows
+are stamped with the moving clock, so ids stay in creation order. New rows are collected in a
+batch and appended once per call (appending per event would copy the big columns every time).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sandbox import generate as G
+from sandbox.dataset import DAY, Store
+from sandbox.payouts import rebuild_payouts
+from sandbox.store import NULL
+
+KINDS = (
+    ("contact", 0.16), ("purchase", 0.18), ("renewal", 0.10), ("refund", 0.04),
+    ("deactivate", 0.05), ("order", 0.09), ("tag_added", 0.10), ("tag_removed", 0.07),
+    ("form", 0.09), ("update", 0.12),
+)
+
+
+class Batch:
+    """New rows per table (appended at the end of the call) with read-through lookups."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.rows: dict[str, list[dict]] = {}
+
+    def add(self, type_name: str, values: dict) -> int:
+        pending = self.rows.setdefault(type_name, [])
+        pending.append(values)
+        return self.store.tables[type_name].n + len(pending) - 1
+
+    def get(self, type_name: str, row: int, column: str):
+        table = self.store.tables[type_name]
+        if row >= table.n:
+            return self.rows[type_name][row - table.n][column]
+        return table.cols[column][row].item()
+
+    def set(self, type_name: str, row: int, column: str, value) -> None:
+        table = self.store.tables[type_name]
+        if row >= table.n:
+            self.rows[type_name][row - table.n][column] = value
+        else:
+            table.cols[column][row] = value
+            table.touch()
+
+    def count(self, type_name: str) -> int:
+        return self.store.tables[type_name].n + len(self.rows.get(type_name, []))
+
+    def flush(self) -> None:
+        for type_name in ("contacts", "customers", "purchases", "orders", "order_items",
+                          "transactions", "form_submissions"):
+            pending = self.rows.get(type_name)
+            if not pending:
+                continue
+            columns = {k: [r[k] for r in pending] for k in pending[0]}
+            if type_name == "transactions":
+                arrays = {k: np.asarray(v) for k, v in columns.items()}
+                arrays["currency"] = arrays["currency"].astype(np.int8)
+                arrays["action"] = arrays["action"].astype(np.int8)
+                arrays["state"] = arrays["state"].astype(np.int8)
+                arrays["provider"] = arrays["provider"].astype(np.int8)
+                columns.update({k: v.tolist() for k, v in G.settlement_columns(arrays).items()})
+            self.store.tables[type_name].append(columns)
+
+
+class Activity:
+    def __init__(self, store: Store, seed: int, seconds_per_event: int = 3600):
+        self.store = store
+        self.seed = seed
+        self.step = seconds_per_event
+
+    def run(self, count: int, advance_seconds: int = 0) -> tuple[dict, list[tuple[str, int, int]]]:
+        """Apply `count` events; returns a summary and the webhook events (event, row, extra)."""
+        store = self.store
+        with store.lock:
+            rng = np.random.Generator(np.random.PCG64([self.seed, store.activity_calls]))
+            store.activity_calls += 1
+            batch = Batch(store)
+            events: list[tuple[str, int, int]] = []
+            summary: dict[str, int] = {}
+            names = [k for k, _ in KINDS]
+            weights = np.asarray([w for _, w in KINDS])
+            for _ in range(count):
+                store.now += self.step
+                kind = names[int(rng.choice(len(names), p=weights / weights.sum()))]
+                done = getattr(self, f"_{kind}")(rng, batch, events)
+                if done:
+                    summary[kind] = summary.get(kind, 0) + 1
+            store.now += advance_seconds
+            batch.flush()
+            G.refresh_purchase_updated_at(store)
+            G.derive_customer_links(store)
+            G.recompute_net_revenue(store)
+            rebuild_payouts(store)
+            summary["events"] = count
+            summary["now"] = store.now
+            return summary, events
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _pick(self, rng: np.random.Generator, n: int) -> int:
+        """Bias towards recent rows: activity mostly touches recent customers and contacts."""
+        return int(n - 1 - min(n - 1, int(rng.exponential(max(1.0, n / 5)))))
+
+    def _new_contact(self, rng: np.random.Generator, batch: Batch) -> int:
+        store = self.store
+        return batch.add("contacts", {
+            "site": int(rng.integers(0, store.tables["sites"].n)), "created_at": store.now,
+            "updated_at": store.now, "first": int(rng.integers(0, 32)),
+            "last": int(rng.integers(0, 28)), "place": int(rng.integers(0, 12)),
+            "has_phone": bool(rng.random() < 0.7), "has_business": False,
+            "subscribed": bool(rng.random() < 0.6), "c1": 0, "c2": 0, "c3": 0, "customer": NULL,
+        })
+
+    def _customer_for(self, rng: np.random.Generator, batch: Batch, contact: int) -> int:
+        existing = batch.get("contacts", contact, "customer")
+        if existing != NULL:
+            return existing
+        store = self.store
+        customer = batch.add("customers", {
+            "contact": contact, "site": batch.get("contacts", contact, "site"),
+            "created_at": store.now, "updated_at": store.now,
+            "currency": int(rng.choice(3, p=[0.7, 0.2, 0.1])), "has_ext": False,
+            "has_avatar": False, "has_socials": False, "has_bio": False, "sign_in_count": 1,
+            "last_request_at": store.now, "bounced_at": NULL, "net_revenue_cents": 0,
+        })
+        batch.set("contacts", contact, "customer", customer)
+        batch.set("contacts", contact, "updated_at", store.now)
+        return customer
+
+    def _transaction(self, batch: Batch, *, purchase: int, customer: int, offer: int,
+                     order: int, action: int, amount: int, currency: int, provider: int,
+                     ptype: int, tax: int = 0, state: int = 1) -> int:
+        return batch.add("transactions", {
+            "purchase": purchase, "customer": customer, "offer": offer, "order": order,
+            "created_at": self.store.now, "action": action, "state": state,
+            "provider": provider, "currency": currency, "ptype": ptype,
+            "amount_in_cents": amount, "sales_tax_in_cents": tax,
+        })
+
+    # -- events ----------------------------------------------------------------------------
+    def _contact(self, rng, batch: Batch, events) -> bool:
+        contact = self._new_contact(rng, batch)
+        if rng.random() < 0.5:
+            self._submit(rng, batch, events, contact)
+        return True
+
+    def _purchase(self, rng, batch: Batch, events) -> bool:
+        store = self.store
+        if rng.random() < 0.4:
+            contact = self._new_contact(rng, batch)
+        else:
+            contact = self._pick(rng, batch.count("contacts"))
+        customer = self._customer_for(rng, batch, contact)
+        site = batch.get("customers", customer, "site")
+        currency = batch.get("customers", customer, "currency")
+        offers = store.tables["offers"].cols
+        pool = np.flatnonzero((offers["site"] == site) & (offers["currency"] == currency)
+                              & ~offers["archived"] & (offers["ptype"] != 3))
+        offer = int(pool[rng.integers(0, len(pool))])
+        ptype = int(offers["ptype"][offer])
+        amount = int(offers["price_in_cents"][offer])
+        provider = int(rng.choice(3, p=[0.6, 0.3, 0.1]))
+        purchase = batch.add("purchases", {
+            "customer": customer, "offer": offer, "site": site, "created_at": store.now,
+            "updated_at": store.now, "amount_in_cents": amount, "quantity": 1,
+            "currency": currency, "ptype": ptype, "deactivated_at": NULL, "reason": -1,
+            "opt_in": bool(rng.random() < 0.5), "coupon": -1, "source": 0, "referrer": -1,
+            "zip": int(rng.integers(10000, 99999)), "extra": False, "payments_made": 0,
+        })
+        txn = self._transaction(batch, purchase=purchase, customer=customer, offer=offer,
+                                order=NULL, action=3 if ptype in (1, 2) else 0, amount=amount,
+                                currency=currency, provider=provider, ptype=ptype)
+        events.append(("purchase", purchase, NULL))
+        events.append(("payment_succeeded", txn, NULL))
+        return True
+
+    def _active_purchases(self, kinds: tuple[int, ...]) -> np.ndarray:
+        cols = self.store.tables["purchases"].cols
+        return np.flatnonzero((cols["deactivated_at"] == NULL) & np.isin(cols["ptype"], kinds))
+
+    def _purchase_txn_facts(self, purchase: int) -> dict:
+        cols = self.store.tables["purchases"].cols
+        txns = self.store.fk_children("transactions", "purchase", purchase)
+        provider = int(self.store.tables["transactions"].cols["provider"][txns[0]]) if len(txns) \
+            else 0
+        return {"customer": int(cols["customer"][purchase]), "offer": int(cols["offer"][purchase]),
+                "currency": int(cols["currency"][purchase]), "ptype": int(cols["ptype"][purchase]),
+                "amount": int(cols["amount_in_cents"][purchase]), "provider": provider}
+
+    def _renewal(self, rng, batch: Batch, events) -> bool:
+        subs = self._active_purchases((1, 2))
+        if not len(subs):
+            return False
+        purchase = int(subs[self._pick(rng, len(subs))])
+        f = self._purchase_txn_facts(purchase)
+        txn = self._transaction(batch, purchase=purchase, customer=f["customer"],
+                                offer=f["offer"], order=NULL, action=3, amount=f["amount"],
+                                currency=f["currency"], provider=f["provider"], ptype=f["ptype"])
+        events.append(("payment_succeeded", txn, NULL))
+        return True
+
+    def _refund(self, rng, batch: Batch, events) -> bool:
+        one = self._active_purchases((0,))
+        if not len(one):
+            return False
+        purchase = int(one[self._pick(rng, len(one))])
+        f = self._purchase_txn_facts(purchase)
+        self._transaction(batch, purchase=purchase, customer=f["customer"], offer=f["offer"],
+                          order=NULL, action=1, amount=-f["amount"], currency=f["currency"],
+                          provider=f["provider"], ptype=f["ptype"])
+        batch.set("purchases", purchase, "deactivated_at", self.store.now)
+        batch.set("purchases", purchase, "reason", 0)
+        return True
+
+    def _deactivate(self, rng, batch: Batch, events) -> bool:
+        subs = self._active_purchases((1, 2))
+        if not len(subs):
+            return False
+        purchase = int(subs[int(rng.integers(0, len(subs)))])
+        batch.set("purchases", purchase, "deactivated_at", self.store.now)
+        batch.set("purchases", purchase, "reason", 1)
+        return True
+
+    def _order(self, rng, batch: Batch, events) -> bool:
+        store = self.store
+        contact = self._pick(rng, batch.count("contacts"))
+        customer = self._customer_for(rng, batch, contact)
+        site = batch.get("customers", customer, "site")
+        currency = batch.get("customers", customer, "currency")
+        products = store.tables["products"].cols
+        pool = np.flatnonzero((products["site"] == site) & ~products["archived"])
+        number = 1001 + int((store.tables["orders"].cols["site"] == site).sum()) + sum(
+            1 for r in batch.rows.get("orders", []) if r["site"] == site)
+        order = batch.count("orders")
+        totals = {"subtotal": 0, "discount": 0, "tax": 0, "total": 0}
+        for _ in range(1 + int(rng.binomial(2, 0.25))):
+            qty = 1 if rng.random() < 0.8 else 2
+            subtotal = (int(rng.integers(5, 150)) * 100 - 1) * qty
+            item = {"subtotal": subtotal, "discount": 0, "tax": 0, "total": subtotal}
+            batch.add("order_items", {
+                "order": order, "product": int(pool[rng.integers(0, len(pool))]),
+                "quantity": qty, **item, "created_at": store.now, "fulfilled_at": NULL,
+                "currency": currency})
+            for key in totals:
+                totals[key] += item[key]
+        batch.add("orders", {"customer": customer, "site": site, "created_at": store.now,
+                             "number": number, "fulfilled_at": NULL, "currency": currency,
+                             **totals})
+        txn = self._transaction(batch, purchase=NULL, customer=customer, offer=NULL, order=order,
+                                action=0, amount=totals["total"], currency=currency,
+                                provider=int(rng.choice(3, p=[0.6, 0.3, 0.1])), ptype=0)
+        events.append(("order_created", order, NULL))
+        events.append(("payment_succeeded", txn, NULL))
+        return True
+
+    def _tag_added(self, rng, batch: Batch, events) -> bool:
+        store = self.store
+        contacts = store.tables["contacts"]
+        contact = self._pick(rng, contacts.n)
+        site = int(contacts.cols["site"][contact])
+        tags = store.tables["contact_tags"].cols
+        pool = np.flatnonzero((tags["site"] == site) & ~tags["archived"])
+        tag = int(pool[min(len(pool) - 1, int(rng.exponential(len(pool) / 3)))])  # popular first
+        if not store.link("contacts.tags").add(contact, tag):
+            return False
+        batch.set("contacts", contact, "updated_at", store.now)
+        events.append(("tag_added", contact, tag))
+        return True
+
+    def _tag_removed(self, rng, batch: Batch, events) -> bool:
+        store = self.store
+        links = store.link("contacts.tags")
+        if not len(links.parent):
+            return False
+        k = int(rng.integers(0, len(links.parent)))
+        contact, tag = int(links.parent[k]), int(links.child[k])
+        links.remove(contact, tag)
+        batch.set("contacts", contact, "updated_at", store.now)
+        events.append(("tag_removed", contact, tag))
+        return True
+
+    def _form(self, rng, batch: Batch, events) -> bool:
+        contact = self._pick(rng, batch.count("contacts"))
+        self._submit(rng, batch, events, contact)
+        return True
+
+    def _submit(self, rng, batch: Batch, events, contact: int) -> None:
+        store = self.store
+        site = batch.get("contacts", contact, "site")
+        forms = np.flatnonzero(store.tables["forms"].cols["site"] == site)
+        row = batch.add("form_submissions", {
+            "contact": contact, "form": int(forms[rng.integers(0, len(forms))]), "site": site,
+            "created_at": store.now})
+        events.append(("form_submission", row, NULL))
+
+    def _update(self, rng, batch: Batch, events) -> bool:
+        store = self.store
+        contact = self._pick(rng, store.tables["contacts"].n)
+        batch.set("contacts", contact, "updated_at", store.now)
+        batch.set("contacts", contact, "subscribed",
+                  not bool(store.tables["contacts"].cols["subscribed"][contact]))
+        customer = int(store.tables["contacts"].cols["customer"][contact])
+        if customer != NULL:
+            batch.set("customers", customer, "updated_at", store.now)
+            batch.set("customers", customer, "last_request_at", store.now)
+        return True
+
+
+__all__ = ["DAY", "Activity"]

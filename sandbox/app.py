@@ -1,0 +1,356 @@
+"""The lean ASGI app: routing, auth, scopes, rate limit, latency, faults, JSON responses.
+
+Raw ASGI (no framework) keeps the per-request overhead small; every response carries the
+sandbox clock in its `Date` header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import struct
+from urllib.parse import parse_qsl
+
+import numpy as np
+import orjson
+
+from sandbox import webhooks
+from sandbox.activity import Activity
+from sandbox.auth import Auth, Principal
+from sandbox.collections import COLLECTIONS, Collection
+from sandbox.dataset import Store
+from sandbox.errors import ApiError
+from sandbox.faults import FaultPlan
+from sandbox.options import Options
+from sandbox.query import (
+    check_fields,
+    check_includes,
+    included_types,
+    page_links,
+    page_meta,
+    parse_params,
+    run_list,
+)
+from sandbox.ratelimit import RateLimiter
+from sandbox.render import RenderContext, http_date, render, resolve_includes
+from sandbox.store import NULL
+
+JSON_API = b"application/vnd.api+json"
+QUIRK_HOST = "https://api.creator-platform.example/api/v1"
+LARGE_COURSE_LESSONS = 30
+
+
+class Request:
+    __slots__ = ("body", "headers", "method", "path", "query", "query_string")
+
+    def __init__(self, scope: dict, body: bytes):
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]
+        self.query_string: str = scope.get("query_string", b"").decode("latin-1")
+        self.query = parse_qsl(self.query_string, keep_blank_values=True)
+        self.headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                        for k, v in scope.get("headers", [])}
+        self.body = body
+
+    def form(self) -> dict[str, str]:
+        ctype = self.headers.get("content-type", "")
+        if self.body.strip() and "application/x-www-form-urlencoded" not in ctype:
+            raise ApiError(400, "the body must be application/x-www-form-urlencoded",
+                           pointer="/headers/Content-Type", oauth_error="invalid_request")
+        return dict(parse_qsl(self.body.decode("utf-8", "replace"), keep_blank_values=True))
+
+
+class SandboxApp:
+    def __init__(self, options: Options, store: Store):
+        self.options = options
+        self.store = store
+        self.auth = Auth(options.token_ttl, options.refresh_token_ttl)
+        self.limiter = RateLimiter(options.rate_limit)
+        self.faults = FaultPlan(options.seed, options.fault_rate)
+        self.base_url = ""  # set once the port is known
+        self.dispatcher = webhooks.Dispatcher(options.webhook_retries, options.webhook_backoff)
+        self.activity = Activity(store, options.seed, options.seconds_per_event)
+        self._background: asyncio.Task | None = None
+
+    @property
+    def api_url(self) -> str:
+        return self.base_url + "/v1"
+
+    # -- ASGI --------------------------------------------------------------------------------
+    async def __call__(self, scope: dict, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        body = b""
+        more = True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        request = Request(scope, body)
+        if not self.base_url:
+            server = scope.get("server") or ("127.0.0.1", 0)
+            self.base_url = f"http://{server[0]}:{server[1]}"
+        fault = None
+        if request.path.startswith("/v1"):
+            fault = self.faults.decide(request.method, request.path, request.query)
+        if self.options.latency_ms:
+            await asyncio.sleep(self.options.latency_ms / 1000)
+        if fault == "reset":
+            _reset(send)
+            return
+        if fault in ("500", "502", "503"):
+            status = int(fault)
+            err = ApiError(status, "injected fault (sandbox --fault-rate)")
+            await self._send(send, status, err.body())
+            return
+        if fault == "html":
+            page = (b"<!DOCTYPE html><html><head><title>Bad gateway</title></head><body>"
+                    b"<h1>502 Bad Gateway</h1><p>The upstream server is temporarily "
+                    b"unavailable.</p></body></html>")
+            await self._send(send, 200, page, content_type=b"text/html; charset=utf-8")
+            return
+        if fault == "slow":
+            await asyncio.sleep(self.options.fault_slow_seconds)
+        try:
+            status, payload, extra = await self._route(request)
+        except ApiError as err:
+            status, payload, extra = err.status, err.body(), err.headers
+        if fault == "truncated" and status == 200:
+            payload = payload[: max(1, len(payload) // 2)]
+        await self._send(send, status, payload, extra)
+
+    async def _lifespan(self, receive, send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                if self.options.activity_interval > 0:
+                    self._background = asyncio.get_running_loop().create_task(self._ticker())
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self._background:
+                    self._background.cancel()
+                await self.dispatcher.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _ticker(self) -> None:
+        while True:
+            await asyncio.sleep(self.options.activity_interval)
+            await self.run_activity(self.options.activity_count)
+
+    async def _send(self, send, status: int, body: bytes, extra: dict | None = None,
+                    content_type: bytes = JSON_API) -> None:
+        headers = [
+            (b"content-type", content_type),
+            (b"content-length", str(len(body)).encode()),
+            (b"date", http_date(self.store.now).encode()),
+        ]
+        for key, value in (extra or {}).items():
+            headers.append((key.encode(), str(value).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    # -- routing -----------------------------------------------------------------------------
+    async def _route(self, req: Request) -> tuple[int, bytes, dict]:
+        parts = [p for p in req.path.split("/") if p]
+        if parts[:1] == ["_sandbox"]:
+            return await self._sandbox_route(req, parts[1:])
+        if parts[:1] != ["v1"] or len(parts) < 2:
+            raise ApiError(404, f"no route for {req.path}; the API is under /v1",
+                           pointer=req.path)
+        parts = parts[1:]
+        if parts[0] == "oauth" and len(parts) == 2:
+            return self._oauth(req, parts[1])
+        principal = self.auth.authenticate(req.headers.get("authorization"))
+        limited = self.limiter.check(principal.client_id)
+        if limited is not None:
+            headers = {"retry-after": str(limited)} if self.options.retry_after else {}
+            raise ApiError(429, f"rate limit of {self.options.rate_limit} requests per minute "
+                                f"exceeded; retry in {limited} s",
+                           pointer="/headers/Authorization", headers=headers)
+        if parts[0] == "hooks":
+            return self._hooks(req, principal, parts[1:])
+        collection = COLLECTIONS.get(parts[0])
+        if collection is None:
+            raise ApiError(404, f"unknown collection {parts[0]!r}", pointer=req.path)
+        if req.method != "GET":
+            raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
+                           headers={"allow": "GET"})
+        _require_scope(principal, collection.scope, req.path)
+        if len(parts) == 1:
+            return 200, self._list(req, collection), {}
+        if len(parts) == 2 and collection.single:
+            return 200, self._single(req, collection, parts[1]), {}
+        raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+
+    def _oauth(self, req: Request, action: str) -> tuple[int, bytes, dict]:
+        if req.method != "POST":
+            raise ApiError(405, f"use POST for {req.path}", pointer=req.path,
+                           headers={"allow": "POST"})
+        no_store = {"cache-control": "no-store"}
+        if action == "token":
+            limited = self.limiter.check("token:" + req.headers.get("x-forwarded-for", "local"))
+            if limited is not None:
+                headers = {"retry-after": str(limited)} if self.options.retry_after else {}
+                raise ApiError(429, "rate limit exceeded on the token endpoint",
+                               pointer=req.path, headers=headers)
+            return 200, orjson.dumps(self.auth.token(req.form())), no_store
+        if action == "revoke":
+            principal = self.auth.authenticate(req.headers.get("authorization"))
+            self.auth.revoke(principal, req.form())
+            return 200, b"{}", no_store
+        raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+
+    def _context(self, fields: dict[str, set[str]] | None = None, in_list: bool = False):
+        return RenderContext(self.store, self.api_url, self.options.quirks, fields or {},
+                             in_list)
+
+    def _list(self, req: Request, collection: Collection) -> bytes:
+        opts = self.options
+        params = parse_params(req.query, default_size=opts.page_size_default,
+                              max_size=opts.page_size_max, page_size_allowed=collection.page_size,
+                              allow_sort=True)
+        check_fields(params, {collection.type})
+        store = self.store
+        page = run_list(store, collection, params, store.tables["sites"].n)
+        data = render(self._context(params.fields, in_list=True), collection.type, page.rows)
+        if opts.quirks:
+            links = page_links(QUIRK_HOST, collection.path, params, page)
+            meta = {"total": page.total}
+        else:
+            links = page_links(self.api_url, collection.path, params, page)
+            meta = page_meta(collection.meta, page, len(page.rows))
+        return orjson.dumps({"data": data, "links": links, "meta": meta})
+
+    def _single(self, req: Request, collection: Collection, id_text: str) -> bytes:
+        store = self.store
+        params = parse_params(req.query, default_size=1, max_size=1, allow_sort=False,
+                              allow_include=True, allow_page=False)
+        check_includes(params, collection.includes)
+        check_fields(params, included_types(collection.type, params.include))
+        extra_filters = set(params.filters) - ({"site_id"} if collection.type == "forms" else set())
+        if extra_filters:
+            key = f"filter[{sorted(extra_filters)[0]}]"
+            raise ApiError(400, f"{key} is not accepted on a single read", parameter=key)
+        row = self._find(collection, id_text, params.filters.get("site_id"))
+        if (self.options.quirks and collection.type == "courses" and "lessons.media"
+                in params.include and len(params.include) > 1
+                and len(store.fk_children("lessons", "course", row)) > LARGE_COURSE_LESSONS):
+            raise ApiError(500, "Internal Server Error", title="Internal Server Error")
+        ctx = self._context(params.fields)
+        resource = render(ctx, collection.type, np.asarray([row]))[0]
+        doc: dict = {"data": resource, "links": {"self": f"{self.api_url}/{req.path[4:]}"}}
+        if params.include:
+            included = []
+            for type_name, rows in resolve_includes(store, collection.type, row, params.include):
+                included.extend(render(ctx, type_name, rows))
+            if self.options.quirks and collection.type == "courses":
+                resource["included"] = included
+            else:
+                doc["included"] = included
+        return orjson.dumps(doc)
+
+    def _find(self, collection: Collection, id_text: str, site_id: str | None) -> int:
+        store = self.store
+        table = store.tables[collection.type]
+        if collection.type == "forms" and id_text == "default":
+            defaults = np.flatnonzero(table.cols["default"])
+            if site_id is not None:
+                site = store.tables["sites"].row_of(site_id)
+                defaults = defaults[table.cols["site"][defaults] == (NULL if site is None
+                                                                     else site)]
+            if not len(defaults):
+                raise ApiError(404, "no default form", pointer="/v1/forms/default")
+            return int(defaults[0])
+        row = table.row_of(id_text)
+        if row is not None and collection.listed is not None and not collection.listed(store)[row]:
+            row = None
+        if row is None:
+            raise ApiError(404, f"{collection.path} {id_text!r} not found",
+                           pointer=f"/v1/{collection.path}/{id_text}", title="Not Found")
+        return row
+
+    def _hooks(self, req: Request, principal: Principal, rest: list[str]) -> tuple[int, bytes, dict]:
+        store = self.store
+        if len(rest) == 1 and rest[0].endswith("_sample"):
+            if req.method != "GET":
+                raise ApiError(405, "use GET for sample payloads", pointer=req.path)
+            event = rest[0][: -len("_sample")]
+            return 200, orjson.dumps(webhooks.sample(store, event, self._context())), {}
+        if not rest:
+            if req.method == "POST":
+                doc = webhooks.create_hook(store, principal, req, self._context())
+                return 201, orjson.dumps(doc), {}
+            if req.method == "GET":
+                return 200, self._list(req, COLLECTIONS["hooks"]), {}
+            raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path)
+        if len(rest) == 1:
+            if req.method == "GET":
+                return 200, self._single(req, COLLECTIONS["hooks"], rest[0]), {}
+            if req.method == "DELETE":
+                row = self._find(COLLECTIONS["hooks"], rest[0], None)
+                webhooks.delete_hook(store, row)
+                return 204, b"", {}
+            raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path)
+        raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+
+    async def _sandbox_route(self, req: Request, rest: list[str]) -> tuple[int, bytes, dict]:
+        if rest == ["activity"] and req.method == "POST":
+            count, advance = 1, 0
+            if req.body.strip():
+                try:
+                    body = orjson.loads(req.body)
+                except orjson.JSONDecodeError:
+                    raise ApiError(400, "body must be JSON like {\"count\": 10}",
+                                   pointer="/") from None
+                if not isinstance(body, dict):
+                    raise ApiError(422, "body must be a JSON object", pointer="/")
+                count = body.get("count", 1)
+                advance = body.get("advance_seconds", 0)
+                for name, value, top in (("count", count, 100_000),
+                                         ("advance_seconds", advance, 10 * 365 * 86400)):
+                    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+                        raise ApiError(422, f"{name} must be an integer between 0 and {top}",
+                                       pointer=f"/{name}")
+            return 200, orjson.dumps(await self.run_activity(count, advance)), {}
+        if rest == ["health"]:
+            return 200, orjson.dumps({"status": "ok", "now": http_date(self.store.now),
+                                      "records": self.store.total_records()}), {}
+        if rest == ["deliveries"]:
+            return 200, orjson.dumps(self.dispatcher.log), {}
+        raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+
+    async def run_activity(self, count: int, advance_seconds: int = 0) -> dict:
+        summary, events = self.activity.run(count, advance_seconds)
+        sent = webhooks.deliveries(self.store, events, self._context())
+        firsts = [self.dispatcher.submit(target, body, event, resource_id)
+                  for target, body, event, resource_id in sent]
+        if firsts:  # answer once every delivery had its first attempt (retries go on after)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*(f.wait() for f in firsts)),
+                                       self.dispatcher.timeout + 1)
+        summary["deliveries"] = len(sent)
+        return summary
+
+
+def _require_scope(principal: Principal, scope: str | None, path: str) -> None:
+    if scope and scope not in principal.scopes:
+        raise ApiError(403, f"this token lacks the scope {scope} needed for {path}",
+                       pointer="/headers/Authorization", title="Forbidden")
+
+
+def _reset(send) -> None:
+    """Abort the TCP connection with RST (SO_LINGER 0); uvicorn exposes the transport on the
+    bound `send` method of its request cycle."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is None:
+        raise ConnectionResetError("injected fault: connection reset")
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()

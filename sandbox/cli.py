@@ -1,0 +1,93 @@
+"""`creator-sync sandbox`: serve the emulator until interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+import click
+
+from sandbox.dataset import SCALES
+from sandbox.options import DEFAULT_NOW, Options
+
+DEFAULT_PORT = 8765
+
+
+def _watch_parent(pid: int, stop: threading.Event) -> None:
+    """Exit when the process that started us is gone (tests and benchmarks)."""
+    while not stop.wait(1.0):
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            stop.set()
+
+
+@click.command("sandbox")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
+@click.option("--port", default=DEFAULT_PORT, show_default=True, type=int,
+              help="Port (0 picks a free one).")
+@click.option("--seed", default=42, show_default=True, type=int,
+              help="Same seed, same data (byte for byte).")
+@click.option("--scale", default="demo", show_default=True, type=click.Choice(list(SCALES)),
+              help="tiny ~500 records, demo ~10k, small ~100k, medium ~1M, large ~10M.")
+@click.option("--sites", default=2, show_default=True, type=click.IntRange(1, 999))
+@click.option("--now", default=DEFAULT_NOW, show_default=True,
+              help="Sandbox clock (ISO 8601); data covers the 18 months before it.")
+@click.option("--token-ttl", default=7200, show_default=True, type=click.IntRange(1),
+              help="Access token lifetime, seconds.")
+@click.option("--refresh-token-ttl", default=30 * 86400, show_default=True,
+              type=click.IntRange(1), help="Refresh token lifetime, seconds.")
+@click.option("--page-size-default", default=25, show_default=True, type=click.IntRange(1))
+@click.option("--page-size-max", default=100, show_default=True, type=click.IntRange(1))
+@click.option("--rate-limit", default=0, show_default=True, type=click.IntRange(0),
+              help="Requests per minute per client (0: unlimited).")
+@click.option("--retry-after/--no-retry-after", default=True, show_default=True,
+              help="Send Retry-After with 429.")
+@click.option("--latency-ms", default=0, show_default=True, type=click.IntRange(0),
+              help="Delay added to every request.")
+@click.option("--fault-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Fraction of /v1 requests that fail (deterministic per seed).")
+@click.option("--fault-slow-seconds", default=15.0, show_default=True, type=float,
+              help="How long a 'slow' fault stalls before answering.")
+@click.option("--quirks/--no-quirks", default=False, show_default=True,
+              help="Behave like real platforms do (see README).")
+@click.option("--activity-interval", default=0.0, show_default=True, type=float,
+              help="Run activity every S seconds in the background (0: off).")
+@click.option("--activity-count", default=10, show_default=True, type=click.IntRange(1),
+              help="Events per background activity tick.")
+@click.option("--settlement-delay-days", default=2, show_default=True, type=click.IntRange(0),
+              help="Payout rule: days from a transaction to its funds being payable.")
+@click.option("--seconds-per-event", default=3600, show_default=True, type=click.IntRange(0),
+              help="How far each activity event moves the sandbox clock.")
+@click.option("--webhook-retries", default=3, show_default=True, type=click.IntRange(0))
+@click.option("--webhook-backoff", default=0.5, show_default=True, type=float,
+              help="First webhook retry delay, seconds (doubles each retry).")
+@click.option("--parent-pid", default=None, type=int, hidden=True)
+def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
+    """Serve a seeded emulator of the Creator Platform API on loopback."""
+    from sandbox.server import RunningServer, build_app
+
+    options = Options.from_kwargs(**kwargs)
+    try:
+        options.validate()
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    started = time.perf_counter()
+    app = build_app(options)
+    server = RunningServer(app, options.host, options.port).start()
+    click.echo(f"generated {app.store.total_records():,} records at scale {options.scale} in "
+               f"{time.perf_counter() - started:.1f} s", err=True)
+    print(f"sandbox ready at {server.base_url}", flush=True)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    if parent_pid:
+        threading.Thread(target=_watch_parent, args=(parent_pid, stop), daemon=True).start()
+    while not stop.wait(0.5):
+        if not server.thread.is_alive():
+            break
+    server.stop()
+    sys.exit(0)

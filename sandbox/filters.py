@@ -1,0 +1,394 @@
+"""Filter builders: each returns `fn(store, value, parameter) -> bool mask over the table`.
+
+Attribute filters (`<attribute>_<suffix>`) are generated from the schema; the contact/customer
+lifecycle, tag, offer, form and revenue filters are written once with the subject (contacts or
+customers) as a parameter.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+
+from sandbox.dataset import DAY, Store
+from sandbox.errors import bad_param
+from sandbox.schema import ATTR_INDEX, ENUM, MONEY, NINT, TIME, site_of
+from sandbox.store import NULL
+
+Filter = Callable[[Store, str, str], np.ndarray]
+NULL_INT = np.iinfo(np.int64).min
+TEXT_SUFFIXES = {"cont", "not_cont", "start", "end"}
+
+
+# ---- value parsing ---------------------------------------------------------------------------
+
+def parse_bool(value: str, parameter: str) -> bool:
+    if value.lower() in ("true", "1"):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise bad_param(parameter, f"{parameter} must be true or false, got {value!r}")
+
+
+def parse_int(value: str, parameter: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise bad_param(parameter, f"{parameter} must be an integer, got {value!r}") from None
+
+
+def parse_time(value: str, parameter: str, end_of_day: bool = False) -> int:
+    """ISO 8601 date or date-time (naive means UTC) -> epoch seconds."""
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            day = dt.date.fromisoformat(text)
+            moment = dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC)
+            return int(moment.timestamp()) + (DAY - 1 if end_of_day else 0)
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise bad_param(parameter, f"{parameter} must be an ISO 8601 date or date-time, "
+                                   f"got {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return int(moment.timestamp())
+
+
+def parse_cents(value: str, parameter: str) -> int:
+    try:
+        amount = Decimal(value)
+    except InvalidOperation:
+        raise bad_param(parameter, f"{parameter} must be a decimal amount, got {value!r}") from None
+    if not amount.is_finite():
+        raise bad_param(parameter, f"{parameter} must be a finite amount, got {value!r}")
+    return int((amount * 100).to_integral_value())
+
+
+def parse_id(store: Store, type_name: str, value: str, parameter: str) -> int:
+    """Row of an id filter value; -1 when well-formed but unknown (matches nothing)."""
+    if not value.isdigit():
+        raise bad_param(parameter, f"{parameter} must be a {type_name} id (digits), got {value!r}")
+    row = store.tables[type_name].row_of(value)
+    return NULL if row is None else row
+
+
+# ---- comparable columns ----------------------------------------------------------------------
+
+def numeric(store: Store, type_name: str, attr_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(values, null mask) of a numeric/time attribute."""
+    attr = ATTR_INDEX[type_name][attr_name]
+    values = store.tables[type_name].column(attr.column)
+    if attr.kind == TIME:
+        return values, values == NULL
+    if attr.kind == NINT:
+        return values, values == NULL_INT
+    if values.dtype == object:
+        nulls = np.asarray([v is None for v in values.tolist()], dtype=bool)
+        return np.where(nulls, 0, values).astype(np.int64), nulls
+    return values, np.zeros(len(values), dtype=bool)
+
+
+def texts(store: Store, type_name: str, attr_name: str, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(unicode array, null mask) of an attribute's text, cached per table version."""
+    table = store.tables[type_name]
+    attr = ATTR_INDEX[type_name][attr_name]
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        raw = table.column(attr.column)
+        if attr.kind == ENUM:
+            labels = np.asarray([*list(attr.labels), ""], dtype=object)
+            codes = raw.astype(np.int64)
+            nulls = codes < 0
+            vals = labels[np.where(nulls, len(attr.labels), codes)].tolist()
+        elif attr.kind == TIME:
+            from sandbox.render import iso
+
+            nulls = raw == NULL
+            vals = ["" if v == NULL else iso(v) for v in raw.tolist()]
+        elif attr.kind == MONEY:
+            from sandbox.virtuals import cents_text
+
+            nulls = np.zeros(len(raw), bool)
+            vals = [cents_text(v) for v in raw.tolist()]
+        else:
+            vals = raw.tolist()
+            nulls = np.asarray([v is None for v in vals], dtype=bool)
+            vals = ["" if v is None else str(v) for v in vals]
+        if lower:
+            vals = [v.lower() for v in vals]
+        return np.asarray(vals, dtype=np.str_) if vals else np.empty(0, np.str_), nulls
+
+    return table.cached(("text", attr_name, lower), build)  # type: ignore[return-value]
+
+
+def text_match(arr: np.ndarray, op: str, needle: str) -> np.ndarray:
+    if op in ("cont", "not_cont"):
+        hit = np.strings.find(arr, needle) >= 0
+        return hit if op == "cont" else ~hit
+    if op == "start":
+        return np.strings.startswith(arr, needle)
+    if op == "end":
+        return np.strings.endswith(arr, needle)
+    raise ValueError(op)
+
+
+def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
+    """`filter[<attribute>_<suffix>]` with ransack meanings; text matching ignores case."""
+    attr = ATTR_INDEX[type_name][attr_name]
+    is_text = attr.kind not in (TIME, NINT) and not _is_numeric(attr)
+
+    def run(store: Store, value: str, parameter: str) -> np.ndarray:
+        if suffix in TEXT_SUFFIXES:
+            arr, nulls = texts(store, type_name, attr_name, lower=True)
+            return text_match(arr, suffix, value.lower()) & (~nulls if suffix != "not_cont"
+                                                             else np.ones(len(arr), bool))
+        if suffix == "null":
+            want = parse_bool(value, parameter)
+            nulls = (numeric(store, type_name, attr_name)[1] if not is_text
+                     else texts(store, type_name, attr_name, lower=False)[1])
+            return nulls if want else ~nulls
+        if is_text:
+            arr, nulls = texts(store, type_name, attr_name, lower=False)
+            if suffix == "in":
+                return np.isin(arr, [v for v in value.split(",") if v]) & ~nulls
+            return _compare(arr, suffix, value) & ~nulls
+        vals, nulls = numeric(store, type_name, attr_name)
+        if suffix == "in":
+            wanted = [_parse_number(attr, v, parameter) for v in value.split(",") if v]
+            return np.isin(vals, wanted) & ~nulls
+        return _compare(vals, suffix, _parse_number(attr, value, parameter)) & ~nulls
+
+    return run
+
+
+def _is_numeric(attr) -> bool:
+    from sandbox.schema import DECIMAL, VALUE
+
+    if attr.kind in (TIME, NINT, DECIMAL):
+        return True
+    if attr.kind == VALUE:
+        return attr.column in NUMERIC_COLUMNS
+    return False
+
+
+NUMERIC_COLUMNS = {
+    "amount_in_cents", "quantity", "number", "total", "subtotal", "tax", "discount",
+    "price_in_cents", "sales_tax_in_cents", "sign_in_count", "members", "position", "duration",
+    "opt_in", "required", "payments_made",
+}
+
+
+def _parse_number(attr, value: str, parameter: str) -> int | float | bool:
+    if attr.kind == TIME:
+        return parse_time(value, parameter)
+    if attr.column in ("opt_in", "required"):
+        return parse_bool(value, parameter)
+    if attr.column == "duration":
+        try:
+            return float(value)
+        except ValueError:
+            raise bad_param(parameter, f"{parameter} must be a number, got {value!r}") from None
+    return parse_int(value, parameter)
+
+
+def _compare(vals: np.ndarray, suffix: str, target) -> np.ndarray:
+    if suffix == "eq":
+        return vals == target
+    if suffix == "not_eq":
+        return vals != target
+    if suffix == "gt":
+        return vals > target
+    if suffix in ("gte", "gteq"):
+        return vals >= target
+    if suffix == "lt":
+        return vals < target
+    if suffix in ("lte", "lteq"):
+        return vals <= target
+    raise ValueError(suffix)
+
+
+def attribute_filters(type_name: str, attrs: tuple[str, ...],
+                      suffixes: tuple[str, ...]) -> dict[str, Filter]:
+    return {f"{a}_{s}": attribute_filter(type_name, a, s) for a in attrs for s in suffixes}
+
+
+# ---- site and reference filters --------------------------------------------------------------
+
+def site_filter(type_name: str) -> Filter:
+    def run(store: Store, value: str, parameter: str) -> np.ndarray:
+        site = parse_id(store, "sites", value, parameter)
+        return site_of(store, type_name) == site
+
+    return run
+
+
+def ref_filter(type_name: str, column: str, target: str) -> Filter:
+    def run(store: Store, value: str, parameter: str) -> np.ndarray:
+        row = parse_id(store, target, value, parameter)
+        return store.tables[type_name].cols[column] == row
+
+    return run
+
+
+def bool_column_filter(type_name: str, predicate: Callable[[Store], np.ndarray]) -> Filter:
+    def run(store: Store, value: str, parameter: str) -> np.ndarray:
+        mask = predicate(store)
+        return mask if parse_bool(value, parameter) else ~mask
+
+    return run
+
+
+def date_range_filter(type_name: str, column: str, end: bool) -> Filter:
+    """start_date / end_date: inclusive; a bare date as end means the whole day."""
+
+    def run(store: Store, value: str, parameter: str) -> np.ndarray:
+        bound = parse_time(value, parameter, end_of_day=end)
+        vals = store.tables[type_name].cols[column]
+        return vals <= bound if end else vals >= bound
+
+    return run
+
+
+# ---- contacts and customers (spec 4.3) -------------------------------------------------------
+
+def person_filters(subject: str) -> dict[str, Filter]:
+    """The 4.3 filters for `contacts` or `customers` (same names, subject-relative)."""
+
+    def contact_rows(store: Store) -> np.ndarray:
+        if subject == "contacts":
+            return np.arange(store.tables["contacts"].n)
+        return store.tables["customers"].cols["contact"]
+
+    def customer_rows(store: Store) -> np.ndarray:
+        if subject == "customers":
+            return np.arange(store.tables["customers"].n)
+        return store.tables["contacts"].cols["customer"]
+
+    def on_contacts(mask_fn: Callable[[Store], np.ndarray]) -> Callable[[Store], np.ndarray]:
+        return lambda store: mask_fn(store)[contact_rows(store)]
+
+    def on_customers(mask_fn: Callable[[Store], np.ndarray]) -> Callable[[Store], np.ndarray]:
+        def run(store: Store) -> np.ndarray:
+            rows = customer_rows(store)
+            full = mask_fn(store)
+            return np.where(rows >= 0, full[np.maximum(rows, 0)], False) if len(full) else \
+                np.zeros(len(rows), bool)
+        return run
+
+    def days(value: str, parameter: str) -> int:
+        n = parse_int(value, parameter)
+        if n < 0:
+            raise bad_param(parameter, f"{parameter} must be a number of days >= 0, got {value!r}")
+        return n
+
+    def created_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
+        since = store.now - days(value, parameter) * DAY
+        return store.tables[subject].cols["created_at"] >= since
+
+    def not_created_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
+        return ~created_in_last(store, value, parameter)
+
+    def active_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
+        since = store.now - days(value, parameter) * DAY
+        last = store.tables["customers"].cols["last_request_at"]
+        return on_customers(lambda s: (last != NULL) & (last >= since))(store)
+
+    def inactive_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
+        return ~active_in_last(store, value, parameter)
+
+    def search(store: Store, value: str, parameter: str) -> np.ndarray:
+        needle = value.strip().lower()
+        names, _ = texts(store, "contacts", "name", lower=True)
+        emails, _ = texts(store, "contacts", "email", lower=True)
+        hit = (np.strings.find(names, needle) >= 0) | (np.strings.find(emails, needle) >= 0)
+        return hit[contact_rows(store)]
+
+    def linked(link_name: str, target: str, on: str, negate: bool = False) -> Filter:
+        def run(store: Store, value: str, parameter: str) -> np.ndarray:
+            row = parse_id(store, target, value, parameter)
+            n = store.tables["contacts" if on == "contacts" else "customers"].n
+            mask = store.link(link_name).has_child_mask(n, row) if row != NULL else \
+                np.zeros(n, bool)
+            mapped = (on_contacts if on == "contacts" else on_customers)(lambda s: mask)(store)
+            return ~mapped if negate else mapped
+        return run
+
+    def all_tags(store: Store, value: str, parameter: str) -> np.ndarray:
+        ids = [v for v in value.split(",") if v]
+        if not ids:
+            raise bad_param(parameter, f"{parameter} needs a comma-separated list of tag ids")
+        n = store.tables["contacts"].n
+        mask = np.ones(n, bool)
+        for tag_id in ids:
+            row = parse_id(store, "contact_tags", tag_id, parameter)
+            mask &= store.link("contacts.tags").has_child_mask(n, row) if row != NULL else False
+        return on_contacts(lambda s: mask)(store)
+
+    def submitted(negate: bool) -> Filter:
+        def run(store: Store, value: str, parameter: str) -> np.ndarray:
+            form = parse_id(store, "forms", value, parameter)
+            subs = store.tables["form_submissions"]
+            n = store.tables["contacts"].n
+            mask = np.zeros(n, bool)
+            mask[subs.cols["contact"][subs.cols["form"] == form]] = True
+            mapped = on_contacts(lambda s: mask)(store)
+            return ~mapped if negate else mapped
+        return run
+
+    def coupon(store: Store, value: str, parameter: str) -> np.ndarray:
+        want = parse_bool(value, parameter)
+        pur = store.tables["purchases"]
+        mask = np.zeros(store.tables["customers"].n, bool)
+        mask[pur.cols["customer"][pur.cols["coupon"] >= 0]] = True
+        got = on_customers(lambda s: mask)(store)
+        return got if want else ~got
+
+    def revenue(op: str) -> Filter:
+        def run(store: Store, value: str, parameter: str) -> np.ndarray:
+            cents = parse_cents(value, parameter)
+            rev = store.tables["customers"].cols["net_revenue_cents"]
+            full = _compare(rev, op, cents)
+            return on_customers(lambda s: full)(store)
+        return run
+
+    def subscribed(store: Store, value: str, parameter: str) -> np.ndarray:
+        mask = store.tables["contacts"].cols["subscribed"]
+        got = on_contacts(lambda s: mask)(store)
+        return got if parse_bool(value, parameter) else ~got
+
+    def contact_text(attr: str) -> Filter:
+        def run(store: Store, value: str, parameter: str) -> np.ndarray:
+            arr, nulls = texts(store, "contacts", attr, lower=True)
+            return (text_match(arr, "cont", value.lower()) & ~nulls)[contact_rows(store)]
+        return run
+
+    filters: dict[str, Filter] = {
+        "site_id": site_filter(subject),
+        "search": search,
+        "created_in_last": created_in_last,
+        "not_created_in_last": not_created_in_last,
+        "active_in_last": active_in_last,
+        "inactive_in_last": inactive_in_last,
+        "has_offer_id": linked("customers.offers", "offers", "customers"),
+        "without_offer_id": linked("customers.offers", "offers", "customers", negate=True),
+        "used_coupon_code": coupon,
+        "has_tag_id": linked("contacts.tags", "contact_tags", "contacts"),
+        "with_all_tag_ids": all_tags,
+        "without_tag_id": linked("contacts.tags", "contact_tags", "contacts", negate=True),
+        "submitted_form_id": submitted(False),
+        "not_submitted_form_id": submitted(True),
+        "net_revenue_eq": revenue("eq"),
+        "net_revenue_gt": revenue("gt"),
+        "net_revenue_lt": revenue("lt"),
+        "subscribed": subscribed,
+    }
+    for attr in ("name", "email", "phone_number", "business_number", "address_line_1",
+                 "address_line_2", "address_city", "address_state", "address_country",
+                 "address_zip"):
+        filters[f"{attr}_cont"] = contact_text(attr)
+    if subject == "customers":
+        filters["has_product_id"] = linked("customers.products", "products", "customers")
+    return filters

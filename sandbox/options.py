@@ -1,0 +1,66 @@
+"""Sandbox options: one dataclass shared by the CLI, `run_sandbox` and the app."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, fields
+
+DEFAULT_NOW = "2026-03-01T12:00:00Z"
+
+
+@dataclass
+class Options:
+    host: str = "127.0.0.1"
+    port: int = 0
+    seed: int = 42
+    scale: str = "demo"
+    sites: int = 2
+    now: str | None = DEFAULT_NOW
+    token_ttl: int = 7200
+    refresh_token_ttl: int = 30 * 86400
+    page_size_default: int = 25
+    page_size_max: int = 100
+    rate_limit: int = 0  # requests per minute per client; 0 = unlimited
+    retry_after: bool = True
+    latency_ms: int = 0
+    fault_rate: float = 0.0
+    fault_slow_seconds: float = 15.0
+    quirks: bool = False
+    activity_interval: float = 0.0
+    activity_count: int = 10
+    settlement_delay_days: int = 2
+    webhook_retries: int = 3
+    webhook_backoff: float = 0.5
+    seconds_per_event: int = 3600  # how far the clock moves per activity event
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: object) -> Options:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise TypeError(f"unknown sandbox option(s): {', '.join(unknown)}")
+        return cls(**kwargs)  # type: ignore[arg-type]
+
+    def validate(self) -> None:
+        if self.page_size_default < 1 or self.page_size_max < self.page_size_default:
+            raise ValueError("need 1 <= page_size_default <= page_size_max")
+        if not 0.0 <= self.fault_rate <= 1.0:
+            raise ValueError(f"fault_rate must be between 0 and 1, got {self.fault_rate}")
+        if self.token_ttl < 1:
+            raise ValueError("token_ttl must be at least 1 second")
+        if self.settlement_delay_days < 0:
+            raise ValueError("settlement_delay_days must be >= 0")
+
+    def now_epoch(self) -> int:
+        return parse_now(self.now or DEFAULT_NOW)
+
+
+def parse_now(text: str) -> int:
+    """ISO 8601 instant -> epoch seconds; a naive value is UTC."""
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"--now must be an ISO 8601 instant, got {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return int(moment.timestamp())

@@ -1,0 +1,386 @@
+"""HTTP client for the Creator Platform API: pooled httpx, retries, rate limit, auth.
+
+Usable outside dlt (the webhooks CLI uses it for POST /v1/hooks):
+
+    with CreatorPlatformClient(base_url, client_id, Secret(secret)) as api:
+        doc = api.get("/contacts", params={"filter[site_id]": "1"}, resource="contacts")
+        api.post("/hooks", json={...}, resource="hooks")
+
+Every failure is a `CreatorPlatformError` subclass naming resource, URL (never a secret), status
+and the API's `detail`/`source.pointer`.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import json
+import logging
+import random
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import httpx
+import orjson
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from .auth import Secret, TokenManager
+from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
+from .ratelimit import RateLimiter
+from .stats import RunStats
+
+log = logging.getLogger("creator_sync.client")
+
+RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504, 520, 522, 524})
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+
+
+class _Retryable(Exception):
+    """Internal: a failure worth another attempt (kept message/status for the final error)."""
+
+    def __init__(self, problem: str, status: int | None = None, retry_after: float | None = None):
+        super().__init__(problem)
+        self.problem = problem
+        self.status = status
+        self.retry_after = retry_after
+
+
+def is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def api_root(base_url: str, *, insecure: bool = False) -> str:
+    """`https://host[/prefix]` -> `https://host[/prefix]/v1`; refuses plain http off loopback."""
+    url = base_url.strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"base URL must be http(s)://host..., got {safe_url(url)!r}")
+    if parts.scheme == "http" and not insecure and not is_loopback(parts.hostname):
+        raise ValueError(
+            f"refusing plain http:// to non-loopback host {parts.hostname!r} "
+            "(credentials would travel unencrypted); use https:// or pass --insecure"
+        )
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or HTTP date), capped at 120."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, min(seconds, 120.0))
+
+
+def _error_detail(body: bytes) -> tuple[str | None, str | None]:
+    """(detail, source.pointer) of the first JSON:API error, if the body has one."""
+    try:
+        doc = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        text = body[:200].decode("utf-8", "replace").strip()
+        return (text or None), None
+    errors = doc.get("errors") if isinstance(doc, dict) else None
+    if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+        first = errors[0]
+        source = first.get("source") if isinstance(first.get("source"), dict) else {}
+        detail = first.get("detail") or first.get("title")
+        return (str(detail) if detail else None), source.get("pointer")
+    if isinstance(doc, dict) and isinstance(doc.get("error"), str):
+        return doc["error"], None
+    return None, None
+
+
+class CreatorPlatformClient:
+    """One per run: a pooled, thread-safe client with retries, pacing and token management."""
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str,
+        client_secret: Secret | str,
+        *,
+        rate_limit: float | None = None,
+        concurrency: int = 4,
+        timeout: float = 30.0,
+        max_attempts: int = 8,
+        backoff_initial: float = 0.25,
+        backoff_max: float = 20.0,
+        insecure: bool = False,
+        verify: bool = True,
+        stats: RunStats | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        if not client_id:
+            raise ValueError("client_id is required (config sources.creator_platform.client_id)")
+        if not client_secret:
+            raise ValueError(
+                "client_secret is required (secrets.toml or SOURCES__CREATOR_PLATFORM__CLIENT_SECRET)"
+            )
+        self.api_url = api_root(base_url, insecure=insecure)
+        self.concurrency = max(1, int(concurrency))
+        self.max_attempts = max(1, int(max_attempts))
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.stats = stats or RunStats()
+        self.limiter = RateLimiter(rate_limit)
+        self._http = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            limits=httpx.Limits(
+                max_connections=self.concurrency + 4,
+                max_keepalive_connections=self.concurrency + 4,
+            ),
+            verify=verify,
+            transport=transport,
+            headers={"Accept": "application/vnd.api+json, application/json"},
+        )
+        self.tokens = TokenManager(self._post_form, client_id, Secret(client_secret))
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._server_date: datetime | None = None
+
+    def __repr__(self) -> str:
+        return f"CreatorPlatformClient(api_url={self.api_url!r})"
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> CreatorPlatformClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Revoke the session (also after a failure) and release connections and threads."""
+        try:
+            self.tokens.revoke()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            self._http.close()
+
+    @property
+    def pool(self) -> ThreadPoolExecutor:
+        """Shared worker pool: `concurrency` bounds the requests in flight across resources."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="cp-http")
+            return self._pool
+
+    @property
+    def server_now(self) -> datetime:
+        """The API's clock (HTTP `Date`), which relative filters must use; wall clock if unseen."""
+        return self._server_date or datetime.now(UTC)
+
+    # ------------------------------------------------------------------ public calls
+    def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """Absolute URL from the configured base (never from a link the server sent)."""
+        query = urlencode({k: v for k, v in (params or {}).items() if v is not None}, safe="[],:")
+        return f"{self.api_url}{path}" + (f"?{query}" if query else "")
+
+    def get(
+        self,
+        path: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        resource: str | None = None,
+        exact_decimals: bool = False,
+    ) -> Any:
+        return self.request("GET", self.url(path, params), resource=resource, exact_decimals=exact_decimals)
+
+    def post(self, path: str, json: Any, *, resource: str | None = None) -> Any:
+        body = orjson.dumps(json)
+        return self.request(
+            "POST",
+            self.url(path),
+            resource=resource,
+            content=body,
+            headers={"Content-Type": "application/vnd.api+json"},
+        )
+
+    def delete(self, path: str, *, resource: str | None = None) -> Any:
+        return self.request("DELETE", self.url(path), resource=resource, allow_empty=True)
+
+    # ------------------------------------------------------------------ core
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        resource: str | None = None,
+        content: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        exact_decimals: bool = False,
+        allow_empty: bool = False,
+        authenticated: bool = True,
+    ) -> Any:
+        """Send with retries; returns the parsed JSON body (None for an allowed empty body)."""
+
+        def attempt() -> Any:
+            token = self.tokens.access_token() if authenticated else None
+            hdrs = dict(headers or {})
+            if token is not None:
+                hdrs["Authorization"] = f"Bearer {token.reveal()}"
+            try:
+                return self._once(method, url, hdrs, content, exact_decimals, allow_empty, resource)
+            except _Unauthorized:
+                if token is not None:
+                    self.tokens.invalidate(token)
+                raise _Retryable("401 unauthorized (token expired or revoked)", 401) from None
+
+        return self._with_retries(attempt, method, url, resource)
+
+    def _post_form(self, path: str, form: dict[str, str], bearer: Secret | None) -> dict[str, Any]:
+        """Token endpoint call (used by TokenManager): form body, retried, never logged."""
+        url = self.url(path)
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        if bearer is not None:
+            headers["Authorization"] = f"Bearer {bearer.reveal()}"
+        content = urlencode(form).encode()
+
+        def attempt() -> Any:
+            try:
+                return self._once("POST", url, headers, content, False, True, "oauth")
+            except _Unauthorized as exc:
+                raise AuthError(
+                    "the token endpoint refused the credentials",
+                    resource="oauth", url=url, status=exc.status, detail=exc.detail,
+                ) from None
+            except ApiError as exc:
+                raise AuthError(
+                    "the token endpoint refused the request",
+                    resource="oauth", url=url, status=exc.status, detail=exc.detail,
+                    pointer=exc.pointer,
+                ) from None
+
+        return self._with_retries(attempt, "POST", url, "oauth") or {}
+
+    def _with_retries(self, attempt: Any, method: str, url: str, resource: str | None) -> Any:
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            base = min(self.backoff_max, self.backoff_initial * 2 ** (state.attempt_number - 1))
+            delay = random.uniform(base / 2, base)  # exponential backoff with jitter
+            if isinstance(exc, _Retryable) and exc.status == 401:
+                delay = 0.0  # a fresh token is already there
+            if isinstance(exc, _Retryable) and exc.retry_after is not None:
+                delay = max(delay, exc.retry_after)
+            if isinstance(exc, _Retryable) and exc.status == 429:
+                self.limiter.penalise(delay)
+            return delay
+
+        def before_sleep(state: RetryCallState) -> None:
+            self.stats.add("retries")
+            exc = state.outcome.exception() if state.outcome else None
+            log.debug("retrying %s %s after: %s", method, safe_url(url), exc)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts),
+            wait=wait,
+            retry=retry_if_exception_type(_Retryable),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        try:
+            return retrying(attempt)
+        except _Retryable as exc:
+            kind = ApiError if exc.status else BadResponseError
+            if exc.status == 401:
+                kind = AuthError
+            raise kind(
+                f"giving up after {self.max_attempts} attempts; last problem: {exc.problem}",
+                resource=resource, url=url, status=exc.status,
+            ) from None
+
+    def _once(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        exact_decimals: bool,
+        allow_empty: bool,
+        resource: str | None,
+    ) -> Any:
+        self.limiter.acquire()
+        self.stats.add("requests")
+        try:
+            response = self._http.request(method, url, headers=headers, content=content)
+            body = response.content
+        except httpx.TimeoutException:
+            raise _Retryable("timeout") from None
+        except httpx.TransportError as exc:  # resets, refused, truncated bodies
+            raise _Retryable(f"connection problem ({type(exc).__name__})") from None
+        self.stats.add("bytes", len(body))
+        self._note_date(response.headers.get("date"))
+        status = response.status_code
+        if status == 429:
+            self.stats.add("throttled")
+        if status in RETRY_STATUSES:
+            raise _Retryable(
+                f"HTTP {status}", status, parse_retry_after(response.headers.get("retry-after"))
+            )
+        if status == 401:
+            detail, _ = _error_detail(body)
+            raise _Unauthorized(status, detail)
+        if status >= 400:
+            detail, pointer = _error_detail(body)
+            raise ApiError(
+                f"{method} failed with HTTP {status}",
+                resource=resource, url=url, status=status, detail=detail, pointer=pointer,
+            )
+        if not body.strip():
+            if allow_empty:
+                return None
+            raise _Retryable(f"empty body with HTTP {status}", None)
+        try:
+            if exact_decimals:
+                return json.loads(body, parse_float=Decimal)
+            return orjson.loads(body)
+        except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError):
+            ctype = response.headers.get("content-type", "?")
+            raise _Retryable(
+                f"HTTP {status} body is not valid JSON (content-type {ctype}, {len(body)} bytes)"
+            ) from None
+
+    def _note_date(self, value: str | None) -> None:
+        if not value:
+            return
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        self._server_date = when.astimezone(UTC)
+
+
+class _Unauthorized(Exception):
+    def __init__(self, status: int, detail: str | None) -> None:
+        super().__init__(status)
+        self.status = status
+        self.detail = detail
+
+
+__all__ = [
+    "CreatorPlatformClient",
+    "CreatorPlatformError",
+    "Secret",
+    "api_root",
+    "is_loopback",
+]

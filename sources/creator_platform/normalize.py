@@ -1,0 +1,463 @@
+"""JSON:API documents -> typed relational rows and arrow tables (docs/architecture.md).
+
+Pure functions with no I/O, so the pull sync and the webhook loader write identical rows:
+
+    rows = normalize_resources(doc["data"] + doc.get("included", []), site_id=..., extracted_at=...)
+    tables = rows_to_arrow(rows)            # table name -> pyarrow.Table with declared types
+    hints = table_hints("contacts")         # dlt hints: primary/merge key, disposition, columns
+
+Link tables: a parent whose to-many relationship carries an *empty* `data` list gets one marker
+row whose child column is `LINK_MARKER` (""), so that a merge on the parent column still deletes
+the parent's old links; the loader deletes marker rows after the load (`link_marker_cleanup_sql`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal
+
+import orjson
+import pyarrow as pa
+
+from .errors import NormalizationError
+from .settings import (
+    DECIMAL_PRECISION,
+    PII_COLUMNS,
+    ColumnType,
+    column_type,
+    link_table,
+    type_info,
+)
+
+PiiMode = Literal["hash", "drop"] | None
+LINK_MARKER = ""
+META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", "_extracted_at": "timestamp"}
+_QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
+_MAX_DECIMAL = Decimal(10) ** (DECIMAL_PRECISION[0] - DECIMAL_PRECISION[1])
+_INT_RE = re.compile(r"^[+-]?\d+$")
+
+
+# ------------------------------------------------------------------ context for errors
+class _Where:
+    """Error location (resource, URL) threaded through conversions without globals."""
+
+    __slots__ = ("resource", "url")
+
+    def __init__(self, resource: str | None, url: str | None) -> None:
+        self.resource = resource
+        self.url = url
+
+    def fail(self, message: str, record_id: str | None, field: str | None) -> NormalizationError:
+        return NormalizationError(
+            message, resource=self.resource, url=self.url, record_id=record_id, field=field
+        )
+
+
+# ------------------------------------------------------------------ value conversion
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO 8601 with any offset (or `Z`, or a bare date) -> aware UTC datetime."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        dt = datetime.fromisoformat(value.strip())
+    else:
+        raise ValueError(f"expected an ISO 8601 string, got {type(value).__name__}")
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def to_decimal(value: Any) -> Decimal | None:
+    """Exact major-unit amount. Floats go through their shortest repr, never binary arithmetic."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    if isinstance(value, Decimal):
+        dec = value
+    elif isinstance(value, int):
+        dec = Decimal(value)
+    elif isinstance(value, float):
+        dec = Decimal(repr(value))
+    elif isinstance(value, str):
+        dec = Decimal(value.strip())
+    else:
+        raise ValueError(f"expected a decimal number, got {type(value).__name__}")
+    if not dec.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    if abs(dec) >= _MAX_DECIMAL:
+        raise ValueError(f"number too large for DECIMAL{DECIMAL_PRECISION}: {value!r}")
+    quantized = dec.quantize(_QUANT)
+    if quantized != dec:
+        raise ValueError(f"more than {DECIMAL_PRECISION[1]} decimal places: {value!r}")
+    return quantized
+
+
+def to_bigint(value: Any) -> int | None:
+    """Integers only: an integral float or a string of digits is accepted, 12.5 is refused."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    if isinstance(value, int):
+        result = value
+    elif (isinstance(value, float) and value.is_integer()) or (isinstance(value, Decimal) and value == value.to_integral_value()):
+        result = int(value)
+    elif isinstance(value, str) and _INT_RE.match(value.strip()):
+        result = int(value.strip())
+    else:
+        raise ValueError(f"expected an integer, got {value!r}")
+    if not -(2**63) <= result < 2**63:
+        raise ValueError(f"integer out of BIGINT range: {value!r}")
+    return result
+
+
+def to_bool(value: Any) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise ValueError(f"expected a boolean, got {value!r}")
+
+
+def to_double(value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    if isinstance(value, int | float | Decimal):
+        return float(value)
+    if isinstance(value, str):
+        return float(value)
+    raise ValueError(f"expected a number, got {type(value).__name__}")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError
+
+
+def to_json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def to_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return to_json_text(value)
+    return str(value)
+
+
+CONVERTERS = {
+    "text": to_text,
+    "bigint": to_bigint,
+    "bool": to_bool,
+    "timestamp": parse_timestamp,
+    "decimal": to_decimal,
+    "double": to_double,
+    "json": to_json_text,
+}
+
+
+def _observed_type(name: str, value: Any) -> ColumnType:
+    """Type for an attribute the contract does not declare (schema drift)."""
+    declared = column_type(name)
+    if declared != "text":
+        return declared
+    if isinstance(value, dict | list):
+        return "json"
+    return "text"
+
+
+# ------------------------------------------------------------------ PII
+def _pii_normal(column: str, value: str) -> str:
+    if "phone" in column or "business_number" in column:
+        return "".join(ch for ch in value if ch.isdigit() or ch == "+")
+    return " ".join(value.split()).lower()
+
+
+def apply_pii(row: dict[str, Any], mode: PiiMode, salt: str) -> None:
+    """Hash (sha256 hex of salt + normalised value) or drop PII columns, in place."""
+    if mode is None:
+        return
+    for column in PII_COLUMNS.intersection(row):
+        if mode == "drop":
+            del row[column]
+            continue
+        value = row[column]
+        if value is not None:
+            digest = hashlib.sha256((salt + _pii_normal(column, str(value))).encode())
+            row[column] = digest.hexdigest()
+
+
+# ------------------------------------------------------------------ resources -> rows
+def _record_id(value: Any, where: _Where, jtype: Any) -> str:
+    if value is None or value == "" or isinstance(value, bool | dict | list):
+        raise where.fail(f"record of type {jtype!r} has no usable id ({value!r})", None, "id")
+    return str(value)
+
+
+def normalize_resource(
+    resource: Mapping[str, Any],
+    *,
+    site_id: str | None,
+    extracted_at: datetime,
+    links: dict[str, dict[tuple[str, str], dict[str, Any]]],
+    where: _Where,
+) -> tuple[str, dict[str, Any]]:
+    """One JSON:API resource object -> (table, row); appends its link rows to `links`."""
+    if not isinstance(resource, Mapping):
+        raise where.fail(f"expected a resource object, got {type(resource).__name__}", None, None)
+    jtype = resource.get("type")
+    if not isinstance(jtype, str) or not jtype:
+        rid = resource.get("id")
+        raise where.fail("resource has no `type`", None if rid is None else str(rid), "type")
+    info = type_info(jtype)
+    rid = _record_id(resource.get("id"), where, jtype)
+    row: dict[str, Any] = {"id": rid}
+
+    attributes = resource.get("attributes") or {}
+    if not isinstance(attributes, Mapping):
+        raise where.fail("`attributes` is not an object", rid, "attributes")
+    for name, value in attributes.items():
+        if name in ("id", "site_id", "_extracted_at", "_is_deleted"):
+            name = f"attr_{name}"  # never let an attribute overwrite our keys
+        kind = _observed_type(name, value)
+        try:
+            row[name] = CONVERTERS[kind](value)
+        except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
+            raise where.fail(f"bad {kind} value: {exc}", rid, name) from None
+    if info.table == "payouts" and isinstance(row.get("status"), str):
+        row["status"] = row["status"].lower()
+
+    relationships = resource.get("relationships") or {}
+    if not isinstance(relationships, Mapping):
+        raise where.fail("`relationships` is not an object", rid, "relationships")
+    row_site = site_id
+    to_many: list[tuple[str, list[Any]]] = []
+    for rel, body in relationships.items():
+        if not isinstance(body, Mapping) or "data" not in body:
+            continue  # links-only relationship: leave what we have alone
+        data = body["data"]
+        if isinstance(data, list):
+            to_many.append((rel, data))
+        elif data is None:
+            row[f"{rel}_id"] = None
+        elif isinstance(data, Mapping):
+            related = data.get("id")
+            row[f"{rel}_id"] = None if related is None else str(related)
+            if rel == "site" and related is not None:
+                row_site = str(related)
+        else:
+            raise where.fail("relationship `data` is neither object, list nor null", rid, rel)
+    if info.table == "sites":
+        row_site = rid
+    row["site_id"] = row_site
+    row["_extracted_at"] = extracted_at
+    if info.dimension:
+        row["_is_deleted"] = False
+
+    for rel, items in to_many:
+        child_type = next(
+            (i.get("type") for i in items if isinstance(i, Mapping) and i.get("type")), None
+        )
+        table, parent_col, child_col = link_table(info.table, rel, child_type)
+        bucket = links.setdefault(table, {})
+        # replace this parent's links seen earlier in the same batch
+        for key in [k for k in bucket if k[0] == rid]:
+            del bucket[key]
+        if not items:
+            bucket[(rid, LINK_MARKER)] = _link_row(parent_col, rid, child_col, LINK_MARKER, row_site, extracted_at)
+        for item in items:
+            if not isinstance(item, Mapping) or item.get("id") is None:
+                raise where.fail("to-many relationship item has no id", rid, rel)
+            child = str(item["id"])
+            bucket[(rid, child)] = _link_row(parent_col, rid, child_col, child, row_site, extracted_at)
+    return info.table, row
+
+
+def _link_row(
+    parent_col: str, parent: str, child_col: str, child: str, site: str | None, at: datetime
+) -> dict[str, Any]:
+    return {parent_col: parent, child_col: child, "site_id": site, "_extracted_at": at}
+
+
+def normalize_resources(
+    resources: Iterable[Mapping[str, Any]],
+    *,
+    site_id: str | None,
+    extracted_at: datetime | None = None,
+    pii: PiiMode = None,
+    pii_salt: str = "",
+    resource: str | None = None,
+    url: str | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Primary + included resource objects -> {table: rows}, incl. link tables.
+
+    Records are routed by `type`; a duplicate id within the batch keeps the last occurrence.
+    `resource`/`url` only label errors. Raises NormalizationError naming record id and field.
+    """
+    at = extracted_at or datetime.now(UTC)
+    where = _Where(resource, url)
+    tables: dict[str, dict[str, dict[str, Any]]] = {}
+    links: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+    for item in resources:
+        table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links, where=where)
+        apply_pii(row, pii, pii_salt)
+        tables.setdefault(table, {})[row["id"]] = row
+    out: dict[str, list[dict[str, Any]]] = {t: list(rows.values()) for t, rows in tables.items()}
+    for table, rows in links.items():
+        link_rows = list(rows.values())
+        for row in link_rows:
+            apply_pii(row, pii, pii_salt)
+        out[table] = link_rows
+    return out
+
+
+# ------------------------------------------------------------------ arrow + dlt hints
+def _arrow_type(kind: ColumnType) -> pa.DataType:
+    return {
+        "text": pa.string(),
+        "bigint": pa.int64(),
+        "bool": pa.bool_(),
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "decimal": pa.decimal128(*DECIMAL_PRECISION),
+        "double": pa.float64(),
+        "json": pa.string(),
+    }[kind]
+
+
+def _known_tables() -> dict[str, Any]:
+    from .settings import TYPES
+
+    return {info.table: info for info in TYPES.values()}
+
+
+def declared_columns(table: str, observed: Iterable[str] = ()) -> dict[str, ColumnType]:
+    """Column -> type for a table: contract columns first, then drifted ones, by name."""
+    cols: dict[str, ColumnType] = {}
+    if table in _known_tables():
+        info = _known_tables()[table]
+        cols["id"] = "text"
+        for attr in info.attributes:
+            cols[attr] = column_type(attr)
+        for rel in info.to_one:
+            cols[f"{rel}_id"] = "text"
+        cols.update(META_COLUMNS)
+        if info.dimension:
+            cols["_is_deleted"] = "bool"
+    for name in observed:
+        if name not in cols:
+            cols[name] = "bool" if name == "_is_deleted" else (
+                "text" if name.endswith("_id") or name == "id" else column_type(name)
+            )
+    return cols
+
+
+def rows_to_arrow(
+    rows_by_table: Mapping[str, list[dict[str, Any]]],
+    *,
+    pii: PiiMode = None,
+) -> dict[str, pa.Table]:
+    """Rows (as produced by `normalize_resources`) -> arrow tables with the declared types."""
+    out: dict[str, pa.Table] = {}
+    for table, rows in rows_by_table.items():
+        if not rows:
+            continue
+        observed: dict[str, None] = {}
+        for row in rows:
+            for key in row:
+                observed.setdefault(key, None)
+        cols = declared_columns(table, observed)
+        if pii == "drop":
+            cols = {c: t for c, t in cols.items() if c not in PII_COLUMNS}
+        keys = {"id"} if "id" in cols else set(link_columns(table, cols))
+        fields = [pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols.items()]
+        arrays = [pa.array([row.get(c) for row in rows], type=f.type) for c, f in zip(cols, fields, strict=True)]
+        out[table] = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    return out
+
+
+def table_hints(table: str, columns: Mapping[str, ColumnType] | None = None) -> dict[str, Any]:
+    """dlt hints (for `dlt.mark.make_hints`) for a resource or link table."""
+    cols = dict(columns) if columns is not None else declared_columns(table)
+    col_hints: dict[str, dict[str, Any]] = {}
+    for name, kind in cols.items():
+        hint: dict[str, Any] = {"data_type": _dlt_type(kind), "nullable": True}
+        if kind == "decimal":
+            hint["precision"], hint["scale"] = DECIMAL_PRECISION
+        if kind == "timestamp":
+            hint["timezone"] = True
+        col_hints[name] = hint
+    if "id" in cols:
+        col_hints["id"]["nullable"] = False
+        return {
+            "table_name": table,
+            "write_disposition": "merge",
+            "primary_key": "id",
+            "columns": col_hints,
+        }
+    parent_col, child_col = link_columns(table, cols)
+    for c in (parent_col, child_col):
+        col_hints.setdefault(c, {"data_type": "text"})["nullable"] = False
+    return {
+        "table_name": table,
+        "write_disposition": "merge",
+        "primary_key": [parent_col, child_col],
+        "merge_key": parent_col,
+        "columns": col_hints,
+    }
+
+
+def link_columns(table: str, columns: Iterable[str]) -> tuple[str, str]:
+    """(parent column, child column) of a link table: the first two `*_id` besides site_id."""
+    ids = [c for c in columns if c.endswith("_id") and c != "site_id" and not c.startswith("_")]
+    if len(ids) < 2:
+        raise ValueError(f"{table} does not look like a link table: {list(columns)}")
+    return ids[0], ids[1]
+
+
+def link_marker_cleanup_sql(table: str, child_column: str, qualified_table: str) -> str:
+    """SQL that removes marker rows of an empty to-many relationship after a load."""
+    return f"DELETE FROM {qualified_table} WHERE {child_column} = '{LINK_MARKER}'"
+
+
+def _dlt_type(kind: ColumnType) -> str:
+    return {
+        "text": "text",
+        "bigint": "bigint",
+        "bool": "bool",
+        "timestamp": "timestamp",
+        "decimal": "decimal",
+        "double": "double",
+        "json": "json",
+    }[kind]
+
+
+def is_link_table(columns: Iterable[str], table: str | None = None) -> bool:
+    """Link tables have no `id` column (and are named `<resource table>_<relationship>`)."""
+    if "id" in set(columns):
+        return False
+    return table is None or any(table.startswith(f"{t}_") for t in _known_tables())

@@ -1,0 +1,163 @@
+"""Page iteration: all meta shapes, concurrent fetch with ordered yield, never-ending guards.
+
+URLs are always built from the configured base URL; `links.next` is never followed (a quirky
+server points it at another host).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from .client import CreatorPlatformClient
+from .errors import BadResponseError, PaginationError
+from .settings import Resource
+
+DEFAULT_MAX_PAGES = 100_000
+
+
+@dataclass(frozen=True)
+class Page:
+    number: int
+    url: str
+    doc: dict[str, Any]
+
+    @property
+    def data(self) -> list[Any]:
+        return self.doc["data"]
+
+    @property
+    def included(self) -> list[Any]:
+        inc = self.doc.get("included")
+        return inc if isinstance(inc, list) else []
+
+
+def total_pages(meta: Any, *, page_size: int | None, first_page_len: int) -> int | None:
+    """Pages announced by any of the three meta shapes, or by the `{"total": N}` quirk."""
+    if not isinstance(meta, Mapping):
+        return None
+    value = meta.get("total_pages")
+    if _is_count(value):
+        return int(value)
+    pagination = meta.get("pagination")
+    if isinstance(pagination, Mapping) and _is_count(pagination.get("last")):
+        return int(pagination["last"])
+    count = meta.get("total_count", meta.get("total"))
+    if isinstance(pagination, Mapping) and not _is_count(count):
+        count = pagination.get("records")
+    if _is_count(count):
+        size = page_size or first_page_len
+        if size <= 0:
+            return 0 if int(count) == 0 else None
+        return math.ceil(int(count) / size)
+    return None
+
+
+def total_count(meta: Any) -> int | None:
+    if not isinstance(meta, Mapping):
+        return None
+    for key in ("total_count", "total"):
+        if _is_count(meta.get(key)):
+            return int(meta[key])
+    pagination = meta.get("pagination")
+    if isinstance(pagination, Mapping) and _is_count(pagination.get("records")):
+        return int(pagination["records"])
+    return None
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def fetch_page(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    params: Mapping[str, Any],
+    number: int,
+    page_size: int | None,
+) -> Page:
+    """GET one page and check the envelope (`data` must be a list)."""
+    query = dict(params)
+    query["page[number]"] = number
+    if resource.page_size and page_size:
+        query["page[size]"] = page_size
+    url = client.url(resource.path, query)
+    doc = client.get(
+        resource.path, query, resource=resource.name, exact_decimals=resource.meta == "payouts"
+    )
+    if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
+        got = type(doc).__name__ if not isinstance(doc, dict) else f"keys {sorted(doc)[:6]}"
+        raise BadResponseError(
+            f"page has no `data` list (got {got})", resource=resource.name, url=url
+        )
+    return Page(number, url, doc)
+
+
+def iter_pages(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    params: Mapping[str, Any],
+    *,
+    page_size: int | None = 100,
+    concurrency: int | None = None,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> Iterator[Page]:
+    """Yield non-empty pages in page order; stop at the first empty page.
+
+    When the first page announces `total_pages`, pages 2..N are fetched `concurrency` at a time
+    (bounded read-ahead, so memory stays flat); afterwards pages continue one by one until an
+    empty page, because `total_pages` may be stale (records added mid-sync) or a lie.
+    """
+    window = max(1, concurrency or client.concurrency)
+    pool = client.pool
+    first = pool.submit(fetch_page, client, resource, params, 1, page_size).result()
+    if not first.data:
+        return
+    announced = total_pages(
+        first.doc.get("meta"), page_size=page_size if resource.page_size else None,
+        first_page_len=len(first.data),
+    )
+    previous_ids = _ids(first)
+    yield first
+    pending: deque[Future[Page]] = deque()
+    next_number = 2
+    # read-ahead also covers page N+1, the (normally empty) page that proves the end
+    concurrent_until = min(announced + 1, max_pages) if announced else 1
+    try:
+        while True:
+            while len(pending) < window and next_number <= concurrent_until:
+                pending.append(pool.submit(fetch_page, client, resource, params, next_number, page_size))
+                next_number += 1
+            if pending:
+                page = pending.popleft().result()
+            else:
+                if next_number > max_pages:
+                    raise PaginationError(
+                        f"more than {max_pages} pages; refusing to paginate forever "
+                        "(raise max_pages if this is real)",
+                        resource=resource.name, url=client.url(resource.path, params),
+                    )
+                page = pool.submit(fetch_page, client, resource, params, next_number, page_size).result()
+                next_number += 1
+            if not page.data:
+                return
+            ids = _ids(page)
+            if ids == previous_ids:
+                raise PaginationError(
+                    f"page {page.number} repeats page {page.number - 1} "
+                    "(the server ignores page[number]?); stopping a never-ending pagination",
+                    resource=resource.name, url=page.url,
+                )
+            previous_ids = ids
+            yield page
+    finally:
+        for fut in pending:
+            fut.cancel()
+
+
+def _ids(page: Page) -> tuple[Any, ...]:
+    return tuple(item.get("id") if isinstance(item, dict) else None for item in page.data)

@@ -1,0 +1,407 @@
+"""THE per-resource facts table.
+
+Everything endpoint-specific lives here as data: the source, client, pagination, incremental and
+normalisation code is generic and reads these facts. Adding a collection = adding one entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+DAY_S = 86_400
+
+# ---------------------------------------------------------------- column types
+# Logical column types; normalize.py maps them to arrow, dlt hints map them to warehouse types.
+ColumnType = Literal["text", "bigint", "bool", "timestamp", "decimal", "double", "json"]
+
+# Attribute name -> type, shared by every resource (the API names things consistently).
+ATTRIBUTE_TYPES: dict[str, ColumnType] = {
+    # integers / counts
+    "product_type_id": "bigint",
+    "position": "bigint",
+    "order_number": "bigint",
+    "quantity": "bigint",
+    "members_aggregate_count": "bigint",
+    "sign_in_count": "bigint",
+    "multipay_payments_made": "bigint",
+    "item_id": "bigint",
+    # booleans
+    "subscribed": "bool",
+    "recurring_offer": "bool",
+    "subscription": "bool",
+    "one_time": "bool",
+    "single": "bool",
+    "free": "bool",
+    "default": "bool",
+    "required": "bool",
+    "editable": "bool",
+    "opt_in": "bool",
+    # timestamps not ending in _at
+    "initiated_date": "timestamp",
+    "estimated_arrival_date": "timestamp",
+    # money in major units: exact decimals
+    "amount": "decimal",
+    "net_revenue": "decimal",
+    # not money
+    "duration_in_minutes": "double",
+    # objects
+    "socials": "json",
+    "raw_extra_contact_information": "json",
+    # integer-or-string in the spec: keep the text, never lose leading zeros
+    "resource_id": "text",
+}
+
+DECIMAL_PRECISION = (38, 9)
+
+# Columns the optional `--pii hash|drop` applies to (every table, incl. included/link tables).
+PII_COLUMNS: frozenset[str] = frozenset(
+    {
+        "email",
+        "phone_number",
+        "business_number",
+        "address_line_1",
+        "address_line_2",
+        "address_city",
+        "address_state",
+        "address_country",
+        "address_zip",
+        "billing_address_zip",
+        "cardholder_name",
+    }
+)
+
+
+def column_type(name: str) -> ColumnType:
+    """Type of an attribute column: explicit table first, then naming conventions, else text.
+
+    Conventions make schema drift safe: a new `foo_at` is a timestamp, a new `foo_in_cents` bigint.
+    """
+    explicit = ATTRIBUTE_TYPES.get(name)
+    if explicit:
+        return explicit
+    if name.endswith("_in_cents"):
+        return "bigint"
+    if name.endswith("_at"):
+        return "timestamp"
+    if name.endswith("_count"):
+        return "bigint"
+    return "text"
+
+
+# ------------------------------------------------------------ JSON:API types
+@dataclass(frozen=True)
+class TypeInfo:
+    """Where records of one JSON:API `type` land, and how they are named in link columns."""
+
+    table: str
+    singular: str
+    attributes: tuple[str, ...] = ()
+    to_one: tuple[str, ...] = ()  # relationship names that become `<rel>_id`
+    dimension: bool = False  # full-refresh table carrying `_is_deleted`
+
+
+_ADDRESS = (
+    "address_line_1",
+    "address_line_2",
+    "address_city",
+    "address_state",
+    "address_country",
+    "address_zip",
+)
+
+TYPES: dict[str, TypeInfo] = {
+    t.table if k is None else k: t
+    for k, t in [
+        (None, TypeInfo("sites", "site", ("name", "subdomain", "currency", "timezone", "created_at"), dimension=True)),
+        (None, TypeInfo(
+            "contacts", "contact",
+            ("name", "email", "phone_number", "business_number", "subscribed", *_ADDRESS,
+             "external_user_id", "custom_1", "custom_2", "custom_3", "created_at", "updated_at"),
+            ("customer", "site"),
+        )),
+        (None, TypeInfo(
+            "customers", "customer",
+            ("name", "email", "avatar", "external_user_id", "public_bio", "public_location",
+             "public_website", "socials", "net_revenue", "sign_in_count", "last_request_at",
+             "bounced_at", "created_at", "updated_at"),
+            ("contact", "site"),
+        )),
+        (None, TypeInfo(
+            "products", "product",
+            ("title", "created_at", "description", "status", "members_aggregate_count",
+             "product_type_name", "product_type_id", "publish_status", "thumbnail_url", "url",
+             "image_url"),
+            ("site",), dimension=True,
+        )),
+        (None, TypeInfo(
+            "offers", "offer",
+            ("title", "description", "internal_title", "currency", "price_in_cents",
+             "payment_type", "token", "payment_method", "price_description", "checkout_url",
+             "recurring_offer", "subscription", "one_time", "single", "free", "image_url",
+             "created_at"),
+            ("site",), dimension=True,
+        )),
+        (None, TypeInfo(
+            "courses", "course", ("title", "created_at", "description", "thumbnail_url"),
+            ("site",), dimension=True,
+        )),
+        (None, TypeInfo(
+            "modules", "module",
+            ("title", "description", "position", "poster_image_url", "publishing_option"),
+            ("course", "site"), dimension=True,
+        )),
+        (None, TypeInfo(
+            "lessons", "lesson", ("title", "position", "status", "publishing_option"),
+            ("course", "module", "site"), dimension=True,
+        )),
+        (None, TypeInfo(
+            "media", "media", ("title", "kind", "duration_in_minutes"), ("lesson", "site"),
+            dimension=True,
+        )),
+        (None, TypeInfo(
+            "forms", "form", ("title", "default", "webhook_url", "url", "created_at", "updated_at"),
+            ("site", "offer"), dimension=True,
+        )),
+        (None, TypeInfo(
+            "fields", "field",
+            ("title", "type", "required", "handle", "select_options", "editable", "created_at",
+             "updated_at"),
+            ("form", "site"), dimension=True,
+        )),
+        (None, TypeInfo(
+            "custom_fields", "custom_field", ("title", "handle", "type", "required"), ("site",),
+            dimension=True,
+        )),
+        (None, TypeInfo(
+            "form_submissions", "form_submission",
+            ("name", "email", "phone_number", "business_number", *_ADDRESS, "custom_1",
+             "custom_2", "custom_3", "created_at"),
+            ("site", "form"),
+        )),
+        (None, TypeInfo(
+            "purchases", "purchase",
+            ("amount_in_cents", "payment_type", "multipay_payments_made", "opt_in",
+             "raw_extra_contact_information", "currency", "effective_start_at",
+             "cardholder_name", "billing_address_zip", "deactivated_at", "deactivation_reason",
+             "coupon_code", "source", "referrer", "quantity", "created_at", "updated_at"),
+            ("offer", "customer", "site"),
+        )),
+        (None, TypeInfo(
+            "orders", "order",
+            ("order_number", "currency_code", "fulfilled_at", "created_at",
+             "total_price_in_cents", "subtotal_in_cents", "sales_tax_amount_in_cents",
+             "discount_amount_in_cents", "formatted_total_price", "formatted_subtotal",
+             "currency_symbol"),
+            ("site", "customer"),
+        )),
+        (None, TypeInfo(
+            "order_items", "order_item",
+            ("quantity", "currency_code", "item_type", "item_id", "title", "fulfilled_at",
+             "created_at", "total_price_in_cents", "subtotal_in_cents",
+             "sales_tax_amount_in_cents", "discount_amount_in_cents", "formatted_total_price",
+             "formatted_subtotal", "currency_symbol"),
+            ("order", "site"),
+        )),
+        (None, TypeInfo(
+            "transactions", "transaction",
+            ("provider", "action", "state", "payment_type", "amount_in_cents",
+             "sales_tax_in_cents", "payment_fee_in_cents", "currency", "currency_symbol",
+             "formatted_amount", "settlement_amount_in_cents", "settlement_fee_amount_in_cents",
+             "settlement_currency", "created_at"),
+            ("customer", "offer", "site"),
+        )),
+        ("platform_payments_payouts", TypeInfo(
+            "payouts", "payout",
+            ("status", "amount", "currency", "initiated_date", "estimated_arrival_date",
+             "bank_account"),
+            ("site",),
+        )),
+        (None, TypeInfo("contact_tags", "contact_tag", ("name", "created_at"), ("site",), dimension=True)),
+        (None, TypeInfo(
+            "blog_posts", "blog_post",
+            ("title", "url", "content", "slug", "page_title", "page_description", "published_at",
+             "created_at", "updated_at", "image_url", "image_alt_text", "tags"),
+            ("blog", "site"),
+        )),
+        (None, TypeInfo(
+            "website_pages", "website_page", ("title", "url", "created_at", "updated_at"),
+            ("site",), dimension=True,
+        )),
+        (None, TypeInfo(
+            "hooks", "hook", ("event", "target_url", "resource_id", "created_at", "updated_at"),
+            ("site",), dimension=True,
+        )),
+    ]
+}
+
+# Some payloads use a plural type we have not declared: route them by the type name itself.
+TABLE_TO_TYPE: dict[str, str] = {info.table: jtype for jtype, info in TYPES.items()}
+
+
+def type_info(jtype: str) -> TypeInfo:
+    """Info for a JSON:API type; unknown types get a table named after the type (schema drift)."""
+    info = TYPES.get(jtype)
+    if info is not None:
+        return info
+    singular = jtype[:-1] if jtype.endswith("s") else jtype
+    return TypeInfo(jtype, singular)
+
+
+# Link tables whose child column is not simply `<singular of the related type>_id`.
+LINK_TABLES: dict[tuple[str, str], tuple[str, str]] = {
+    # (parent table, relationship) -> (link table, child type)
+    ("contacts", "tags"): ("contacts_tags", "contact_tags"),
+    ("forms", "contact_tags"): ("forms_contact_tags", "contact_tags"),
+    ("orders", "payment_transactions"): ("orders_payment_transactions", "transactions"),
+}
+
+
+def link_table(parent_table: str, relationship: str, child_type: str | None) -> tuple[str, str, str]:
+    """(link table, parent column, child column) for a to-many relationship."""
+    parent = type_info(TABLE_TO_TYPE.get(parent_table, parent_table))
+    name, declared_child = LINK_TABLES.get(
+        (parent_table, relationship), (f"{parent_table}_{relationship}", child_type or relationship)
+    )
+    child = type_info(child_type or declared_child)
+    return name, f"{parent.singular}_id", f"{child.singular}_id"
+
+
+# ------------------------------------------------------------ collections
+MetaShape = Literal["default", "purchases", "payouts"]
+Strategy = Literal[
+    "full",  # list everything each run; dimension tables get `_is_deleted`
+    "updated_since",  # server-side updated_at filter, cursor = max(updated_at)
+    "created_since",  # server-side created_at filter (timestamp), with look-back
+    "date_range",  # start_date (ISO date) filter, with look-back
+    "created_in_last",  # filter[created_in_last]=N days from the server clock, with look-back
+]
+
+
+@dataclass(frozen=True)
+class Incremental:
+    strategy: Strategy = "full"
+    cursor_field: str | None = None
+    filter_param: str | None = None  # e.g. filter[updated_at_gte]
+    lookback_s: int = 0
+    full_refresh_every_s: int | None = None  # periodic full refresh for look-back resources
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One collection endpoint and how we read it."""
+
+    name: str  # dlt resource name == primary table name
+    path: str  # under /v1
+    jtype: str  # JSON:API type of `data`
+    meta: MetaShape = "default"
+    page_size: bool = True  # does the endpoint accept page[size]?
+    sort: str | None = None  # stable ascending sort key, when the endpoint allows one
+    site_scoped: bool = True  # send filter[site_id]
+    incremental: Incremental = field(default_factory=Incremental)
+    # include=... groups; "detail": one GET path/{id}?include=<group> per record and group
+    # (groups, because the platform 500s on some include combinations of large records)
+    include: tuple[tuple[str, ...], ...] = ()
+    include_via: Literal["list", "detail"] = "list"
+    # on incremental runs, re-read details only of records with one of these fields >= the
+    # previous run's server time (new or changed since); full runs re-read all
+    detail_if_changed: tuple[str, ...] = ()
+    finance: bool = False  # may be frozen by the `freeze_finance_schema` option
+    # dimension tables a complete listing of this resource fully covers (for `_is_deleted`)
+    owns: tuple[str, ...] = ()
+
+    @property
+    def complete_tables(self) -> tuple[str, ...]:
+        return self.owns or ((self.table,) if type_info(self.jtype).dimension else ())
+
+    @property
+    def table(self) -> str:
+        return type_info(self.jtype).table
+
+
+RESOURCES: dict[str, Resource] = {
+    r.name: r
+    for r in [
+        Resource("sites", "/sites", "sites", site_scoped=False),
+        Resource(
+            "contacts", "/contacts", "contacts", sort="created_at",
+            incremental=Incremental(
+                "created_in_last", "created_at", "filter[created_in_last]",
+                lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S,
+            ),
+        ),
+        Resource(
+            "customers", "/customers", "customers", sort="created_at",
+            incremental=Incremental(
+                "created_in_last", "created_at", "filter[created_in_last]",
+                lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S,
+            ),
+        ),
+        Resource("products", "/products", "products"),
+        Resource("offers", "/offers", "offers"),
+        Resource(
+            "courses", "/courses", "courses",
+            include=(("modules",), ("lessons.media",)), include_via="detail",
+            owns=("courses", "modules", "lessons", "media"),
+        ),
+        Resource(
+            "forms", "/forms", "forms", include=(("fields", "contact_tags"),), include_via="detail",
+            owns=("forms", "fields"),
+        ),
+        Resource("custom_fields", "/custom_fields", "custom_fields"),
+        Resource("form_submissions", "/form_submissions", "form_submissions", sort="created_at"),
+        Resource(
+            "purchases", "/purchases", "purchases", meta="purchases", sort="updated_at",
+            incremental=Incremental(
+                "updated_since", "updated_at", "filter[updated_at_gte]", lookback_s=3600,
+            ),
+            finance=True,
+        ),
+        Resource(
+            "orders", "/orders", "orders", sort="created_at",
+            incremental=Incremental(
+                "created_since", "created_at", "filter[created_at_gteq]",
+                lookback_s=14 * DAY_S, full_refresh_every_s=7 * DAY_S,
+            ),
+            include=(("order_items",),), include_via="detail",
+            detail_if_changed=("created_at", "fulfilled_at"),
+            finance=True,
+        ),
+        Resource(
+            "transactions", "/transactions", "transactions",
+            incremental=Incremental(
+                "date_range", "created_at", "filter[start_date]", lookback_s=2 * DAY_S,
+                full_refresh_every_s=7 * DAY_S,
+            ),
+            finance=True,
+        ),
+        Resource(
+            "payouts", "/platform_payments_payouts", "platform_payments_payouts",
+            meta="payouts", page_size=False,
+            incremental=Incremental(
+                "date_range", "initiated_date", "filter[start_date]", lookback_s=14 * DAY_S,
+                full_refresh_every_s=7 * DAY_S,
+            ),
+            finance=True,
+        ),
+        Resource("contact_tags", "/contact_tags", "contact_tags"),
+        Resource(
+            "blog_posts", "/blog_posts", "blog_posts",
+            incremental=Incremental(
+                "updated_since", "updated_at", "filter[updated_at_gt]", lookback_s=3600,
+            ),
+        ),
+        Resource("website_pages", "/website_pages", "website_pages", sort="created_at"),
+        Resource("hooks", "/hooks", "hooks"),
+    ]
+}
+
+FINANCE_TABLES = frozenset({"transactions", "payouts", "purchases", "orders", "order_items"})
+
+
+def get_resource(name: str) -> Resource:
+    try:
+        return RESOURCES[name]
+    except KeyError:
+        known = ", ".join(RESOURCES)
+        raise ValueError(f"unknown resource {name!r}; known resources: {known}") from None

@@ -1,0 +1,268 @@
+"""The dlt source: one resource per collection, all driven by `settings.RESOURCES`.
+
+Each resource streams pages, normalises them and yields one `pyarrow.Table` per (page, table),
+routed by `dlt.mark.with_hints`/`with_table_name`: the primary table, included tables and link
+tables. Memory stays flat (bounded read-ahead); dlt writes parquet and DuckDB loads it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import dlt
+import pyarrow as pa
+from dlt.sources import DltResource
+
+from .client import CreatorPlatformClient
+from .errors import BadResponseError
+from .incremental import Plan, advance, plan
+from .normalize import (
+    PiiMode,
+    declared_columns,
+    normalize_resources,
+    parse_timestamp,
+    rows_to_arrow,
+    table_hints,
+)
+from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages
+from .settings import FINANCE_TABLES, RESOURCES, Resource, get_resource
+
+log = logging.getLogger("creator_sync.source")
+
+
+@dataclass
+class SourceOptions:
+    """Knobs of one sync (resolved from config + CLI by pipelines.factory)."""
+
+    resources: tuple[str, ...] | None = None  # None = all
+    site_ids: tuple[str, ...] | None = None  # None = discover with GET /v1/sites
+    page_size: int = 100
+    max_pages: int = DEFAULT_MAX_PAGES
+    pii: PiiMode = None
+    pii_salt: str = ""
+    full_refresh: bool = False
+    lookback_s: dict[str, int] = field(default_factory=dict)  # resource -> seconds
+    full_refresh_every_s: int | None = None  # None = per-resource default
+    freeze_finance_schema: bool = False
+    # per-record include reads (order_items, course modules/lessons/media, form fields): one
+    # request per record; False skips them (faster, those tables stay empty)
+    details: bool = True
+
+
+@dataclass
+class RunReport:
+    """What the extract step learnt, for post-load steps (thread-safe appends)."""
+
+    complete: set[tuple[str, str | None]] = field(default_factory=set)  # (table, site_id)
+    plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
+    sites: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_complete(self, tables: tuple[str, ...], site: str | None) -> None:
+        with self._lock:
+            self.complete.update((t, site) for t in tables)
+
+    def add_plan(self, key: str, reason: str) -> None:
+        with self._lock:
+            self.plans[key] = reason
+
+
+def discover_sites(client: CreatorPlatformClient, page_size: int) -> list[Page]:
+    """Every page of GET /v1/sites (reused by the `sites` resource: no second listing)."""
+    return list(iter_pages(client, RESOURCES["sites"], {}, page_size=page_size))
+
+
+def _hints(table: str, tbl: pa.Table, freeze: bool) -> dict[str, Any]:
+    cols = declared_columns(table, tbl.column_names)
+    hints = table_hints(table, {c: cols[c] for c in tbl.column_names})
+    if freeze and table in FINANCE_TABLES:
+        hints["schema_contract"] = {"columns": "freeze", "data_type": "freeze"}
+    return hints
+
+
+def _max_cursor(rows: list[dict[str, Any]], cursor_field: str | None) -> datetime | None:
+    if not cursor_field:
+        return None
+    values = [r[cursor_field] for r in rows if r.get(cursor_field) is not None]
+    return max(values) if values else None
+
+
+def _detail_docs(client: CreatorPlatformClient, resource: Resource, rid: str) -> list[Any]:
+    """One record re-read with every include group: [record, *included]."""
+    record: Any = None
+    included: list[Any] = []
+    for group in resource.include:
+        params = {"include": ",".join(group)}
+        url = client.url(f"{resource.path}/{rid}", params)
+        doc = client.get(f"{resource.path}/{rid}", params, resource=resource.name)
+        data = doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(data, dict):
+            raise BadResponseError("detail response has no `data` object", resource=resource.name, url=url)
+        found = doc.get("included")
+        if not isinstance(found, list):
+            # quirk: some records carry `included` inside the resource object
+            found = data.pop("included", None)
+        included.extend(found if isinstance(found, list) else [])
+        data.pop("included", None)
+        record = data
+    return [record, *included]
+
+
+def _with_details(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    page: Page,
+    changed_since: datetime | None,
+) -> list[Any]:
+    """Page records, re-read with `include=` where needed (concurrently, order kept)."""
+
+    def needs(item: dict[str, Any]) -> bool:
+        if changed_since is None or not resource.detail_if_changed:
+            return True
+        attrs = item.get("attributes") or {}
+        for name in resource.detail_if_changed:
+            try:
+                value = parse_timestamp(attrs.get(name))
+            except (ValueError, TypeError):
+                return True  # let normalisation report it with full context
+            if value is not None and value >= changed_since:
+                return True
+        return False
+
+    records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
+    todo = [r for r in records if needs(r)]
+    fetched = dict(zip(
+        (str(r["id"]) for r in todo),
+        client.pool.map(lambda r: _detail_docs(client, resource, str(r["id"])), todo),
+        strict=True,
+    ))
+    out: list[Any] = []
+    for record in records:
+        out.extend(fetched.get(str(record["id"]), [record]))
+    return out
+
+
+def _resource_rows(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    options: SourceOptions,
+    report: RunReport,
+    sites: list[str],
+    prefetched: list[Page] | None = None,
+) -> Iterator[Any]:
+    # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
+    state = dlt.current.resource_state()
+    seen_tables: set[str] = set()
+    site_list: list[str | None] = list(sites) if resource.site_scoped else [None]
+    for site in site_list:
+        site_state = state.setdefault(site or "_all", {})
+        p: Plan = plan(
+            resource,
+            site_state,
+            now=client.server_now,
+            lookback_s=options.lookback_s.get(resource.name),
+            full_refresh_every_s=options.full_refresh_every_s,
+            force_full=options.full_refresh,
+        )
+        report.add_plan(f"{resource.name}/{site or '*'}", p.reason)
+        params: dict[str, Any] = dict(p.params)
+        if site is not None:
+            params["filter[site_id]"] = site
+        if resource.sort:
+            params["sort"] = resource.sort
+        if resource.include and resource.include_via == "list":
+            params["include"] = ",".join(name for group in resource.include for name in group)
+        changed_since = None
+        if not p.full and site_state.get("detail_since"):
+            changed_since = parse_timestamp(site_state["detail_since"]) - timedelta(hours=1)
+        run_started = client.server_now
+        max_cursor = None
+        pages = prefetched if prefetched is not None and site is None else iter_pages(
+            client, resource, params, page_size=options.page_size, max_pages=options.max_pages
+        )
+        for page in pages:
+            client.stats.add_page(resource.name)
+            if os.environ.get("CREATOR_SYNC_KILL_AT") == f"page:{resource.name}:{page.number}":
+                os.kill(os.getpid(), signal.SIGKILL)  # crash drills: die mid-extract
+            if resource.include and resource.include_via == "detail" and options.details:
+                records = _with_details(client, resource, page, changed_since)
+            else:
+                records = page.data + page.included
+            extracted_at = datetime.now(UTC)
+            rows = normalize_resources(
+                records,
+                site_id=site,
+                extracted_at=extracted_at,
+                pii=options.pii,
+                pii_salt=options.pii_salt,
+                resource=resource.name,
+                url=page.url,
+            )
+            cursor = _max_cursor(rows.get(resource.table, []), resource.incremental.cursor_field)
+            if cursor is not None and (max_cursor is None or cursor > max_cursor):
+                max_cursor = cursor
+            for table, tbl in rows_to_arrow(rows, pii=options.pii).items():
+                client.stats.add_rows(table, tbl.num_rows)
+                if table not in seen_tables:
+                    seen_tables.add(table)
+                    hints = _hints(table, tbl, options.freeze_finance_schema)
+                    yield dlt.mark.with_hints(
+                        tbl, dlt.mark.make_hints(**hints), create_table_variant=True
+                    )
+                else:
+                    yield dlt.mark.with_table_name(tbl, table)
+        advance(site_state, p, max_cursor, now=client.server_now)
+        if resource.detail_if_changed:
+            site_state["detail_since"] = run_started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if p.full and resource.complete_tables:
+            report.add_complete(resource.complete_tables, site)
+
+
+def make_resource(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    options: SourceOptions,
+    report: RunReport,
+    sites: list[str],
+    prefetched: list[Page] | None = None,
+) -> DltResource:
+    return dlt.resource(
+        _resource_rows(client, resource, options, report, sites, prefetched),
+        name=resource.name,
+        table_name=resource.table,
+        write_disposition="merge",
+        primary_key="id",
+        parallelized=True,
+    )
+
+
+def creator_platform_source(
+    client: CreatorPlatformClient,
+    options: SourceOptions | None = None,
+    report: RunReport | None = None,
+) -> Any:
+    """Build the dlt source. Sites are discovered (or taken from options) when it is called."""
+    opts = options or SourceOptions()
+    rep = report if report is not None else RunReport()
+    names = opts.resources or tuple(RESOURCES)
+    selected = [get_resource(n) for n in names]
+
+    @dlt.source(name="creator_platform", max_table_nesting=0, root_key=False)
+    def creator_platform() -> Iterator[DltResource]:
+        site_pages = discover_sites(client, opts.page_size)
+        listed = [str(s["id"]) for p in site_pages for s in p.data
+                  if isinstance(s, dict) and s.get("id") is not None]
+        sites = list(opts.site_ids) if opts.site_ids else listed
+        rep.sites = sites
+        for res in selected:
+            pre = site_pages if res.name == "sites" else None
+            yield make_resource(client, res, opts, rep, sites, pre)
+
+    return creator_platform()

@@ -1,0 +1,96 @@
+-- description: per site and settlement currency, at the as-of date: what has settled and is
+-- not yet in a paid payout, split into in transit and awaiting a payout
+-- grain: site_id, currency
+with settlements as (
+    select * from {{ ref('int_settlements') }}
+),
+
+assignments as (
+    select * from {{ ref('int_payout_assignments') }}
+),
+
+payouts as (
+    select * from {{ ref('stg_payouts') }}
+),
+
+as_of as (
+    select * from {{ ref('int_as_of') }}
+),
+
+carried as (
+    -- the payout (not failed/canceled) that carries each transaction: at most one
+    select transaction_id, min(payout_status) as payout_status
+    from assignments
+    where not is_rolled_forward
+    group by transaction_id
+),
+
+classified as (
+    select
+        settlements.site_id,
+        settlements.currency,
+        settlements.net_settlement_in_cents,
+        settlements.payable_date <= as_of.as_of_utc_date as is_settled,
+        carried.payout_status
+    from settlements
+    cross join as_of
+    left join carried
+        on settlements.transaction_id = carried.transaction_id
+),
+
+keys as (
+    select site_id, currency from classified
+    union
+    select site_id, currency from payouts
+),
+
+balances as (
+    select
+        site_id,
+        currency,
+        cast(sum(case when is_settled then net_settlement_in_cents else 0 end) as bigint)
+            as settled_in_cents,
+        cast(sum(case when payout_status = 'paid' then net_settlement_in_cents else 0 end) as bigint)
+            as paid_out_in_cents,
+        cast(sum(case when payout_status in ('pending', 'in_transit')
+            then net_settlement_in_cents else 0 end) as bigint) as in_transit_in_cents,
+        cast(sum(case when is_settled and payout_status is null
+            then net_settlement_in_cents else 0 end) as bigint) as awaiting_payout_in_cents,
+        cast(sum(case when is_settled and coalesce(payout_status, '') <> 'paid'
+            then net_settlement_in_cents else 0 end) as bigint) as unpaid_balance_in_cents,
+        cast(sum(case when not is_settled then net_settlement_in_cents else 0 end) as bigint)
+            as not_yet_settled_in_cents
+    from classified
+    group by site_id, currency
+),
+
+last_paid as (
+    select site_id, currency, max(cast(initiated_at at time zone 'UTC' as date)) as last_paid_payout_date
+    from payouts
+    where status = 'paid'
+    group by site_id, currency
+),
+
+final as (
+    select
+        keys.site_id,
+        keys.currency,
+        as_of.as_of_utc_date as as_of_date,
+        cast(coalesce(balances.settled_in_cents, 0) as bigint) as settled_in_cents,
+        cast(coalesce(balances.paid_out_in_cents, 0) as bigint) as paid_out_in_cents,
+        cast(coalesce(balances.unpaid_balance_in_cents, 0) as bigint) as unpaid_balance_in_cents,
+        cast(coalesce(balances.in_transit_in_cents, 0) as bigint) as in_transit_in_cents,
+        cast(coalesce(balances.awaiting_payout_in_cents, 0) as bigint) as awaiting_payout_in_cents,
+        cast(coalesce(balances.not_yet_settled_in_cents, 0) as bigint) as not_yet_settled_in_cents,
+        last_paid.last_paid_payout_date
+    from keys
+    cross join as_of
+    left join balances
+        on keys.site_id = balances.site_id
+        and keys.currency = balances.currency
+    left join last_paid
+        on keys.site_id = last_paid.site_id
+        and keys.currency = last_paid.currency
+)
+
+select * from final

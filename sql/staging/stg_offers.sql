@@ -1,0 +1,39 @@
+-- description: one row per offer; billing_interval says how a subscription price normalises to a month
+-- grain: offer_id
+with source as (
+    select * from {{ source('offers') }}
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
+        ) as row_rank
+    from source
+),
+
+final as (
+    select
+        cast(id as text) as offer_id,
+        site_id,
+        title as offer_title,
+        internal_title,
+        upper(coalesce(currency, 'USD')) as currency,
+        price_in_cents,
+        lower(payment_type) as payment_type,
+        coalesce(subscription, false) or lower(coalesce(payment_type, '')) like 'subscription%'
+            as is_subscription,
+        case
+            when lower(coalesce(payment_type, '')) like '%annual%'
+                or lower(coalesce(payment_type, '')) like '%year%' then 'year'
+            when coalesce(subscription, false)
+                or lower(coalesce(payment_type, '')) like 'subscription%' then 'month'
+        end as billing_interval,
+        coalesce(free, false) as is_free,
+        coalesce(_is_deleted, false) as is_deleted
+    from ranked
+    where row_rank = 1
+)
+
+select * from final

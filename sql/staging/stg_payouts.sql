@@ -1,0 +1,33 @@
+-- description: one row per payout; amount converted exactly from the decimal to cents
+-- grain: payout_id
+with source as (
+    select * from {{ source('payouts') }}
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
+        ) as row_rank
+    from source
+),
+
+final as (
+    select
+        cast(id as text) as payout_id,
+        site_id,
+        lower(status) as status,
+        cast(amount as decimal(38, 9)) as amount,
+        cast(round(cast(amount as decimal(38, 9)) * 100, 0) as bigint) as amount_in_cents,
+        cast(amount as decimal(38, 9)) * 100
+            = round(cast(amount as decimal(38, 9)) * 100, 0) as is_whole_cents,
+        upper(currency) as currency,
+        initiated_date as initiated_at,
+        estimated_arrival_date as estimated_arrival_at,
+        bank_account
+    from ranked
+    where row_rank = 1
+)
+
+select * from final

@@ -1,0 +1,38 @@
+-- description: one row per purchase; started_at falls back to created_at
+-- grain: purchase_id
+with source as (
+    select * from {{ source('purchases') }}
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
+        ) as row_rank
+    from source
+),
+
+final as (
+    select
+        cast(id as text) as purchase_id,
+        site_id,
+        customer_id,
+        offer_id,
+        amount_in_cents,
+        upper(currency) as currency,
+        lower(payment_type) as payment_type,
+        multipay_payments_made,
+        quantity,
+        coupon_code,
+        coalesce(effective_start_at, created_at) as started_at,
+        deactivated_at,
+        deactivation_reason,
+        deactivated_at is null as is_active,
+        created_at,
+        updated_at
+    from ranked
+    where row_rank = 1
+)
+
+select * from final

@@ -1,0 +1,38 @@
+-- description: one row per listed transaction; money stays in integer cents, currencies upper-cased
+-- grain: transaction_id
+with source as (
+    select * from {{ source('transactions') }}
+),
+
+ranked as (
+    select
+        *,
+        row_number() over (
+            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
+        ) as row_rank
+    from source
+),
+
+final as (
+    select
+        cast(id as text) as transaction_id,
+        site_id,
+        customer_id,
+        offer_id,
+        provider,
+        lower(action) as action,
+        lower(state) as state,
+        lower(payment_type) as payment_type,
+        coalesce(amount_in_cents, 0) as amount_in_cents,
+        coalesce(sales_tax_in_cents, 0) as sales_tax_in_cents,
+        coalesce(payment_fee_in_cents, 0) as payment_fee_in_cents,
+        upper(currency) as currency,
+        settlement_amount_in_cents,
+        settlement_fee_amount_in_cents,
+        upper(settlement_currency) as settlement_currency,
+        created_at
+    from ranked
+    where row_rank = 1
+)
+
+select * from final

@@ -1,0 +1,9 @@
+-- test: a customer's transactions share one currency (else lifetime revenue mixes currencies)
+-- severity: warn
+with final as (
+    select customer_id, site_id, currencies_count
+    from {{ ref('customers') }}
+    where currencies_count > 1
+)
+
+select * from final

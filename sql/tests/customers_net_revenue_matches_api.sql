@@ -1,0 +1,11 @@
+-- test: each customer's lifetime net revenue recomputed from transactions equals the API's net_revenue
+-- severity: warn
+with final as (
+    select customer_id, site_id, lifetime_net_revenue_in_cents, api_net_revenue_in_cents,
+        net_revenue_difference_in_cents
+    from {{ ref('customers') }}
+    where api_net_revenue_in_cents is not null
+        and net_revenue_difference_in_cents <> 0
+)
+
+select * from final

@@ -1,0 +1,91 @@
+"""Smoke run of the benchmark suite at scale ``tiny``, so that ``benchmarks/run`` cannot rot.
+
+It runs the real thing end to end (sandbox in its own process, ours, dlt's rest_api peer, the
+httpx floors, incremental and rate-limited runs) and checks that the table carries every row
+and every figure with a measured value. It does not check the targets: those are for
+``benchmarks/run --scale small`` on a quiet machine, never for a timed unit test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = REPO / "benchmarks" / "run"
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from csbench.figures import OPTIONAL_ROWS, ROWS  # noqa: E402
+
+FIGURE_KEYS = {
+    "wall_vs_peer",
+    "wall_vs_floor_seq",
+    "wall_vs_floor_conc",
+    "rate_use",
+    "cpu_vs_peer",
+    "rss_flat",
+    "rss_vs_peer",
+    "incr_requests",
+    "ours_incr_none_wall",
+    "ours_incr_1000_wall",
+}
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], dict]:
+    out = tmp_path_factory.mktemp("bench") / "tiny.json"
+    result = subprocess.run(
+        [sys.executable, str(RUN), "--scale", "tiny", "--runs", "1", "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, f"benchmarks/run failed:\n{result.stdout}\n{result.stderr[-4000:]}"
+    return result, json.loads(out.read_text())
+
+
+@pytest.mark.timeout(660)
+def test_table_has_every_row_with_measurements(smoke: tuple) -> None:
+    result, payload = smoke
+    rows = {row["label"]: row for row in payload["rows"]}
+    for label, description in ROWS:
+        if label in OPTIONAL_ROWS:
+            continue
+        assert label in rows, f"row {label} missing from the results"
+        assert rows[label]["runs"] == 1, f"row {label} has no successful run: {rows[label]}"
+        assert rows[label]["wall_s"] > 0
+        assert rows[label]["cpu_s"] > 0
+        assert rows[label]["max_rss_mib"] > 0
+        assert rows[label]["requests"] > 0, f"row {label} made no request"
+        assert description in result.stdout, f"row {description!r} not printed"
+
+
+@pytest.mark.timeout(660)
+def test_table_has_every_figure_with_a_value(smoke: tuple) -> None:
+    result, payload = smoke
+    figures = {figure["key"]: figure for figure in payload["figures"]}
+    assert FIGURE_KEYS <= set(figures), f"missing figures: {FIGURE_KEYS - set(figures)}"
+    for key in FIGURE_KEYS:
+        figure = figures[key]
+        assert figure["value"] is not None, f"figure {key} has no value: {figure['note']}"
+        assert math.isfinite(figure["value"]) and figure["value"] > 0, figure
+        assert figure["status"] in {"met", "MISSED", "info"}, figure
+        assert figure["name"] in result.stdout, f"figure {figure['name']!r} not printed"
+
+
+@pytest.mark.timeout(660)
+def test_header_names_machine_versions_and_command(smoke: tuple) -> None:
+    result, payload = smoke
+    assert "command: benchmarks/run --scale tiny --runs 1" in result.stdout
+    assert f"{payload['machine']['cores']} cores" in result.stdout
+    assert f"dlt {payload['machine']['versions']['dlt']}" in result.stdout
+    assert payload["facts"]["records"] > 0
+    # the floor replays exactly the pages ours fetched: same request count, plus its token
+    runs = payload["runs"]
+    assert runs["floor_seq"][0]["requests"] == runs["floor_conc"][0]["requests"]

@@ -1,0 +1,531 @@
+"""The drills, as plain functions shared by the pytest suite and `benchmarks/drills/run`.
+
+Each drill returns a `DrillOutcome` (one row of the benchmark table) and never asserts: the test
+asserts `outcome.ok` and prints `outcome.details` when it is not, the benchmark prints the row.
+`Lab` holds what drills share: sandbox options, a scratch root, and the reference warehouse (a
+clean sync of the same seed through the same CLI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import random
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from .badinput import Case, CaseRun
+from .proxy import DrillProxy, Exchange
+from .runner import SyncResult, Workspace, kill_group
+from .warehouse import check_versions, compare_warehouses, copy_warehouse, duplicated_keys
+
+DRILL_SEED = 5150
+DRILL_NOW = "2026-06-30T12:00:00Z"
+
+
+@dataclass
+class DrillOutcome:
+    drill: str
+    faults: str
+    outcome: str
+    lost: int = 0
+    duplicated: int = 0
+    ok: bool = True
+    details: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def fail(self, message: str) -> None:
+        self.ok = False
+        self.details.append(message)
+
+    def explain(self) -> str:
+        return f"{self.drill}: {self.outcome}\n" + "\n".join(self.details)
+
+
+class Lab:
+    """Shared drill context: one seed, one scale, a reference warehouse built on first use."""
+
+    def __init__(self, root: Path, sync_args: tuple[str, ...] = (), **sandbox_options: Any) -> None:
+        self.root = root
+        self.sync_args = sync_args
+        self.options: dict[str, Any] = {"seed": DRILL_SEED, "scale": "tiny", "sites": 2,
+                                        "now": DRILL_NOW, **sandbox_options}
+        self.reference_requests: list[Exchange] = []
+        self.reference_run: SyncResult | None = None
+        root.mkdir(parents=True, exist_ok=True)
+
+    @contextlib.contextmanager
+    def sandbox(self, **extra: Any) -> Iterator[Any]:
+        from sandbox.testing import run_sandbox
+
+        with run_sandbox(**{**self.options, **extra}) as handle:
+            yield handle
+
+    def workspace(self, name: str) -> Workspace:
+        path = self.root / name
+        if path.exists():
+            import shutil
+
+            shutil.rmtree(path)
+        return Workspace(path, default_args=self.sync_args)
+
+    @cached_property
+    def reference(self) -> Path:
+        """A clean sync of a fresh sandbox: what every drill must end up equal to."""
+        ws = self.workspace("reference")
+        with self.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
+            run = ws.sync(proxy.base_url)
+            if not run.ok:
+                raise RuntimeError(f"reference sync failed: {run.describe()}")
+            self.reference_requests = [ex for ex, _ in proxy.exchanges]
+            self.reference_run = run
+        dups = duplicated_keys(ws.warehouse)
+        if dups:
+            raise RuntimeError(f"reference sync holds duplicated ids: {dups}")
+        return ws.warehouse
+
+
+def judge_against_reference(out: DrillOutcome, lab: Lab, ws: Workspace, **compare: Any) -> None:
+    """Fill lost/duplicated and fail the outcome on any difference or leftover."""
+    cmp = compare_warehouses(lab.reference, ws.warehouse, **compare)
+    out.lost += cmp.lost
+    out.duplicated += cmp.duplicated
+    if not cmp.ok:
+        out.fail("warehouse differs from the reference:\n  " + "\n  ".join(cmp.problems()))
+    pending = ws.pending_packages()
+    if pending:
+        out.fail(f"pending load packages left behind: {pending}")
+    held = held_locks(ws)
+    if held:
+        out.fail(f"locks still held after the run: {held}")
+
+
+def held_locks(ws: Workspace) -> list[str]:
+    """Lock files someone still holds (flock is released by the kernel when a holder dies)."""
+    held = []
+    for path in ws.lock_files():
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        except OSError:
+            held.append(str(path))
+        finally:
+            os.close(fd)
+    return held
+
+
+def _retries(run: SyncResult) -> str:
+    m = re.search(r"requests:\s*(\d+)\s+retries:\s*(\d+)\s+429s:\s*(\d+)", run.stdout)
+    return f"{m.group(1)} requests, {m.group(2)} retries, {m.group(3)} 429s" if m else "?"
+
+
+# ---------------------------------------------------------------------- faults
+def fault_drill(lab: Lab, name: str, faults: str, timeout: float = 300.0,
+                sync_args: tuple[str, ...] = (), **sandbox_extra: Any) -> DrillOutcome:
+    """Sync from a sandbox that misbehaves (faults, 429s, short tokens): expect the reference."""
+    out = DrillOutcome(name, faults, "")
+    lab.reference  # noqa: B018 - build it outside the timed part
+    ws = lab.workspace(name)
+    started = time.monotonic()
+    with lab.sandbox(**sandbox_extra) as sb:
+        run = ws.sync(sb.base_url, *sync_args, timeout=timeout)
+    out.seconds = time.monotonic() - started
+    out.faults = f"{faults} ({_retries(run)})"
+    if not run.ok:
+        out.fail(f"sync failed: {run.describe()}")
+        out.outcome = "FAILED: sync did not complete"
+        if ws.warehouse.exists():
+            judge_against_reference(out, lab, ws)
+        return out
+    judge_against_reference(out, lab, ws)
+    out.outcome = "identical to reference" if out.ok else "DIFFERS from reference"
+    return out
+
+
+def revoke_drill(lab: Lab, at_requests: tuple[int, ...] = (15, 45)) -> DrillOutcome:
+    """Revoke the session (access + refresh token) at the sandbox while the sync pages."""
+    out = DrillOutcome("token_revoked", "", "")
+    lab.reference  # noqa: B018 - build it outside the timed part
+    ws = lab.workspace("token_revoked")
+    revoked: list[int] = []
+    with lab.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
+        def trigger(ex: Exchange) -> None:
+            auth = ex.headers.get("Authorization") or ex.headers.get("authorization") or ""
+            if ex.number in at_requests and auth.lower().startswith("bearer "):
+                revoked.append(proxy.revoke(auth[7:].strip()))
+
+        proxy.triggers.append(trigger)
+        run = ws.sync(proxy.base_url)
+        statuses = [status for _, status in proxy.exchanges]
+    out.faults = f"{len(revoked)} revocations, {statuses.count(401)} requests got 401"
+    if len(revoked) != len(at_requests) or any(code >= 400 for code in revoked):
+        out.fail(f"revocation did not happen as planned: {revoked}")
+    if statuses.count(401) == 0:
+        out.fail("no request was refused after revocation: the drill did not bite")
+    if not run.ok:
+        out.fail(f"sync failed: {run.describe()}")
+    judge_against_reference(out, lab, ws)
+    out.outcome = "identical to reference" if out.ok else "FAILED"
+    return out
+
+
+# ---------------------------------------------------------------------- activity while paging
+@dataclass(frozen=True)
+class ActivityPlan:
+    """Activity calls fired when given collections are first paged (deterministic content)."""
+
+    steps: tuple[tuple[str, int], ...] = (("contacts", 40), ("purchases", 40),
+                                          ("transactions", 40), ("orders", 40))
+
+
+def activity_drill(lab: Lab, plan: ActivityPlan = ActivityPlan()) -> DrillOutcome:
+    """Insert and update records while the sync pages; the meta's totals change under it.
+
+    Reference design: the sandbox's activity is a pure function of (seed, call sequence), so a
+    fresh sandbox that receives the same calls with no sync running reaches the same final state.
+    R0 = the clean reference (before), R1 = a clean sync after the same activity.
+    1. Right after the overlapping run, every row must be R0's or R1's version of that row (a run
+       that overlaps changes may see either), nothing lost that exists in both, no duplicate.
+    2. A second, incremental run must then hold every R1 row, and the tables that every run reads
+       in full or by `updated_at` must equal R1 exactly; rows of created-at-window tables may
+       stay at R0 (edits older than the look-back wait for the periodic full refresh): reported.
+    """
+    out = DrillOutcome("activity_during_sync", "", "")
+    r0 = lab.reference
+    after_ws = lab.workspace("activity_reference")
+    with lab.sandbox() as sb:
+        for _, count in plan.steps:
+            sb.activity(count)
+        ref_run = after_ws.sync(sb.base_url)
+    if not ref_run.ok:
+        out.fail(f"R1 reference sync failed: {ref_run.describe()}")
+        out.outcome = "FAILED: no reference"
+        return out
+    r1 = after_ws.warehouse
+
+    ws = lab.workspace("activity_during_sync")
+    first_copy = ws.root / "after_first_run.duckdb"
+    fired: list[str] = []
+    lock = threading.Lock()
+    with lab.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
+        pending = list(plan.steps)
+
+        def trigger(ex: Exchange) -> None:
+            with lock:
+                if pending and ex.collection == _path_of(pending[0][0]) and not ex.is_detail:
+                    collection, count = pending.pop(0)
+                    sb.activity(count)
+                    fired.append(f"{collection}+{count}")
+
+        proxy.triggers.append(trigger)
+        first = ws.sync(proxy.base_url)
+        proxy.triggers.clear()
+        for collection, count in pending:  # activity never reached still has to happen
+            sb.activity(count)
+            fired.append(f"{collection}+{count} (after the run)")
+        if first.ok:
+            copy_warehouse(ws.warehouse, first_copy)
+        second = ws.sync(proxy.base_url) if first.ok else None
+    out.faults = f"activity while paging: {', '.join(fired)}"
+    if not first.ok:
+        out.fail(f"sync during activity failed: {first.describe()}")
+        out.outcome = "FAILED"
+        return out
+    for v in check_versions(r0, r1, first_copy).values():
+        out.lost += v.lost
+        out.duplicated += v.duplicated
+        if not v.ok:
+            out.fail(f"overlapping run: {v.describe()}")
+    if second is None or not second.ok:
+        out.fail(f"follow-up sync failed: {second.describe() if second else 'not run'}")
+    checks = check_versions(r0, r1, ws.warehouse)
+    for v in checks.values():
+        out.lost += v.new_missing + (v.lost if v.ok else 0)
+        out.duplicated += v.duplicated
+        if not v.ok or v.new_missing:
+            out.fail(f"after the follow-up run: {v.describe()}")
+    exact = _exact_tables()
+    for table, diff in compare_warehouses(r1, ws.warehouse).tables.items():
+        if table in exact and not diff.ok:
+            out.fail(f"{table} must equal R1 (read in full or by updated_at): {diff.describe()}")
+    if ws.pending_packages():
+        out.fail(f"pending load packages: {ws.pending_packages()}")
+    stale = {t: v.stale for t, v in checks.items() if v.stale}
+    out.outcome = ("consistent; follow-up = R1" + (f" (stale by design: {stale})" if stale else "")
+                   if out.ok else "FAILED")
+    return out
+
+
+def _path_of(resource: str) -> str:
+    return "platform_payments_payouts" if resource == "payouts" else resource
+
+
+def _exact_tables() -> set[str]:
+    """Tables whose every run reads all rows or all changes (full listing, updated_at cursor)."""
+    from sources.creator_platform.settings import RESOURCES
+
+    return {r.table for r in RESOURCES.values()
+            if r.incremental.strategy in ("full", "updated_since")}
+
+
+# ---------------------------------------------------------------------- crashes
+@dataclass(frozen=True)
+class CrashPoint:
+    stage: str  # extract | normalize | load
+    arg: int  # extract: request number; normalize: delay in ms; load: completed jobs first
+
+    def __str__(self) -> str:
+        unit = {"extract": "at request", "normalize": "ms after extract", "load": "after jobs"}
+        return f"{self.stage} {unit[self.stage]} {self.arg}"
+
+
+def plan_crashes(n: int, total_requests: int, seed: int = DRILL_SEED) -> list[CrashPoint]:
+    """`n` seeded kill points spread over the three stages (about 40/25/35 %)."""
+    rng = random.Random(seed)
+    n_extract = max(1, round(n * 0.4))
+    n_normalize = max(1, round(n * 0.25))
+    n_load = max(1, n - n_extract - n_normalize)
+    points = [CrashPoint("extract", rng.randint(2, max(3, total_requests - 1)))
+              for _ in range(n_extract)]
+    points += [CrashPoint("normalize", rng.choice([0, 0, 5, 20, 60])) for _ in range(n_normalize)]
+    points += [CrashPoint("load", rng.randint(0, 12)) for _ in range(n_load)]
+    return points
+
+
+def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint) -> str | None:
+    """Poll the pipeline's package folders; SIGKILL when the point is reached. Returns stage."""
+    pdir: Path | None = None
+    seen_extracted_at: float | None = None
+    while proc.poll() is None:
+        if pdir is None:
+            dirs = ws.pipeline_dirs()
+            pdir = dirs[0] if dirs else None
+            if pdir is None:
+                time.sleep(0.005)
+                continue
+        normalized = _entries(pdir / "load/normalized")
+        if point.stage == "normalize":
+            if _entries(pdir / "normalize/extracted") or _entries(pdir / "load/new"):
+                seen_extracted_at = seen_extracted_at or time.monotonic()
+                if time.monotonic() - seen_extracted_at >= point.arg / 1000:
+                    stage = ws.stage()
+                    kill_group(proc)
+                    return stage
+            if normalized:  # normalise finished before the delay ran out: kill at load start
+                kill_group(proc)
+                return "load"
+        elif point.stage == "load" and normalized:
+            jobs = sum(len(_entries(pdir / "load/normalized" / p / "completed_jobs"))
+                       for p in normalized)
+            if jobs >= point.arg:
+                kill_group(proc)
+                return "load"
+        time.sleep(0.002)
+    return None
+
+
+def _entries(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def crash_drill(lab: Lab, points: list[CrashPoint]) -> list[DrillOutcome]:
+    """For each point: fresh warehouse, sync, SIGKILL at the point, rerun, compare."""
+    lab.reference  # noqa: B018
+    with lab.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
+        return [crash_once(lab, proxy, f"crash_{i + 1:02d}", p) for i, p in enumerate(points)]
+
+
+def crash_once(lab: Lab, proxy: DrillProxy, name: str, point: CrashPoint) -> DrillOutcome:
+    out = DrillOutcome(name, f"SIGKILL {point}", "")
+    ws = lab.workspace(name)
+    proxy.reset()
+    argv = ws.argv(proxy.base_url)
+    started = time.monotonic()
+    proc, o, e = ws.start(argv)
+    stage: list[str] = []
+    if point.stage == "extract":
+        def trigger(ex: Exchange) -> None:
+            if ex.number == point.arg and not stage:
+                stage.append(ws.stage())
+                kill_group(proc)
+
+        proxy.triggers.append(trigger)
+        killed_stage = None
+    else:
+        killed_stage = _watch_and_kill(ws, proc, point)
+    first = ws.finish(proc, o, e, argv, started, timeout=300)
+    proxy.triggers.clear()
+    killed_stage = killed_stage or (stage[0] if stage else None)
+    if killed_stage is None or first.returncode == 0:
+        out.fail(f"the run was not killed (finished with rc={first.returncode} first)")
+    rerun = ws.sync(proxy.base_url)
+    if not rerun.ok:
+        out.fail(f"rerun after the kill failed: {rerun.describe()}")
+    judge_against_reference(out, lab, ws)
+    out.seconds = time.monotonic() - started
+    out.outcome = (f"killed in {killed_stage}; rerun identical" if out.ok
+                   else f"killed in {killed_stage}; FAILED")
+    return out
+
+
+# ---------------------------------------------------------------------- concurrency
+def concurrency_drill(lab: Lab, latency_ms: int = 15) -> DrillOutcome:
+    """Two syncs of the same pipeline start together: one wins, the other waits or exits clearly."""
+    out = DrillOutcome("two_syncs_at_once", "2 concurrent syncs, same pipeline and warehouse", "")
+    lab.reference  # noqa: B018
+    ws = lab.workspace("concurrency")
+    with lab.sandbox(latency_ms=latency_ms) as sb:
+        argv = ws.argv(sb.base_url)
+        started = time.monotonic()
+        procs = [ws.start(argv) for _ in range(2)]
+        runs = [ws.finish(p, o, e, argv, started, timeout=300) for p, o, e in procs]
+        winners = [r for r in runs if r.ok]
+        losers = [r for r in runs if not r.ok]
+        if not winners:
+            out.fail("neither sync succeeded:\n" + "\n".join(r.describe() for r in runs))
+        for r in losers:
+            line = r.error_line.lower()
+            if not any(w in line for w in ("lock", "another", "running", "held", "busy")):
+                out.fail(f"the losing sync did not say why clearly: {r.error_line!r}")
+            if "traceback" in r.stderr.lower():
+                out.fail("the losing sync printed a traceback")
+        if losers:
+            third = ws.sync(sb.base_url)
+            if not third.ok:
+                out.fail(f"a sync after both finished failed: {third.describe()}")
+    judge_against_reference(out, lab, ws)
+    how = "both completed (second waited)" if len(winners) == 2 else (
+        f"one won, the other exited: {losers[0].error_line[:90]!r}" if losers else "")
+    out.outcome = how if out.ok else "FAILED"
+    return out
+
+
+# ---------------------------------------------------------------------- bad input
+class BadInputBench:
+    """Sandbox + proxy + one workspace, and a baseline snapshot per starting point.
+
+    The baseline of an ordinary case is a full sync; that of a `fresh` case a sync of every
+    resource but the case's, so that the bad run reads that resource from page 1.
+    """
+
+    def __init__(self, lab: Lab, proxy: DrillProxy, evil_hits: Callable[[], int] = lambda: 0):
+        self.lab = lab
+        self.proxy = proxy
+        self.evil_hits = evil_hits
+        self.ws = lab.workspace("bad_input")
+        self.goldens: dict[str, Path] = {}
+
+    def golden(self, without: str | None) -> Path:
+        key = without or "all"
+        if key not in self.goldens:
+            from sources.creator_platform.settings import RESOURCES
+
+            self.proxy.reset()
+            self.ws = self.lab.workspace("bad_input")
+            args = ("--resources", ",".join(r for r in RESOURCES if r != without)) if without else ()
+            run = self.ws.sync(self.proxy.base_url, *args)
+            if not run.ok:
+                raise RuntimeError(f"bad-input baseline ({key}) failed: {run.describe()}")
+            self.goldens[key] = self.lab.root / f"bad_input_golden_{key}"
+            self.ws.snapshot(self.goldens[key])
+        return self.goldens[key]
+
+    def run(self, case: Case) -> DrillOutcome:
+        return bad_input_case(case, self.lab, self.proxy, self.ws,
+                              self.golden(case.table if case.fresh else None), self.evil_hits)
+
+
+def bad_input_case(
+    case: Case, lab: Lab, proxy: DrillProxy, ws: Workspace, golden: Path,
+    evil_hits: Callable[[], int] = lambda: 0,
+) -> DrillOutcome:
+    """Serve one crafted response; judge the run; then heal with a clean run."""
+    out = DrillOutcome(f"bad_input:{case.name}", case.problem, "")
+    ws.restore(golden)
+    proxy.reset()
+    run_state = CaseRun(proxy)
+    proxy.mutator = case.mutator(run_state)
+    hits_before = evil_hits()
+    bad = ws.sync(proxy.base_url, "--resources", case.table, timeout=case.timeout)
+    served = [ex for ex, _ in proxy.exchanges if case.matches(ex)]
+    proxy.mutator = None
+    if proxy.injected == 0:
+        out.fail(f"the crafted response was never served (requests: {len(proxy.exchanges)})")
+    if evil_hits() != hits_before:
+        out.fail("the sync contacted a host taken from a response link")
+    loaded = bad.ok
+    if loaded:
+        if "load" not in case.accept:
+            out.fail(f"the sync accepted {case.problem!r} and exited 0")
+        cmp = compare_warehouses(lab.reference, ws.warehouse, ignore_ids=run_state.altered,
+                                 allow_extra_tables=case.extra_tables)
+        if not cmp.ok:
+            out.fail("loaded data differs from the reference:\n  " + "\n  ".join(cmp.problems()))
+        if case.check:
+            for problem in case.check(run_state, str(ws.warehouse)):
+                out.fail(problem)
+        out.lost, out.duplicated = cmp.lost, cmp.duplicated
+    else:
+        if "fail" not in case.accept:
+            out.fail(f"the sync failed on a case it should load: {bad.error_line!r}")
+        for problem in judge_error(bad, case, served):
+            out.fail(problem)
+        # Earlier rows intact; rows a partial run added (if any) must be the reference's.
+        for v in check_versions(golden / "warehouse.duckdb", lab.reference, ws.warehouse).values():
+            out.lost += v.lost
+            out.duplicated += v.duplicated
+            if not v.ok:
+                out.fail(f"the failed run damaged the warehouse: {v.describe()}")
+    heal = ws.sync(proxy.base_url, "--resources", case.table)
+    if not heal.ok:
+        out.fail(f"the next good run failed: {heal.describe()}")
+    cmp = compare_warehouses(lab.reference, ws.warehouse,
+                             ignore_ids=run_state.altered if loaded else None,
+                             allow_extra_tables=case.extra_tables)
+    if not cmp.ok:
+        out.fail("the next good run did not heal:\n  " + "\n  ".join(cmp.problems()))
+    if ws.pending_packages():
+        out.fail(f"pending load packages after the good run: {ws.pending_packages()}")
+    verdict = "loaded correctly" if loaded else f"failed clearly: {bad.error_line[:100]}"
+    out.outcome = f"{verdict}; healed" if out.ok else f"FAILED ({verdict[:60]})"
+    return out
+
+
+def judge_error(run: SyncResult, case: Case, served: list[Exchange]) -> list[str]:
+    """A failed run must say, on one line, which resource, which page URL and what was wrong."""
+    problems = []
+    if run.timed_out:
+        return [f"the sync did not finish within {case.timeout:.0f}s"]
+    line = unquote(run.error_line)
+    low = line.lower()
+    if "traceback (most recent call last)" in run.stderr.lower():
+        problems.append("a traceback was printed instead of a one-line error")
+    if case.table not in line and case.collection not in line:
+        problems.append(f"error does not name the resource {case.table!r}: {line!r}")
+    if not any(ex.path in line and _params_in(ex, line) for ex in served):
+        urls = sorted({unquote(ex.url) for ex in served})[:3]
+        problems.append(f"error does not name the page URL (one of {urls}): {line!r}")
+    if case.words and not any(w in low for w in case.words):
+        problems.append(f"error does not name the problem ({case.problem}; any of {case.words}): {line!r}")
+    return problems
+
+
+def _params_in(ex: Exchange, line: str) -> bool:
+    for key in ("page[number]", "filter[site_id]"):
+        value = ex.param(key)
+        if value is not None and f"{key}={value}" not in line:
+            return False
+    return True

@@ -1,0 +1,80 @@
+"""Fixtures for the models tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from models_helpers import Rows, write_raw
+
+
+@pytest.fixture
+def raw_db(tmp_path: Path) -> Callable[..., str]:
+    """Write hand-built raw rows into a fresh DuckDB file; returns its path."""
+
+    def make(rows: Rows, name: str = "raw.duckdb") -> str:
+        return write_raw(tmp_path / name, rows)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A throw-away PostgreSQL server for the session; skips loudly locally, fails in CI."""
+    from pg_helpers import PostgresUnavailable, postgres_server
+
+    try:
+        server = postgres_server()
+        dsn = server.__enter__()
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL is required in CI for the portability test: {exc}")
+        pytest.skip(f"PORTABILITY TEST SKIPPED: cannot start PostgreSQL locally: {exc}")
+    try:
+        yield dsn
+    finally:
+        server.__exit__(None, None, None)
+
+
+def _sync(base_url: str, work: Path, **warehouse: str) -> None:
+    """One sync of the sandbox through the pipeline's Python entry point."""
+    from pipelines.sync import resolve_settings, run_sync
+
+    settings = resolve_settings(
+        base_url=base_url, client_id="sandbox", client_secret="sandbox-secret",
+        pipelines_dir=str(work / "pipelines"), **warehouse,
+    )
+    run_sync(settings, show_progress=False)
+
+
+@pytest.fixture(scope="session")
+def sandbox_url(sandbox: Any) -> str:
+    """The shared session sandbox of tests/conftest.py: tiny, 2 sites, fixed seed and clock."""
+    return str(sandbox.base_url)
+
+
+@pytest.fixture(scope="session")
+def sandbox_raw_duckdb(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sandbox synced into a DuckDB file once per session (raw tables only)."""
+    work = tmp_path_factory.mktemp("sandbox-sync")
+    path = work / "raw.duckdb"
+    _sync(sandbox_url, work, duckdb=str(path))
+    return path
+
+
+@pytest.fixture
+def sandbox_duckdb(sandbox_raw_duckdb: Path, tmp_path: Path) -> str:
+    """A private copy of the synced file, so that each test builds its own models."""
+    copy = tmp_path / "warehouse.duckdb"
+    shutil.copyfile(sandbox_raw_duckdb, copy)
+    return str(copy)
+
+
+@pytest.fixture
+def sync_sandbox() -> Callable[..., None]:
+    """Sync the sandbox at a URL into a destination (`duckdb=PATH` or `destination=NAME`)."""
+    return _sync

@@ -1,0 +1,117 @@
+"""Helpers for the models tests: hand-built raw tables that follow the warehouse contract."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from models.sources import SOURCE_TABLES
+
+Rows = dict[str, list[dict[str, Any]]]
+
+EXTRACTED_AT = dt.datetime(2024, 4, 1, tzinfo=dt.UTC)
+
+
+def ts(text: str) -> dt.datetime:
+    """An ISO instant with an explicit offset: raw timestamps are always UTC-aware."""
+    value = dt.datetime.fromisoformat(text)
+    assert value.tzinfo is not None, text
+    return value
+
+
+def write_raw(path: Path, rows: Rows, dataset: str = "creator_platform") -> str:
+    """Create `dataset.<table>` in a DuckDB file with only the columns the rows use (as dlt
+    would), typed by the contract in models/sources.py. Returns the file path."""
+    con = duckdb.connect(str(path))
+    con.execute("set TimeZone = 'UTC'")
+    con.execute(f'create schema if not exists "{dataset}"')
+    for table, records in rows.items():
+        contract = SOURCE_TABLES[table].columns
+        names: list[str] = []
+        for record in records:
+            names.extend(n for n in record if n not in names)
+        for meta in ("_extracted_at", "_dlt_load_id"):
+            if meta in contract and meta not in names:
+                names.append(meta)
+        cols = ", ".join(f'"{n}" {contract[n]}' for n in names)
+        con.execute(f'create table "{dataset}"."{table}" ({cols})')
+        for i, record in enumerate(records):
+            values = [record.get(n) for n in names]
+            values = [
+                EXTRACTED_AT if n == "_extracted_at" and v is None
+                else (f"load-{i:04d}" if n == "_dlt_load_id" and v is None else v)
+                for n, v in zip(names, values, strict=True)
+            ]
+            marks = ", ".join("?" for _ in names)
+            con.execute(f'insert into "{dataset}"."{table}" values ({marks})', values)
+    con.close()
+    return str(path)
+
+
+def fetch_dicts(path: str, sql: str) -> list[dict[str, Any]]:
+    con = duckdb.connect(path, read_only=True)
+    try:
+        cursor = con.execute(sql)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    finally:
+        con.close()
+
+
+PG_TYPES = {"double": "double precision"}
+
+
+def write_raw_postgres(dsn: str, rows: Rows, dataset: str = "creator_platform") -> None:
+    """The same hand-built raw tables as `write_raw`, in PostgreSQL."""
+    import psycopg2
+
+    con = psycopg2.connect(dsn)
+    con.autocommit = True
+    with con.cursor() as cur:
+        cur.execute(f'drop schema if exists "{dataset}" cascade')
+        cur.execute(f'create schema "{dataset}"')
+        for table, records in rows.items():
+            contract = SOURCE_TABLES[table].columns
+            names: list[str] = []
+            for record in records:
+                names.extend(n for n in record if n not in names)
+            for meta in ("_extracted_at", "_dlt_load_id"):
+                if meta in contract and meta not in names:
+                    names.append(meta)
+            cols = ", ".join(f'"{n}" {PG_TYPES.get(contract[n], contract[n])}' for n in names)
+            cur.execute(f'create table "{dataset}"."{table}" ({cols})')
+            for i, record in enumerate(records):
+                values = [
+                    EXTRACTED_AT if n == "_extracted_at" and record.get(n) is None
+                    else (f"load-{i:04d}" if n == "_dlt_load_id" and record.get(n) is None
+                          else record.get(n))
+                    for n in names
+                ]
+                marks = ", ".join("%s" for _ in names)
+                cur.execute(f'insert into "{dataset}"."{table}" values ({marks})', values)
+    con.close()
+
+
+def _normal(value: Any) -> Any:
+    """Values from two engines, made comparable: exact for money and dates, 1e-9 for floats."""
+    from decimal import Decimal
+
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, Decimal):
+        return value.normalize() if value == value.to_integral_value() else value
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC)
+    return value
+
+
+def mart_rows(fetch: Any, table: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """All rows of `analytics.<table>`, columns by name, sorted by every column."""
+    names, rows = fetch(f"select * from analytics.{table}")
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    normalised = [tuple(_normal(row[i]) for i in order) for row in rows]
+    normalised.sort(key=lambda r: tuple((v is None, str(v)) for v in r))
+    return [names[i] for i in order], normalised

@@ -1,0 +1,50 @@
+"""`creator-sync models` end to end through the console script's click group."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from known_answer_data import known_answer_rows
+from models_helpers import fetch_dicts
+
+from models.adapters import redact_dsn
+from pipelines.cli import main
+
+
+def test_models_command_builds_and_summarises(raw_db) -> None:
+    path = raw_db(known_answer_rows())
+    result = CliRunner().invoke(main, ["models", "--duckdb", path, "--as-of", "2024-03-31",
+                                       "--timezone", "America/New_York"])
+    assert result.exit_code == 0, result.output
+    assert "analytics.revenue_daily" in result.output
+    assert "Data tests: 100/102 passed" in result.output
+    assert "WARN paid_payouts_reconcile" in result.output  # the planted 1-cent payout
+    (row,) = fetch_dicts(path, "select count(*) as n from analytics.mrr_monthly")
+    assert row["n"] == 3
+
+
+def test_strict_fails_with_the_failing_rows(raw_db) -> None:
+    path = raw_db(known_answer_rows())
+    result = CliRunner().invoke(main, ["models", "--duckdb", path, "--as-of", "2024-03-31",
+                                       "--strict"])
+    assert result.exit_code == 1
+    assert "paid_payouts_reconcile: 1 failing row(s)" in result.output
+    assert "'payout_id': 'PO4'" in result.output
+
+
+def test_clear_errors_for_bad_input(tmp_path, raw_db) -> None:
+    runner = CliRunner()
+    missing = runner.invoke(main, ["models", "--duckdb", str(tmp_path / "none.duckdb")])
+    assert missing.exit_code == 1 and "no such DuckDB file" in missing.output
+    path = raw_db(known_answer_rows())
+    bad_date = runner.invoke(main, ["models", "--duckdb", path, "--as-of", "31/03/2024"])
+    assert bad_date.exit_code == 2 and "YYYY-MM-DD" in bad_date.output
+    bad_delay = runner.invoke(main, ["models", "--duckdb", path, "--settlement-delay-days", "-1"])
+    assert bad_delay.exit_code == 2
+
+
+def test_postgres_errors_never_show_the_password() -> None:
+    result = CliRunner().invoke(main, ["models", "--destination", "postgres", "--postgres-dsn",
+                                       "host=127.0.0.1 port=notaport password=s3cret-pw"])
+    assert result.exit_code == 1
+    assert "s3cret-pw" not in result.output
+    assert redact_dsn('dsn "postgresql://u:s3cret-pw@h:5/db"') == 'dsn "postgresql://u:***@h:5/db"'

@@ -1,0 +1,183 @@
+"""The runner: dependency order from refs, contract projection, transactions, data tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+import sqlglot
+from known_answer_data import known_answer_rows
+from models_helpers import fetch_dicts, ts
+
+from models.adapters import DuckDBAdapter
+from models.project import SQL_DIR, ProjectError, load_project
+from models.runner import DataTestError, ModelsError, Params, Renderer, build, run_models
+
+MINIMAL = {
+    "transactions": [
+        {"id": "T1", "site_id": "S", "created_at": ts("2024-01-01T12:00:00+00:00"),
+         "action": "charge", "amount_in_cents": 100, "currency": "USD"},
+    ],
+}
+
+
+def _write(sql_dir: Path, layer: str, name: str, text: str) -> None:
+    (sql_dir / layer).mkdir(parents=True, exist_ok=True)
+    (sql_dir / layer / f"{name}.sql").write_text(text)
+
+
+def test_order_follows_refs_not_file_names(tmp_path: Path) -> None:
+    _write(tmp_path, "marts", "a_mart", "select * from {{ ref('z_base') }}")
+    _write(tmp_path, "staging", "z_base", "select 1 as x")
+    _write(tmp_path, "intermediate", "m_mid", "select * from {{ ref('a_mart') }}")
+    order = [m.name for m in load_project(tmp_path).order()]
+    assert order == ["z_base", "a_mart", "m_mid"]
+
+
+def test_every_model_is_built_after_its_refs() -> None:
+    project = load_project()
+    seen: set[str] = set()
+    for model in project.order():
+        assert set(model.refs) <= seen, model.name
+        seen.add(model.name)
+    assert len(seen) == len(project.models)
+
+
+def test_cycles_and_unknown_refs_are_named(tmp_path: Path) -> None:
+    _write(tmp_path, "staging", "a", "select * from {{ ref('b') }}")
+    _write(tmp_path, "staging", "b", "select * from {{ ref('a') }}")
+    with pytest.raises(ProjectError, match="cycle"):
+        load_project(tmp_path).order()
+    _write(tmp_path, "staging", "b", "select * from {{ ref('nope') }}")
+    with pytest.raises(ProjectError, match=r"b\.sql: ref\('nope'\)"):
+        load_project(tmp_path).order()
+
+
+def test_every_mart_declares_a_grain() -> None:
+    project = load_project()
+    marts = [m for m in project.models.values() if m.layer == "marts"]
+    assert {m.name for m in marts} >= {
+        "revenue_daily", "mrr_monthly", "orders", "orders_daily", "customers",
+        "customer_cohorts", "payouts", "payout_reconciliation", "payout_transactions",
+        "unpaid_balance", "offer_performance", "course_catalog",
+    }
+    assert all(m.grain for m in marts), [m.name for m in marts if not m.grain]
+
+
+def test_every_model_transpiles_to_postgres(raw_db) -> None:
+    """The portability contract, checked without a server: sqlglot parses every rendered model."""
+    path = raw_db(MINIMAL)
+    adapter = DuckDBAdapter(path)
+    project = load_project()
+    renderer = Renderer(adapter, project, Params(timezone="Europe/Berlin"))
+    try:
+        for sql_file in [*project.models.values(), *project.tests.values()]:
+            out = sqlglot.transpile(renderer.render(sql_file), read="duckdb", write="postgres")
+            assert len(out) == 1 and out[0].strip(), sql_file.name
+    finally:
+        adapter.close()
+
+
+def test_columns_dlt_never_created_are_typed_nulls(raw_db) -> None:
+    # No settlement, offer, customer or purchase columns/tables at all: still builds.
+    path = raw_db(MINIMAL)
+    result = run_models(path)
+    assert result.row_counts["revenue_daily"] == 1
+    assert result.row_counts["payout_reconciliation"] == 0
+    assert "purchases" in result.missing_sources
+    assert not result.failed_tests
+
+
+def test_missing_transactions_table_is_a_clear_error(raw_db) -> None:
+    path = raw_db({"customers": [{"id": "C1", "site_id": "S"}]})
+    with pytest.raises(ModelsError, match=r"creator_platform\.transactions not found"):
+        run_models(path)
+
+
+def test_failed_model_keeps_the_previous_build(raw_db, tmp_path: Path) -> None:
+    path = raw_db(known_answer_rows())
+    run_models(path, as_of=dt.date(2024, 3, 31))
+    before = fetch_dicts(path, "select count(*) as n, sum(net_in_cents) as net from analytics.revenue_daily")
+
+    # new raw data: a build that got as far as revenue_daily and kept it would change the sum
+    con = duckdb.connect(path)
+    con.execute("insert into creator_platform.transactions (id, site_id, created_at, action, "
+                "amount_in_cents, currency) values ('T99', '3000000001', "
+                "timestamptz '2024-03-30 12:00:00+00', 'charge', 777, 'USD')")
+    con.close()
+
+    broken = tmp_path / "sql"
+    shutil.copytree(SQL_DIR, broken)
+    (broken / "marts" / "mrr_monthly.sql").write_text(
+        "-- grain: x\nselect no_such_column from {{ ref('int_subscriber_mrr_months') }}"
+    )
+    adapter = DuckDBAdapter(path)
+    try:
+        with pytest.raises(ModelsError, match=r"model mrr_monthly \(sql/marts/mrr_monthly\.sql\)"):
+            build(adapter, Params(), project=load_project(broken))
+    finally:
+        adapter.close()
+    assert fetch_dicts(path, "select count(*) as n, sum(net_in_cents) as net from analytics.revenue_daily") == before
+    # revenue_daily was rebuilt (with T99) inside the failed build before mrr_monthly broke,
+    # and rolled back with it
+    assert fetch_dicts(path, "select count(*) as n from analytics.mrr_monthly") == [{"n": 3}]
+
+
+def test_failing_data_test_raises_with_rows(raw_db, tmp_path: Path) -> None:
+    path = raw_db(MINIMAL)
+    _write(tmp_path, "staging", "dup", "-- grain: k\nselect 1 as k union all select 1")
+    _write(tmp_path, "tests", "never_negative", "-- test: no negative\n"
+           "select * from {{ ref('dup') }} where k > 0")
+    adapter = DuckDBAdapter(path)
+    try:
+        with pytest.raises(DataTestError) as info:
+            build(adapter, Params(), project=load_project(tmp_path))
+    finally:
+        adapter.close()
+    failed = {t.name: t for t in info.value.result.failed_tests}
+    assert set(failed) == {"unique_dup", "never_negative"}
+    assert failed["never_negative"].failures == 2
+    assert "unique_dup" in str(info.value)
+
+
+def test_strict_turns_warnings_into_errors(raw_db) -> None:
+    path = raw_db(known_answer_rows())
+    result = run_models(path, as_of=dt.date(2024, 3, 31))
+    assert result.warnings and not result.failed_tests
+    with pytest.raises(DataTestError, match="paid_payouts_reconcile"):
+        run_models(path, as_of=dt.date(2024, 3, 31), strict=True)
+
+
+def test_settlement_delay_is_a_parameter(raw_db) -> None:
+    path = raw_db(known_answer_rows())
+    run_models(path, as_of=dt.date(2024, 3, 31), settlement_delay_days=0)
+    (po1,) = fetch_dicts(path, "select * from analytics.payout_reconciliation where payout_id = 'PO1'")
+    # delay 0: everything created by Jan 20 is payable on Jan 20: T1 941 + T2 5225 + T8 1912
+    assert po1["expected_amount_in_cents"] == 941 + 5225 + 1912
+
+
+def test_bad_parameters_are_named(raw_db) -> None:
+    path = raw_db(MINIMAL)
+    with pytest.raises(ModelsError, match="--timezone"):
+        run_models(path, timezone="Mars/Olympus")
+    with pytest.raises(ValueError, match="identifier"):
+        run_models(path, dataset="x; drop table y")
+    with pytest.raises(ModelsError, match=r"dataset .*'other' not found"):
+        run_models(path, dataset="other")
+
+
+def test_money_columns_are_integers_or_decimals(raw_db) -> None:
+    path = raw_db(known_answer_rows())
+    run_models(path, as_of=dt.date(2024, 3, 31))
+    con = duckdb.connect(path, read_only=True)
+    rows = con.execute(
+        "select table_name, column_name, data_type from information_schema.columns "
+        "where table_schema = 'analytics' and column_name like '%_in_cents'"
+    ).fetchall()
+    con.close()
+    assert rows
+    bad = [r for r in rows if r[2] not in ("BIGINT", "INTEGER", "HUGEINT") and not r[2].startswith("DECIMAL")]
+    assert not bad

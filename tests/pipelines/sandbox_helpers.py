@@ -1,0 +1,72 @@
+"""Helpers for end-to-end tests against the sandbox: settings, snapshots, API totals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.factory import resolve_warehouse
+from pipelines.sync import SyncSettings, run_sync
+from sources.creator_platform.auth import Secret
+from sources.creator_platform.client import CreatorPlatformClient
+from sources.creator_platform.pagination import total_count
+
+CLIENT_ID = "sandbox"
+CLIENT_SECRET = "sandbox-secret"
+VOLATILE = {"_extracted_at", "_dlt_load_id", "_dlt_id"}
+
+
+def settings(sandbox: Any, db: Path, **overrides: Any) -> SyncSettings:
+    values: dict[str, Any] = dict(
+        base_url=sandbox.base_url,
+        client_id=CLIENT_ID,
+        client_secret=Secret(CLIENT_SECRET),
+        warehouse=resolve_warehouse(duckdb=str(db)),
+        backoff_initial=0.05,
+    )
+    values.update(overrides)
+    return SyncSettings(**values)
+
+
+def sync(sandbox: Any, db: Path, **overrides: Any):
+    return run_sync(settings(sandbox, db, **overrides), show_progress=False)
+
+
+def snapshot(db: Path | str, dataset: str = "creator_platform") -> dict[str, list[tuple]]:
+    """Every data table as sorted rows, without load bookkeeping columns."""
+    out: dict[str, list[tuple]] = {}
+    with duckdb.connect(str(db), read_only=True) as con:
+        tables = [r[0] for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = ? "
+            "and table_name not like '\\_dlt%' escape '\\'", [dataset]).fetchall()]
+        for table in sorted(tables):
+            cols = [r[0] for r in con.execute(
+                "select column_name from information_schema.columns where table_schema = ? and table_name = ? "
+                "order by column_name", [dataset, table]).fetchall() if r[0] not in VOLATILE]
+            select = ", ".join(f'"{c}"' for c in cols)
+            rows = con.execute(f'select {select} from {dataset}."{table}"').fetchall()
+            out[table] = sorted((tuple(map(repr, r)) for r in rows))
+    return out
+
+
+def query(db: Path | str, sql: str, *args: Any) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql, list(args)).fetchall()
+
+
+def api_client(sandbox: Any) -> CreatorPlatformClient:
+    return CreatorPlatformClient(sandbox.base_url, CLIENT_ID, Secret(CLIENT_SECRET))
+
+
+def api_total(client: CreatorPlatformClient, path: str, site: str | None, page_size: bool = True) -> int:
+    params: dict[str, Any] = {"page[number]": 1}
+    if page_size:
+        params["page[size]"] = 1
+    if site:
+        params["filter[site_id]"] = site
+    doc = client.get(path, params, exact_decimals=True)
+    count = total_count(doc.get("meta"))
+    assert count is not None, f"no total in meta of {path}: {doc.get('meta')}"
+    return count

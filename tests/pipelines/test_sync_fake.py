@@ -1,0 +1,111 @@
+"""run_sync end to end against an in-memory API: merge, deletes, link replacement, state, secrets."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from conftest import FAKE_SECRET
+
+from pipelines.sync import run_sync
+
+
+def query(path, sql):
+    with duckdb.connect(path, read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_full_then_incremental_with_deletes_and_link_replacement(fake_api, settings_for):
+    settings = settings_for(resources=("sites", "products", "contacts"))
+    db = settings.warehouse.duckdb_path
+    first = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    assert first.tables["contacts"] == (30, 0)
+    assert first.tables["products"] == (6, 0)
+    assert sorted(first.sites) == ["2147483650", "2147483651"]
+    assert query(db, "select count(*), count(distinct id) from creator_platform.contacts") == [(30, 30)]
+    assert query(db, "select count(*) from creator_platform.contacts_tags") == [(30,)]
+    assert query(db, "select count(*) from creator_platform.sites where site_id = id") == [(2,)]
+
+    # the platform stops listing one product (archived), and one contact loses all its tags
+    gone = fake_api.collections["products"].pop(0)
+    fake_api.collections["contacts"][3]["relationships"]["tags"] = {"data": []}
+    second = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    assert second.tables["contacts"][0] == 0  # nothing new, every contact re-read in the window
+    assert second.deleted == {"products": 1}
+    deleted = query(db, "select id from creator_platform.products where _is_deleted")
+    assert deleted == [(gone["id"],)]
+    assert query(db, "select count(*) from creator_platform.products where not _is_deleted") == [(5,)]
+    cid = fake_api.collections["contacts"][3]["id"]
+    assert query(db, f"select count(*) from creator_platform.contacts_tags where contact_id = '{cid}'") == [(0,)]
+    assert query(db, "select count(*) from creator_platform.contacts_tags where contact_tag_id = ''") == [(0,)]
+
+    # it comes back: live again
+    fake_api.collections["products"].append(gone)
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    assert query(db, "select count(*) from creator_platform.products where _is_deleted") == [(0,)]
+
+
+def test_incremental_plan_is_used_on_second_run(fake_api, settings_for):
+    settings = settings_for(resources=("contacts",))
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    fake_api.requests.clear()
+    result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    listed = [r for r in fake_api.requests if r.url.path == "/v1/contacts"]
+    assert listed and all("filter[created_in_last]" in r.url.params for r in listed)
+    assert all(r.url.params.get("sort") == "created_at" for r in listed)
+    assert len(result.plans) == 2  # one plan per site
+    assert all(reason.startswith("incremental since") for reason in result.plans.values())
+
+
+def test_full_refresh_drops_state_and_tables_of_selected_resources(fake_api, settings_for):
+    settings = settings_for(resources=("sites", "contacts"))
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    fake_api.collections["contacts"] = fake_api.collections["contacts"][:10]
+    settings.full_refresh = True
+    settings.resources = ("contacts",)
+    result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    db = settings.warehouse.duckdb_path
+    assert query(db, "select count(*) from creator_platform.contacts") == [(10,)]
+    assert query(db, "select count(*) from creator_platform.sites") == [(2,)]  # not selected: kept
+    assert all("first sync" in reason or "full" in reason for reason in result.plans.values())
+
+
+def test_no_secret_or_token_anywhere(fake_api, settings_for, tmp_path, capsys):
+    settings = settings_for(resources=("sites", "products", "contacts"))
+    tokens: list[str] = []
+    original = fake_api._token
+
+    def spy():
+        body = original()
+        tokens.extend([body["access_token"], body["refresh_token"]])
+        return body
+
+    fake_api._token = spy
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    out = capsys.readouterr()
+    needles = [FAKE_SECRET.encode(), *(t.encode() for t in tokens)]
+    assert tokens
+    scanned = 0
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            blob = path.read_bytes()
+            scanned += 1
+            for needle in needles:
+                assert needle not in blob, f"secret found in {path}"
+    assert scanned > 3
+    for needle in needles:
+        assert needle.decode() not in out.out + out.err
+    assert repr(settings).count(FAKE_SECRET) == 0
+
+
+def test_failure_mid_run_keeps_loaded_data_and_state(fake_api, settings_for):
+    settings = settings_for(resources=("contacts",))
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    db = settings.warehouse.duckdb_path
+    fake_api.collections["contacts"][0]["attributes"]["created_at"] = "not a time"
+    with pytest.raises(Exception) as err:
+        run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    from pipelines.sync import one_line
+
+    line = one_line(err.value)
+    assert "created_at" in line and "contacts" in line and "\n" not in line
+    assert query(db, "select count(*) from creator_platform.contacts") == [(30,)]

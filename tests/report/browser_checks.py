@@ -1,0 +1,133 @@
+"""Open a rendered report in headless Chromium and check it the way a reader would see it.
+
+Shared by the fixture-warehouse test and the end-to-end test on sandbox data.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections import defaultdict
+
+import duckdb
+from chromium_cdp import Chromium
+
+from report.money import format_money
+
+CHARTS_JS = """
+[...document.querySelectorAll('figure.chart')].map(f => {
+  const svg = f.querySelector('svg');
+  const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
+  const marks = svg ? [...svg.querySelectorAll('g[id*="-mark"] path')].filter(p => {
+    if (!(p.getAttribute('d') || '').trim()) return false;
+    const b = p.getBBox();
+    return b.width > 0 || b.height > 0;
+  }).length : 0;
+  return {testid: f.dataset.testid, currency: f.dataset.currency, width: box.width,
+          height: box.height, marks};
+})
+"""
+
+FIGURES_JS = """
+[...document.querySelectorAll('[data-testid][data-value]')].map(e => ({
+  testid: e.dataset.testid, currency: e.dataset.currency || null, value: e.dataset.value,
+  text: e.innerText.trim(), visible: e.getBoundingClientRect().height > 0}))
+"""
+
+
+def mart_headline(db: pathlib.Path) -> dict[str, dict[str | None, int]]:
+    """The tiles' figures straight from the marts, written independently of report.data."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        q = {
+            "net-revenue-30d": """
+                SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+                WHERE date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 30
+                GROUP BY ALL""",
+            "net-revenue-prior-30d": """
+                SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+                WHERE date_day <= (SELECT max(date_day) FROM analytics.revenue_daily) - 30
+                  AND date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 60
+                GROUP BY ALL""",
+            "mrr": """
+                SELECT currency, sum(mrr_in_cents) FROM analytics.mrr_monthly
+                WHERE date_month = (SELECT max(date_month) FROM analytics.mrr_monthly) GROUP BY ALL""",
+            "active-subscriptions": """
+                SELECT NULL, sum(active_subscriptions) FROM analytics.mrr_monthly
+                WHERE date_month = (SELECT max(date_month) FROM analytics.mrr_monthly)""",
+            "unpaid-balance": """
+                SELECT currency, sum(unpaid_balance_in_cents) FROM analytics.unpaid_balance
+                GROUP BY ALL""",
+        }
+        out = {
+            name: {c: int(v or 0) for c, v in con.execute(sql).fetchall()}
+            for name, sql in q.items()
+        }
+        if (
+            out["active-subscriptions"] == {None: 0}
+            and not con.execute("SELECT count(*) FROM analytics.mrr_monthly").fetchone()[0]
+        ):
+            out["active-subscriptions"] = {None: 0}
+        return out
+    finally:
+        con.close()
+
+
+def expected_charts(db: pathlib.Path) -> set[tuple[str, str]]:
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        charts: set[tuple[str, str]] = set()
+        for testid, sql in (
+            ("chart-revenue-daily", "SELECT DISTINCT currency FROM analytics.revenue_daily"),
+            ("chart-mrr-waterfall", "SELECT DISTINCT currency FROM analytics.mrr_monthly"),
+            (
+                "chart-payouts",
+                "SELECT DISTINCT currency FROM analytics.payouts "
+                "WHERE lower(status) NOT IN ('failed', 'canceled')",
+            ),
+            (
+                "chart-top-offers",
+                "SELECT DISTINCT currency FROM analytics.offer_performance "
+                "WHERE currency IS NOT NULL",
+            ),
+        ):
+            charts |= {(testid, c) for (c,) in con.execute(sql).fetchall()}
+        return charts
+    finally:
+        con.close()
+
+
+def check_report_in_browser(
+    browser: Chromium, report: pathlib.Path, db: pathlib.Path, screenshot: pathlib.Path
+) -> dict:
+    """Load the page, then assert: no console errors, no requests but the file itself, every
+    chart drawn, every headline figure equal to the marts (value and formatted text)."""
+    url = browser.open(report)
+    charts = browser.evaluate(CHARTS_JS)
+    figures = browser.evaluate(FIGURES_JS)
+    browser.screenshot(screenshot)
+    errors = browser.console_errors()
+    requests = browser.requested_urls()
+
+    assert errors == [], f"console errors: {errors}"
+    assert requests == [url], (
+        f"network requests besides the file: {[r for r in requests if r != url]}"
+    )
+
+    assert {(c["testid"], c["currency"]) for c in charts} == expected_charts(db)
+    for chart in charts:
+        assert chart["width"] > 300 and chart["height"] > 50, chart
+        assert chart["marks"] > 0, f"{chart['testid']} {chart['currency']} drew nothing"
+
+    shown: dict[str, dict[str | None, int]] = defaultdict(dict)
+    for figure in figures:
+        assert figure["visible"], figure
+        if figure["testid"] in ("net-revenue-30d", "mrr", "unpaid-balance"):
+            assert figure["text"] == format_money(int(figure["value"]), figure["currency"]), figure
+        shown[figure["testid"]][figure["currency"]] = int(figure["value"])
+    for name, values in mart_headline(db).items():
+        if name == "active-subscriptions":
+            assert shown[name] == {None: values.get(None, 0)}
+        else:
+            assert shown[name] == values, name
+    assert screenshot.stat().st_size > 10_000
+    return {"charts": charts, "figures": figures}

@@ -1,0 +1,69 @@
+"""Regenerate docs/img/report.png, the README's picture of the report, from demo-scale data.
+
+    .venv/bin/python tests/report/make_readme_screenshot.py [--duckdb demo.duckdb]
+
+Without --duckdb it runs `creator-sync demo --reset` in a temporary directory first. Not a test:
+pytest collects only test_*.py files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+from chromium_cdp import Chromium, find_chromium
+from PIL import Image
+
+from report.render import write_report
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "docs" / "img" / "report.png"
+HEIGHT = 2600  # header, freshness, tiles, daily revenue and the start of the MRR waterfall
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--duckdb", help="a synced and modelled DuckDB file (default: run the demo)"
+    )
+    parser.add_argument("--out", default=str(OUT))
+    args = parser.parse_args()
+    binary = find_chromium()
+    if binary is None:
+        sys.exit("chromium not found: apt-get install chromium")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = args.duckdb
+        if db is None:
+            db = str(pathlib.Path(tmp) / "demo.duckdb")
+            subprocess.run(
+                [
+                    str(pathlib.Path(sys.executable).parent / "creator-sync"),
+                    "demo",
+                    "--reset",
+                    "--duckdb",
+                    db,
+                    "--report",
+                    str(pathlib.Path(tmp) / "demo-report.html"),
+                ],
+                check=True,
+                cwd=tmp,
+                stdout=subprocess.DEVNULL,
+            )
+        report = write_report(db, str(pathlib.Path(tmp) / "report.html"))
+        shot = pathlib.Path(tmp) / "shot.png"
+        with Chromium(binary, width=1200) as browser:
+            browser.open(report)
+            browser.screenshot(shot, max_height=HEIGHT)
+        # A 256-colour palette keeps flat charts crisp at a fraction of the size.
+        out = pathlib.Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        Image.open(shot).convert("RGB").quantize(colors=256).save(out, optimize=True)
+    print(f"wrote {out} ({out.stat().st_size // 1024} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""A small hand-built warehouse with the `analytics` marts the report reads (issue 4 columns).
+
+The report is tested against this until it also runs end to end on sandbox data; the numbers
+are simple on purpose so that expected tiles can be worked out in the tests.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+
+import duckdb
+import pandas as pd
+
+AS_OF = dt.date(2026, 3, 31)
+DAYS = 90
+SITES = ("2147483701", "2147483702")
+
+
+def revenue_rows() -> list[tuple]:
+    """(site, currency, day, gross, refunds, disputes, net): refunds and disputes negative."""
+    rows = []
+    for i in range(DAYS):
+        day = AS_OF - dt.timedelta(days=DAYS - 1 - i)
+        for site, currency, base in (
+            (SITES[0], "USD", 10_000),
+            (SITES[0], "EUR", 5_001),
+            (SITES[1], "USD", 2_999),
+        ):
+            gross = base + 37 * i
+            refunds = -(199 if i % 7 == 0 else 0)
+            disputes = -(1_250 if i % 30 == 3 else 0)
+            rows.append((site, currency, day, gross, refunds, disputes, gross + refunds + disputes))
+    return rows
+
+
+def mrr_rows() -> list[tuple]:
+    rows = []
+    for site, currency, scale in ((SITES[0], "USD", 1), (SITES[0], "EUR", 2), (SITES[1], "USD", 3)):
+        mrr = 0
+        for month in (dt.date(2026, 1, 1), dt.date(2026, 2, 1), dt.date(2026, 3, 1)):
+            new, expansion, reactivation = 9_900 * scale, 1_000 * scale, 500 * (month.month - 1)
+            contraction, churned = -300 * (month.month - 1), -4_900 * (month.month - 1)
+            mrr += new + expansion + reactivation + contraction + churned
+            rows.append(
+                (
+                    site,
+                    currency,
+                    month,
+                    mrr,
+                    new,
+                    expansion,
+                    contraction,
+                    churned,
+                    reactivation,
+                    3 * scale + month.month,
+                )
+            )
+    return rows
+
+
+def payout_rows() -> tuple[list[tuple], list[tuple], list[tuple]]:
+    """payouts, payout_reconciliation, payout_transactions: payout #4 of site 1 is 150 cents
+    short; #6 failed (reconciled by rolling forward)."""
+    payouts, recon, items = [], [], []
+    tx = 3_000_000_000
+    for site in SITES:
+        for n in range(10):
+            pid = f"{site}{n:03d}"
+            initiated = dt.datetime(2026, 3, 1 + 2 * n, 9, tzinfo=dt.UTC)
+            lines = [1_000 + 11 * n, 2_500, -300 if n % 3 == 0 else 700]
+            expected = sum(lines)
+            short = 150 if (site == SITES[0] and n == 4) else 0
+            status = "failed" if n == 6 else ("paid" if n < 8 else "in_transit")
+            payouts.append(
+                (
+                    pid,
+                    site,
+                    "USD",
+                    status,
+                    expected - short,
+                    initiated,
+                    initiated + dt.timedelta(days=2),
+                )
+            )
+            recon.append((pid, expected, -short, len(lines), short == 0))
+            for amount in lines:
+                tx += 1
+                created = initiated - dt.timedelta(days=2, hours=3)
+                items.append(
+                    (
+                        pid,
+                        str(tx),
+                        site,
+                        "USD",
+                        status,
+                        status == "failed",
+                        "charge",
+                        created,
+                        created.date() + dt.timedelta(days=2),
+                        "EUR",
+                        amount + 5,
+                        amount + 40,
+                        40,
+                        amount,
+                    )
+                )
+    return payouts, recon, items
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
+    """Bulk insert through a DataFrame: executemany is row-at-a-time and slow."""
+    frame = pd.DataFrame(rows)
+    con.register("incoming", frame)
+    con.execute(f"INSERT INTO {table} SELECT * FROM incoming")
+    con.unregister("incoming")
+
+
+def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Path:
+    con = duckdb.connect(str(path))
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("CREATE SCHEMA analytics")
+    con.execute("""CREATE TABLE analytics.revenue_daily (site_id TEXT, currency TEXT, date_day DATE,
+        gross_in_cents BIGINT, refunds_in_cents BIGINT, disputes_in_cents BIGINT,
+        net_in_cents BIGINT)""")
+    _insert(con, "analytics.revenue_daily", revenue_rows())
+    con.execute("""CREATE TABLE analytics.mrr_monthly (site_id TEXT, currency TEXT, date_month DATE,
+        mrr_in_cents BIGINT, new_mrr_in_cents BIGINT, expansion_mrr_in_cents BIGINT,
+        contraction_mrr_in_cents BIGINT, churned_mrr_in_cents BIGINT,
+        reactivation_mrr_in_cents BIGINT, active_subscriptions BIGINT)""")
+    _insert(con, "analytics.mrr_monthly", mrr_rows())
+    payouts, recon, items = payout_rows()
+    con.execute("""CREATE TABLE analytics.payouts (payout_id TEXT, site_id TEXT, currency TEXT,
+        status TEXT, amount_in_cents BIGINT, initiated_at TIMESTAMPTZ,
+        estimated_arrival_at TIMESTAMPTZ)""")
+    _insert(con, "analytics.payouts", payouts)
+    con.execute("""CREATE TABLE analytics.payout_reconciliation (payout_id TEXT,
+        expected_amount_in_cents BIGINT, difference_in_cents BIGINT, transactions_count BIGINT,
+        is_reconciled BOOLEAN)""")
+    _insert(con, "analytics.payout_reconciliation", recon)
+    con.execute("""CREATE TABLE analytics.payout_transactions (payout_id TEXT,
+        transaction_id TEXT, site_id TEXT, currency TEXT, payout_status TEXT,
+        is_rolled_forward BOOLEAN, action TEXT, transaction_created_at TIMESTAMPTZ,
+        payable_date DATE, transaction_currency TEXT, amount_in_cents BIGINT,
+        settlement_amount_in_cents BIGINT, settlement_fee_amount_in_cents BIGINT,
+        net_settlement_in_cents BIGINT)""")
+    _insert(con, "analytics.payout_transactions", items)
+    con.execute("""CREATE TABLE analytics.unpaid_balance AS SELECT * FROM (VALUES
+        ('2147483701', 'USD', 123456::BIGINT), ('2147483702', 'USD', 1::BIGINT))
+        t(site_id, currency, unpaid_balance_in_cents)""")
+    con.execute("""CREATE TABLE analytics.offer_performance AS SELECT * FROM (VALUES
+        ('2147483701', '4000000001', 'Course <A> & "friends"', 'USD', 1000001::BIGINT, 12, 11, false),
+        ('2147483701', '4000000002', 'Membership', 'USD', 250000::BIGINT, 30, 30, false),
+        ('2147483701', '4000000003', 'Bundle', 'EUR', 99999::BIGINT, 1, 1, true),
+        ('2147483701', '4000000005', 'Free lead magnet', NULL, 0::BIGINT, 0, 0, false),
+        ('2147483702', '4000000004', 'Coaching', 'USD', 500000::BIGINT, 5, 4, false))
+        t(site_id, offer_id, offer_title, currency, net_revenue_in_cents, purchases_count,
+          customers_count, is_deleted)""")
+    if with_raw:
+        con.execute("CREATE SCHEMA creator_platform")
+        con.execute("""CREATE TABLE creator_platform._dlt_loads AS SELECT * FROM (VALUES
+            ('1', 'creator_platform', 0, TIMESTAMPTZ '2026-03-31 10:00:00+00'),
+            ('2', 'creator_platform', 0, TIMESTAMPTZ '2026-03-31 12:30:00+00'),
+            ('3', 'creator_platform', 1, TIMESTAMPTZ '2026-03-31 13:00:00+00'))
+            t(load_id, schema_name, status, inserted_at)""")
+        con.execute(
+            "CREATE TABLE creator_platform.transactions AS SELECT range AS id FROM range(42)"
+        )
+        con.execute("CREATE TABLE creator_platform.customers AS SELECT range AS id FROM range(7)")
+        con.execute("""CREATE TABLE creator_platform.sites AS SELECT * FROM (VALUES
+            ('2147483701', 'Maple Academy'), ('2147483702', 'Pine & Co')) t(id, name)""")
+    con.close()
+    return path

@@ -1,0 +1,53 @@
+"""The report in a real browser (headless Chromium over the DevTools protocol)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+from browser_checks import check_report_in_browser
+from chromium_cdp import Chromium
+
+from report.page import CSP
+from report.render import write_report
+
+pytestmark = pytest.mark.browser
+
+PIXEL = "http://127.0.0.1:9/pixel.png"
+
+
+@pytest.fixture(scope="module")
+def report(warehouse: pathlib.Path, tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    return write_report(str(warehouse), str(tmp_path_factory.mktemp("browser") / "report.html"))
+
+
+def test_report_renders_in_chromium(
+    chromium: Chromium, report: pathlib.Path, warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    seen = check_report_in_browser(chromium, report, warehouse, tmp_path / "report.png")
+    assert len(seen["charts"]) == 7
+
+
+def test_the_browser_check_can_fail(
+    chromium: Chromium, report: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """Guard against checks that cannot fail: a page that fetches and logs an error is seen, and
+    the page's own CSP stops a stray external reference before any byte leaves."""
+    html = report.read_text()
+
+    unsafe = tmp_path / "unsafe.html"
+    unsafe.write_text(
+        html.replace(CSP, "default-src *; script-src 'unsafe-inline'").replace(
+            "</main>", f'<img src="{PIXEL}"><script>console.error("boom")</script></main>'
+        )
+    )
+    url = chromium.open(unsafe)
+    assert chromium.requested_urls() == [url, PIXEL]
+    assert chromium.blocked_urls() == {}
+    assert "boom" in chromium.console_errors()
+
+    stray = tmp_path / "stray.html"
+    stray.write_text(html.replace("</main>", f'<img src="{PIXEL}"></main>'))
+    chromium.open(stray)
+    assert chromium.blocked_urls() == {PIXEL: "csp"}
+    assert any("Content Security Policy" in e for e in chromium.console_errors())

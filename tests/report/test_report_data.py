@@ -1,0 +1,152 @@
+"""What the report reads from the marts: windows, filters, and clear errors on bad input."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+from collections import defaultdict
+
+import duckdb
+import pytest
+from report_fixtures import AS_OF, SITES, build_warehouse, mrr_rows, payout_rows, revenue_rows
+
+from report.data import load_report_data
+from report.errors import ReportError
+
+
+def load(path: pathlib.Path, **options):
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return load_report_data(con, str(path), **options)
+    finally:
+        con.close()
+
+
+def expected_net(first: dt.date, last: dt.date, site: str | None = None) -> dict[str, int]:
+    totals: dict[str, int] = defaultdict(int)
+    for row_site, currency, day, *_, net in revenue_rows():
+        if first <= day <= last and site in (None, row_site):
+            totals[currency] += net
+    return dict(totals)
+
+
+def test_headline_windows_end_on_the_last_reported_day(warehouse: pathlib.Path) -> None:
+    data = load(warehouse)
+    h = data.headline
+    assert h.as_of == AS_OF
+    assert h.net_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF)
+    assert h.net_prior_30d == expected_net(
+        AS_OF - dt.timedelta(days=59), AS_OF - dt.timedelta(days=30)
+    )
+    march = [r for r in mrr_rows() if r[2] == dt.date(2026, 3, 1)]
+    assert h.mrr_month == dt.date(2026, 3, 1)
+    assert h.mrr == {
+        "EUR": sum(r[3] for r in march if r[1] == "EUR"),
+        "USD": sum(r[3] for r in march if r[1] == "USD"),
+    }
+    assert h.active_subscriptions == {
+        "EUR": sum(r[9] for r in march if r[1] == "EUR"),
+        "USD": sum(r[9] for r in march if r[1] == "USD"),
+    }
+    assert h.unpaid_balance == {"USD": 123457}
+
+
+def test_site_filter_scopes_every_figure(warehouse: pathlib.Path) -> None:
+    data = load(warehouse, site_id=SITES[1])
+    assert data.headline.net_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF, SITES[1])
+    assert set(data.revenue) == {"USD"}
+    assert data.headline.unpaid_balance == {"USD": 1}
+    assert {p.site_id for rows in data.payouts.values() for p in rows} == {SITES[1]}
+    assert [o.title for o in data.offers["USD"]] == ["Coaching"]
+    assert data.unreconciled_items == {}
+
+
+def test_since_limits_the_series_but_not_the_tiles(warehouse: pathlib.Path) -> None:
+    full = load(warehouse)
+    since = dt.date(2026, 3, 10)
+    data = load(warehouse, since=since)
+    assert data.headline == full.headline
+    assert min(d.date_day for d in data.revenue["USD"]) == since
+    assert [m.date_month for m in data.mrr["USD"]] == [dt.date(2026, 3, 1)]
+    assert all(p.initiated_on >= since for rows in data.payouts.values() for p in rows)
+    assert len(data.payouts["USD"]) < len(full.payouts["USD"])
+
+
+def test_unreconciled_payouts_come_with_their_transactions(warehouse: pathlib.Path) -> None:
+    data = load(warehouse)
+    short = [p for p in data.payouts["USD"] if not p.is_reconciled]
+    assert [(p.payout_id, p.difference, p.amount - p.expected) for p in short] == [
+        (f"{SITES[0]}004", -150, -150)
+    ]
+    items = data.unreconciled_items[f"{SITES[0]}004"]
+    expected_lines = [r for r in payout_rows()[2] if r[0] == f"{SITES[0]}004"]
+    assert len(items.rows) == len(expected_lines) == short[0].transactions_count
+    net_column = items.columns.index("net_settlement_in_cents")
+    assert sum(row[net_column] for row in items.rows) == short[0].expected
+
+
+def test_top_offers_rank_by_net_revenue_per_currency(warehouse: pathlib.Path) -> None:
+    offers = load(warehouse).offers
+    assert [(o.offer_id, o.net) for o in offers["USD"]] == [
+        ("4000000001", 1000001),
+        ("4000000004", 500000),
+        ("4000000002", 250000),
+    ]
+    assert [(o.title, o.purchases, o.customers, o.is_deleted) for o in offers["EUR"]] == [
+        ("Bundle", 1, 1, True)
+    ]
+    assert set(offers) == {"USD", "EUR"}  # an offer without a currency has no revenue to rank
+
+
+def test_freshness_reads_the_last_successful_load_and_row_counts(warehouse: pathlib.Path) -> None:
+    fresh = load(warehouse).freshness
+    assert fresh is not None and fresh.found
+    # load 3 (status 1) did not complete: the last sync is load 2
+    assert fresh.last_sync_at == dt.datetime(2026, 3, 31, 12, 30, tzinfo=dt.UTC)
+    assert fresh.rows == {"customers": 7, "sites": 2, "transactions": 42}
+
+
+def test_site_names_come_from_the_raw_sites_table(warehouse: pathlib.Path) -> None:
+    assert load(warehouse).site_names == {SITES[0]: "Maple Academy", SITES[1]: "Pine & Co"}
+
+
+def test_missing_raw_dataset_is_reported_not_fatal(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb", with_raw=False)
+    data = load(path, dataset="nope")
+    assert data.freshness is not None and not data.freshness.found
+    assert data.freshness.dataset == "nope" and data.site_names == {}
+
+
+def test_unknown_site_names_the_sites_present(warehouse: pathlib.Path) -> None:
+    with pytest.raises(ReportError, match=r"site_id '42'.*sites present: 2147483701, 2147483702"):
+        load(warehouse, site_id="42")
+
+
+def test_missing_marts_and_columns_are_listed_together(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute("DROP TABLE analytics.offer_performance")
+    con.execute("ALTER TABLE analytics.revenue_daily DROP COLUMN disputes_in_cents")
+    con.close()
+    with pytest.raises(ReportError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "missing table analytics.offer_performance" in message
+    assert "analytics.revenue_daily lacks column(s) disputes_in_cents" in message
+    assert "creator-sync models --duckdb" in message
+
+
+def test_fractional_cents_fail_loudly_instead_of_rounding(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute(
+        "ALTER TABLE analytics.unpaid_balance ALTER unpaid_balance_in_cents TYPE DECIMAL(18, 2)"
+    )
+    con.execute(
+        "UPDATE analytics.unpaid_balance SET unpaid_balance_in_cents = 0.5 WHERE site_id = ?",
+        [SITES[1]],
+    )
+    con.close()
+    with pytest.raises(ReportError, match=r"unpaid_balance_in_cents: expected integer cents"):
+        load(path)

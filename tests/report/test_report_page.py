@@ -1,0 +1,246 @@
+"""The HTML file: self-contained, exact figures with stable hooks, every unreconciled payout."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pathlib
+import re
+from html.parser import HTMLParser
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+from report_fixtures import SITES, build_warehouse
+
+from report.cli import report_command
+from report.data import load_report_data
+from report.money import format_money
+from report.page import render_page
+from report.render import write_report
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes and the text directly inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: dict[int, str] = {}
+        self._open: list[int] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._open.append(len(self.tags) - 1)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            index = self._open[-1]
+            self.text[index] = self.text.get(index, "") + data
+
+    def by_testid(self, testid: str) -> list[tuple[dict[str, str | None], str]]:
+        return [
+            (attrs, self.text.get(i, ""))
+            for i, (_, attrs) in enumerate(self.tags)
+            if attrs.get("data-testid") == testid
+        ]
+
+
+@pytest.fixture(scope="module")
+def page(warehouse: pathlib.Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = write_report(str(warehouse), str(tmp_path_factory.mktemp("page") / "report.html"))
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def elements(page: str) -> Elements:
+    parser = Elements()
+    parser.feed(page)
+    return parser
+
+
+def test_page_is_self_contained(page: str, elements: Elements) -> None:
+    assert page.startswith("<!DOCTYPE html>")
+    assert not any(tag in ("script", "link", "img", "iframe", "object") for tag, _ in elements.tags)
+    assert not re.search(r"""(src|href)\s*=\s*["'](?!#)""", page), "no external references"
+    assert "@import" not in page and "url(http" not in page
+    assert "default-src 'none'" in page  # CSP: even a stray reference could not load
+
+
+def test_svg_ids_are_unique_across_charts(page: str) -> None:
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert ids and len(ids) == len(set(ids))
+    for ref in re.findall(r"url\(#([^)]+)\)", page):
+        assert ref in ids, f"dangling reference #{ref}"
+
+
+def test_tiles_carry_exact_cents_and_show_them_formatted(
+    warehouse: pathlib.Path, elements: Elements
+) -> None:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    net = dict(
+        con.execute("""
+        SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+        WHERE date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 30
+        GROUP BY currency""").fetchall()
+    )
+    con.close()
+    tiles = {
+        a["data-currency"]: (int(a["data-value"]), text)
+        for a, text in elements.by_testid("net-revenue-30d")
+    }
+    assert {c: v for c, (v, _) in tiles.items()} == net
+    for currency, (value, text) in tiles.items():
+        assert text == format_money(value, currency)
+    unpaid = elements.by_testid("unpaid-balance")
+    assert [(a["data-currency"], a["data-value"], t) for a, t in unpaid] == [
+        ("USD", "123457", "$1,234.57")
+    ]
+
+
+def test_every_unreconciled_payout_is_listed_with_its_transactions(elements: Elements) -> None:
+    rows = elements.by_testid("unreconciled-payout")
+    assert [(a["data-payout-id"], a["data-difference"]) for a, _ in rows] == [
+        (f"{SITES[0]}004", "-150")
+    ]
+    assert len(elements.by_testid("payout-transaction")) == 3
+    assert not elements.by_testid("unreconciled-none")
+
+
+def test_charts_per_section_and_currency(elements: Elements) -> None:
+    charts = [(a["data-testid"], a["data-currency"]) for t, a in elements.tags if t == "figure"]
+    assert charts == [
+        ("chart-revenue-daily", "EUR"),
+        ("chart-revenue-daily", "USD"),
+        ("chart-mrr-waterfall", "EUR"),
+        ("chart-mrr-waterfall", "USD"),
+        ("chart-payouts", "USD"),
+        ("chart-top-offers", "EUR"),
+        ("chart-top-offers", "USD"),
+    ]
+
+
+def test_header_names_the_sites(page: str) -> None:
+    assert "all sites: Maple Academy, Pine &amp; Co" in page
+
+
+def test_offer_titles_are_escaped_and_archived_ones_marked(page: str) -> None:
+    assert "Bundle (archived)" in page
+    assert "Course <A>" not in page
+    assert "Course &lt;A&gt; &amp; &quot;friends&quot;" in page
+
+
+def test_all_reconciled_says_so(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute(
+        "UPDATE analytics.payout_reconciliation SET is_reconciled = true, difference_in_cents = 0"
+    )
+    con.close()
+    html = write_report(str(path), str(tmp_path / "r.html"), site_id=SITES[0]).read_text()
+    assert 'data-testid="unreconciled-none"' in html
+    assert "Every payout reconciles to the cent (10 payouts)" in html
+
+
+def test_cli_writes_the_file_and_reports_its_path(
+    warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    out = tmp_path / "nested" / "report.html"
+    result = CliRunner().invoke(
+        report_command,
+        [
+            "--duckdb",
+            str(warehouse),
+            "--out",
+            str(out),
+            "--site-id",
+            SITES[0],
+            "--since",
+            "2026-03-01",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"report written to {out.resolve()}"
+    html = out.read_text()
+    assert f"site Maple Academy ({SITES[0]})" in html and "charts since 2026-03-01" in html
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # no temp file left behind
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--duckdb", "missing.duckdb"], "missing.duckdb: no such DuckDB file"),
+        (["--since", "31/03/2026"], "Invalid value for '--since'"),
+    ],
+)
+def test_cli_rejects_bad_input_clearly(
+    args: list[str], message: str, warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    if "--duckdb" not in args:
+        args = ["--duckdb", str(warehouse), *args]
+    result = CliRunner().invoke(report_command, [*args, "--out", str(tmp_path / "r.html")])
+    assert result.exit_code != 0
+    assert message in result.output
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_failed_render_keeps_the_previous_report(
+    warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    out = tmp_path / "report.html"
+    out.write_text("<!DOCTYPE html><p>yesterday's report</p>")
+    before = out.read_bytes()
+    result = CliRunner().invoke(
+        report_command, ["--duckdb", str(warehouse), "--out", str(out), "--site-id", "nope"]
+    )
+    assert result.exit_code == 1 and "site_id 'nope'" in result.output
+    assert out.read_bytes() == before
+
+
+def test_same_data_gives_the_same_page(
+    page: str, warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    again = write_report(str(warehouse), str(tmp_path / "b.html")).read_text()
+    generated = re.compile(r"generated [^<·]*")
+    assert generated.sub("", page) == generated.sub("", again)
+
+
+def test_empty_marts_render_without_charts(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    for mart in (
+        "revenue_daily",
+        "mrr_monthly",
+        "payouts",
+        "payout_reconciliation",
+        "payout_transactions",
+        "unpaid_balance",
+        "offer_performance",
+    ):
+        con.execute(f"DELETE FROM analytics.{mart}")
+    con.close()
+    html = write_report(str(path), str(tmp_path / "r.html")).read_text()
+    assert "<svg" not in html
+    assert (
+        "No revenue in this range." in html
+        and "Every payout reconciles to the cent (0 payouts)" in html
+    )
+    assert dt.date.today().isoformat() not in html.split("generated")[0]
+
+
+def test_freshness_line_says_how_old_the_sync_is(warehouse: pathlib.Path) -> None:
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        data = load_report_data(con, str(warehouse))
+    finally:
+        con.close()
+    last = dt.datetime(2026, 3, 31, 12, 30, tzinfo=dt.UTC)
+    fresh = render_page(data, generated_at=last + dt.timedelta(hours=3, minutes=5))
+    assert "Last sync <strong>2026-03-31 12:30 UTC</strong> (3 hours before this report)" in fresh
+    assert 'class="freshness" data-testid="freshness"' in fresh
+    old = render_page(data, generated_at=last + dt.timedelta(days=9))
+    assert "(9 days before this report)" in old and 'class="freshness stale"' in old
+    assert "rows per table: customers 7 · sites 2 · transactions 42" in old

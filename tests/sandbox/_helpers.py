@@ -1,0 +1,462 @@
+"""Spec-level helpers for the sandbox contract suite.
+
+They speak plain HTTP through httpx, never through the project's client, so that the suite judges
+the sandbox against the API spec independently of the pipeline.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+SANDBOX_CLIENT_ID = "sandbox"
+SANDBOX_CLIENT_SECRET = "sandbox-secret"
+LIMITED_CLIENT_ID = "limited"
+LIMITED_CLIENT_SECRET = "limited-secret"
+OWNER_USERNAME = "owner@example.com"
+OWNER_PASSWORD = "sandbox-password"
+
+# ISO 8601 with an explicit UTC designator or offset (the spec's timestamps are UTC).
+ISO_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+ID_FLOOR = 2**31
+
+# Collections of section 4.2 whose listing is scoped by site (filter[site_id]).
+SITE_COLLECTIONS = [
+    "contacts",
+    "customers",
+    "products",
+    "offers",
+    "custom_fields",
+    "forms",
+    "form_submissions",
+    "transactions",
+    "purchases",
+    "orders",
+    "contact_tags",
+    "blog_posts",
+    "website_pages",
+    "platform_payments_payouts",
+]
+# Meta shape of each collection (section 1.1).
+META_SHAPE = {name: "default" for name in SITE_COLLECTIONS}
+META_SHAPE["purchases"] = "purchases"
+META_SHAPE["platform_payments_payouts"] = "payouts"
+# Resource type of each collection's items.
+ITEM_TYPE = {name: name for name in SITE_COLLECTIONS}
+ITEM_TYPE["platform_payments_payouts"] = "platform_payments_payouts"
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON keeping non-integers as Decimal, because money must never pass through float."""
+    return json.loads(text, parse_float=Decimal)
+
+
+def parse_ts(value: str) -> datetime:
+    """Parse an API timestamp; fails loudly when it is not ISO 8601 with a UTC designator/offset."""
+    assert isinstance(value, str) and ISO_TS.match(value), f"not ISO 8601 with offset: {value!r}"
+    parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    assert parsed.tzinfo is not None
+    return parsed.astimezone(UTC)
+
+
+def utc_date(value: str) -> date:
+    return parse_ts(value).date()
+
+
+class ApiError(AssertionError):
+    """An unexpected status; carries the body so the failure explains itself."""
+
+
+class Api:
+    """A bearer-authenticated httpx client for one sandbox and one credential."""
+
+    def __init__(
+        self,
+        base_url: str,
+        client_id: str = SANDBOX_CLIENT_ID,
+        client_secret: str = SANDBOX_CLIENT_SECRET,
+        timeout: float = 30.0,
+        authenticate: bool = True,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.api_url = self.base_url + "/v1"
+        self.http = httpx.Client(timeout=timeout)
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.tokens: dict[str, Any] = {}
+        if authenticate:
+            self.login()
+
+    def close(self) -> None:
+        self.http.close()
+
+    def url(self, path: str) -> str:
+        return path if path.startswith("http") else self.api_url + "/" + path.lstrip("/")
+
+    def token(self, **form: str) -> httpx.Response:
+        headers = {"Content-Type": "application/x-www-form-urlencoded"}
+        return self.http.post(self.url("oauth/token"), data=form, headers=headers)
+
+    def login(self) -> dict[str, Any]:
+        response = self.token(
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            grant_type="client_credentials",
+        )
+        assert response.status_code == 200, response.text
+        self.tokens = response.json()
+        return self.tokens
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens['access_token']}"}
+
+    def raw_get(self, path: str, params: Any = None, **kwargs: Any) -> httpx.Response:
+        kwargs.setdefault("headers", self.headers)
+        return self.http.get(self.url(path), params=params, **kwargs)
+
+    def get(self, path: str, params: Any = None, status: int = 200) -> Any:
+        """GET and parse; assert the status so that a failure shows the body."""
+        response = self.raw_get(path, params)
+        if response.status_code != status:
+            raise ApiError(f"GET {response.request.url} -> {response.status_code}: {response.text[:500]}")
+        return loads(response.content)
+
+    def post_json(self, path: str, body: Any, **kwargs: Any) -> httpx.Response:
+        headers = {**self.headers, "Content-Type": "application/vnd.api+json"}
+        headers.update(kwargs.pop("headers", {}))
+        return self.http.post(self.url(path), content=json.dumps(body), headers=headers, **kwargs)
+
+    def pages(self, path: str, params: dict[str, Any] | None = None) -> Iterator[Any]:
+        """Yield every page by following `links.next` (exercises the links as a client would)."""
+        body = self.get(path, params)
+        yield body
+        seen = 1
+        while body["links"].get("next"):
+            body = self.get(body["links"]["next"])
+            seen += 1
+            assert seen < 10_000, "pagination does not end"
+            yield body
+
+    def all(self, path: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Every record of a collection; uses the maximum page size where allowed."""
+        params = dict(params or {})
+        if "payouts" not in path:
+            params.setdefault("page[size]", 100)
+        records: list[dict[str, Any]] = []
+        for body in self.pages(path, params):
+            records.extend(body["data"])
+        return records
+
+    def ids(self, path: str, params: dict[str, Any] | None = None) -> list[str]:
+        return [r["id"] for r in self.all(path, params)]
+
+    def server_now(self) -> datetime:
+        """The sandbox clock, read from the HTTP Date header as the architecture prescribes."""
+        response = self.raw_get("sites")
+        return parsedate_to_datetime(response.headers["date"]).astimezone(UTC)
+
+
+def assert_error(
+    response: httpx.Response, status: int, pointer_contains: str | Iterable[str] | None = None
+) -> dict[str, Any]:
+    """Check a section 7 error object and return its first error."""
+    assert response.status_code == status, (
+        f"{response.request.method} {response.request.url}: expected {status}, "
+        f"got {response.status_code}: {response.text[:500]}"
+    )
+    body = loads(response.content)
+    assert isinstance(body, dict) and isinstance(body.get("errors"), list), body
+    assert body["errors"], body
+    for error in body["errors"]:
+        assert error["status"] == str(status), error
+        assert isinstance(error["title"], str) and error["title"], error
+        assert isinstance(error["detail"], str) and error["detail"], error
+        assert isinstance(error["source"]["pointer"], str), error
+    first = body["errors"][0]
+    if pointer_contains is not None:
+        needles = [pointer_contains] if isinstance(pointer_contains, str) else list(pointer_contains)
+        pointer = first["source"]["pointer"]
+        assert any(n in pointer for n in needles), f"pointer {pointer!r} does not name {needles}"
+    return first
+
+
+def rel_ids(resource: dict[str, Any], name: str) -> list[str]:
+    """Ids of a relationship, whether to-one or to-many (empty when data is null)."""
+    data = resource["relationships"][name]["data"]
+    if data is None:
+        return []
+    if isinstance(data, dict):
+        return [data["id"]]
+    return [item["id"] for item in data]
+
+
+def rel_id(resource: dict[str, Any], name: str) -> str | None:
+    ids = rel_ids(resource, name)
+    assert len(ids) <= 1
+    return ids[0] if ids else None
+
+
+def assert_ids_numeric(resources: Iterable[dict[str, Any]]) -> None:
+    for resource in resources:
+        rid = resource["id"]
+        assert isinstance(rid, str) and rid.isdigit() and int(rid) > ID_FLOOR, resource
+
+
+def sort_key(value: Any) -> Any:
+    """Comparable form of an attribute: timestamps as instants, net_revenue strings as decimals."""
+    if isinstance(value, str) and ISO_TS.match(value):
+        return parse_ts(value)
+    return value
+
+
+def assert_sorted(records: list[dict[str, Any]], attribute: str, descending: bool) -> None:
+    """Order by `attribute` (nulls grouped at one end), ties ordered by id in one direction."""
+    values = [r["attributes"][attribute] for r in records]
+    nulls = [i for i, v in enumerate(values) if v is None]
+    if nulls:
+        count = len(nulls)
+        at_start = nulls == list(range(count))
+        at_end = nulls == list(range(len(values) - count, len(values)))
+        assert at_start or at_end, f"nulls of {attribute} are not grouped at one end"
+    present = [(r, v) for r, v in zip(records, values, strict=True) if v is not None]
+    keys = [
+        Decimal(v) if attribute == "net_revenue" else sort_key(v) for _, v in present
+    ]
+    for a, b in itertools.pairwise(keys):
+        assert (a >= b) if descending else (a <= b), f"{attribute} out of order: {a!r} then {b!r}"
+    tie_directions = set()
+    for i in range(len(present) - 1):
+        if keys[i] == keys[i + 1]:
+            left, right = int(present[i][0]["id"]), int(present[i + 1][0]["id"])
+            assert left != right
+            tie_directions.add(left < right)
+    assert len(tie_directions) <= 1, f"ties on {attribute} are not ordered by id"
+
+
+# Section 6 payload types in order; `None` marks events whose shape the spec does not show, for
+# which the sandbox's documented choice applies (see SAMPLE_MUST_HOLD).
+SAMPLE_TYPES: dict[str, list[str] | None] = {
+    "payment_succeeded": ["transactions", "customers"],
+    "order_created": ["transactions", "customers", "orders"],  # then its order_items
+    "purchase": None,
+    "form_submission": None,
+    "tag_added": None,
+    "tag_removed": None,
+}
+SAMPLE_MUST_HOLD = {
+    "purchase": "purchases",
+    "form_submission": "form_submissions",
+    "tag_added": "contacts",
+    "tag_removed": "contacts",
+}
+
+
+def check_sample_shape(event: str, payload: list[dict[str, Any]]) -> None:
+    """A payload (sample or delivery) is an array of well-formed resources in the section 6 order."""
+    assert isinstance(payload, list) and payload, f"{event}: empty payload"
+    for item in payload:
+        assert set(item) >= {"id", "type", "attributes"}, item
+        assert isinstance(item["id"], str) and item["id"].isdigit() and int(item["id"]) > ID_FLOOR
+    types = [item["type"] for item in payload]
+    expected = SAMPLE_TYPES[event]
+    if expected is None:
+        assert SAMPLE_MUST_HOLD[event] in types, f"{event}: {types}"
+        return
+    assert types[: len(expected)] == expected, f"{event}: {types}"
+    transaction, customer = payload[0], payload[1]
+    assert set(transaction["attributes"]) >= {
+        "action", "state", "payment_type", "amount_in_cents", "sales_tax_in_cents", "currency",
+        "currency_symbol", "formatted_amount", "created_at",
+    }
+    assert {"customer", "offer"} <= set(transaction["relationships"])
+    assert transaction["relationships"]["customer"]["data"]["id"] == customer["id"]
+    assert "contact" in customer["links"]
+    assert {"contact", "site", "offers", "products"} <= set(customer["relationships"])
+    if event == "order_created":
+        order = payload[2]
+        items = payload[3:]
+        assert items and all(i["type"] == "order_items" for i in items), types
+        item_ids = {i["id"] for i in order["relationships"]["order_items"]["data"]}
+        assert item_ids == {i["id"] for i in items}
+        assert transaction["id"] in {
+            t["id"] for t in order["relationships"]["payment_transactions"]["data"]
+        }
+        for item in items:
+            assert item["relationships"]["order"]["data"]["id"] == order["id"]
+
+
+class Receiver:
+    """A loopback HTTP endpoint that records every POSTed JSON body, for webhook deliveries."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        received: list[dict[str, Any]] = []
+        self.received = received
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                received.append({"path": self.path, "headers": dict(self.headers), "body": loads(raw)})
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def wait_for(self, predicate: Any, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Poll until `predicate(received)` holds; deliveries may be asynchronous."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if predicate(self.received):
+                return self.received
+            time.sleep(0.05)
+        return self.received
+
+    def settle(self, quiet: float = 0.6, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """Wait until nothing new has arrived for `quiet` seconds (deliveries run in the
+        background, possibly with retries)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        count, since = len(self.received), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            if len(self.received) != count:
+                count, since = len(self.received), time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+        return self.received
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# ---- filter checking ------------------------------------------------------------------------
+
+Record = dict[str, Any]
+
+
+def pick_needle(values: list[str | None]) -> str:
+    """A substring of some value whose matches are the same case-sensitively and not, so that
+    the test does not depend on the (unspecified) case rule of `cont`."""
+    candidates = []
+    for size in (3, 2):
+        for value in values:
+            for start in range(0, max(0, len(value or "") - size + 1)):
+                needle = value[start : start + size]
+                if needle.strip() == needle:
+                    candidates.append(needle)
+    candidates += [v for v in values if v]
+    assert candidates, "no value to build a needle from"
+    for needle in sorted(set(candidates), key=lambda n: (candidates.index(n))):
+        cs = [v for v in values if v and needle in v]
+        ci = [v for v in values if v and needle.lower() in v.lower()]
+        if cs == ci and 0 < len(cs) < len([v for v in values if v]):
+            return needle
+    return candidates[0]
+
+
+def check_filter(
+    api, records: list[Record], collection: str, site_id: str, params: dict[str, Any],
+    predicate: Callable[[Record], bool | None],
+) -> set[str]:
+    """`predicate` returns True/False, or None when either answer is acceptable (nulls in SQL)."""
+    got = set(api.ids(collection, {"filter[site_id]": site_id, **params}))
+    must = {r["id"] for r in records if predicate(r) is True}
+    may = {r["id"] for r in records if predicate(r) is None}
+    assert must, f"test data gives no match for {params}; pick another value"
+    assert must <= got, f"{collection} {params}: missing {sorted(must - got)[:5]}"
+    assert got <= must | may, f"{collection} {params}: unexpected {sorted(got - must - may)[:5]}"
+    return got
+
+
+def contains(field: str, needle: str) -> Callable[[Record], bool | None]:
+    def predicate(r: Record) -> bool | None:
+        value = r["attributes"][field]
+        return None if value is None else needle.lower() in value.lower()
+
+    return predicate
+
+
+# ---- the payout rule ------------------------------------------------------------------------
+
+SETTLEMENT_DELAY_DAYS = 2
+ARRIVAL_DAYS = 2
+
+
+def cents(amount: Any) -> int:
+    """Major units (JSON number parsed as Decimal) to integer cents; sub-cent digits fail."""
+    value = Decimal(amount) * 100
+    assert value == value.to_integral_value(), f"amount {amount} has sub-cent digits"
+    return int(value)
+
+
+def check_payout_rule(
+    transactions: list[Record], payouts: list[Record], now: datetime
+) -> dict[str, int]:
+    """Recompute a site's payouts from its listed transactions (issue 2, "Payout rule") and
+    return the count per status. Independent of the sandbox's own code on purpose."""
+    from collections import defaultdict
+    from datetime import timedelta
+
+    payable: dict[str, dict[date, int]] = defaultdict(lambda: defaultdict(int))
+    for tx in transactions:
+        a = tx["attributes"]
+        if a["provider"] != "platform_payments":
+            continue
+        day = utc_date(a["created_at"]) + timedelta(days=SETTLEMENT_DELAY_DAYS)
+        payable[a["settlement_currency"]][day] += (
+            a["settlement_amount_in_cents"] - a["settlement_fee_amount_in_cents"]
+        )
+    assert payouts, "no payouts"
+    today = now.date()
+    by_currency: dict[str, list[Record]] = defaultdict(list)
+    for payout in payouts:
+        by_currency[payout["attributes"]["currency"]].append(payout)
+    statuses: dict[str, int] = defaultdict(int)
+    for currency, items in by_currency.items():
+        items.sort(key=lambda p: parse_ts(p["attributes"]["initiated_date"]))
+        days = [utc_date(p["attributes"]["initiated_date"]) for p in items]
+        assert len(days) == len(set(days)), f"two {currency} payouts on one day"
+        carried = 0
+        for payout, day in zip(items, days, strict=True):
+            a = payout["attributes"]
+            assert day <= today, f"payout {payout['id']} in the future"
+            balance = sum(v for d, v in payable[currency].items() if d <= day) - carried
+            assert balance > 0, f"payout {payout['id']} made on a non-positive balance"
+            assert cents(a["amount"]) == balance, f"payout {payout['id']} on {day}"
+            arrival = parse_ts(a["estimated_arrival_date"])
+            assert arrival.date() == day + timedelta(days=ARRIVAL_DAYS), payout["id"]
+            status = a["status"]
+            statuses[status] += 1
+            if status in ("failed", "canceled"):
+                continue  # its funds roll into the next payout
+            carried += balance
+            if day == today:
+                assert status == "pending", payout["id"]
+            elif arrival <= now:
+                assert status == "paid", payout["id"]
+            else:
+                assert status == "in_transit", payout["id"]
+    return statuses

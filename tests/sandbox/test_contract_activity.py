@@ -1,0 +1,269 @@
+"""Section 6 deliveries and the `/_sandbox/activity` route: new records, moving `updated_at`,
+payout status changes, and POSTs to subscribed hooks honouring `resource_id`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+from sandbox_contract_helpers import (
+    Api,
+    Receiver,
+    check_payout_rule,
+    check_sample_shape,
+    parse_ts,
+    rel_ids,
+)
+
+EVENTS = ["purchase", "payment_succeeded", "order_created", "form_submission", "tag_added", "tag_removed"]
+
+
+def _hook(api: Api, site_id: str, event: str, target: str, resource_id: str | None = None) -> str:
+    attributes: dict[str, Any] = {"event": event, "target_url": target}
+    if resource_id is not None:
+        attributes["resource_id"] = resource_id
+    body = {"data": {"type": "hooks", "attributes": attributes,
+                     "relationships": {"site": {"data": {"id": site_id, "type": "sites"}}}}}
+    response = api.post_json("hooks", body)
+    assert response.status_code == 201, response.text
+    return response.json()["data"]["id"]
+
+
+@pytest.fixture(scope="module")
+def live(sandbox_factory_module):
+    """A private sandbox advanced by activity, with every event hooked to a loopback receiver."""
+    handle = sandbox_factory_module(scale="tiny", seed=21, sites=2)
+    api = Api(handle.base_url)
+    site_id = api.all("sites")[0]["id"]
+    before = {name: api.all(name, {"filter[site_id]": site_id})
+              for name in ("contacts", "purchases", "orders", "transactions", "platform_payments_payouts",
+                           "form_submissions")}
+    now_before = api.server_now()
+    tag_ids = sorted({t for c in before["contacts"] for t in rel_ids(c, "tags")})
+    wildcard, filtered = Receiver(), Receiver()
+    for event in EVENTS:
+        _hook(api, site_id, event, f"{wildcard.url}/{event}")
+    tag = tag_ids[0]
+    _hook(api, site_id, "tag_added", f"{filtered.url}/tag_added", resource_id=tag)
+    _hook(api, site_id, "tag_removed", f"{filtered.url}/tag_removed", resource_id=tag)
+    result = handle.activity(60)
+    wildcard.wait_for(lambda got: {r["body"]["event"] for r in got} >= set(EVENTS))
+    wildcard.settle()
+    filtered.settle()
+    state = {"handle": handle, "api": api, "site_id": site_id, "before": before,
+             "now_before": now_before, "result": result, "wildcard": wildcard,
+             "filtered": filtered, "tag": tag}
+    yield state
+    wildcard.close()
+    filtered.close()
+    api.close()
+
+
+def test_activity_route_answers_over_http(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=22)
+    response = httpx.post(handle.base_url + "/_sandbox/activity", json={"count": 3}, timeout=30)
+    assert response.status_code == 200, response.text
+    assert isinstance(response.json(), dict)
+    bad = httpx.post(handle.base_url + "/_sandbox/activity", json={"count": "many"}, timeout=30)
+    assert bad.status_code in (400, 422)
+
+
+def test_clock_moves_forward(live):
+    assert live["api"].server_now() > live["now_before"]
+
+
+@pytest.mark.parametrize("collection", ["contacts", "purchases", "orders", "transactions", "form_submissions"])
+def test_new_records_appear(live, collection):
+    after = live["api"].ids(collection, {"filter[site_id]": live["site_id"]})
+    old = {r["id"] for r in live["before"][collection]}
+    new = set(after) - old
+    assert new, f"activity made no new {collection}"
+    assert old <= set(after), f"activity removed {collection}"
+
+
+def test_contact_updates_move_updated_at(live):
+    api, site_id = live["api"], live["site_id"]
+    old = {r["id"]: r for r in live["before"]["contacts"]}
+    moved = [r for r in api.all("contacts", {"filter[site_id]": site_id})
+             if r["id"] in old and r["attributes"] != old[r["id"]]["attributes"]]
+    assert moved, "no existing contact was updated"
+    for record in moved:
+        assert parse_ts(record["attributes"]["updated_at"]) > parse_ts(old[record["id"]]["attributes"]["updated_at"])
+
+
+def test_purchases_get_deactivated(live):
+    api, site_id = live["api"], live["site_id"]
+    old = {r["id"]: r for r in live["before"]["purchases"]}
+    now = {r["id"]: r for r in api.all("purchases", {"filter[site_id]": site_id})}
+    deactivated = [i for i in old if old[i]["attributes"]["deactivated_at"] is None
+                   and now[i]["attributes"]["deactivated_at"] is not None]
+    assert deactivated, "no purchase was deactivated"
+    for purchase_id in deactivated:
+        assert parse_ts(now[purchase_id]["attributes"]["updated_at"]) >= parse_ts(
+            now[purchase_id]["attributes"]["deactivated_at"])
+
+
+def test_new_refunds_among_new_transactions(live):
+    api, site_id = live["api"], live["site_id"]
+    old = {r["id"] for r in live["before"]["transactions"]}
+    new = [r for r in api.all("transactions", {"filter[site_id]": site_id}) if r["id"] not in old]
+    assert any(r["attributes"]["action"] == "refund" for r in new), "activity made no refund"
+    for record in new:
+        assert parse_ts(record["attributes"]["created_at"]) > live["now_before"] - _slack()
+
+
+def _slack():
+    from datetime import timedelta
+
+    return timedelta(seconds=1)
+
+
+def test_recent_payouts_are_pending_or_in_transit(live):
+    """After a few days of activity, the newest payouts are not yet paid."""
+    api, site_id = live["api"], live["site_id"]
+    statuses = {r["attributes"]["status"]
+                for r in api.all("platform_payments_payouts", {"filter[site_id]": site_id})}
+    assert statuses & {"pending", "in_transit"}, statuses
+
+
+def test_payout_rule_holds_after_activity(live):
+    api, site_id = live["api"], live["site_id"]
+    check_payout_rule(api.all("transactions", {"filter[site_id]": site_id}),
+                      api.all("platform_payments_payouts", {"filter[site_id]": site_id}),
+                      api.server_now())
+
+
+def test_payout_statuses_change(live):
+    api, site_id = live["api"], live["site_id"]
+    old = {r["id"]: r["attributes"]["status"] for r in live["before"]["platform_payments_payouts"]}
+    now = {r["id"]: r["attributes"]["status"]
+           for r in api.all("platform_payments_payouts", {"filter[site_id]": site_id})}
+    changed = {i for i in old if i in now and now[i] != old[i]}
+    assert changed or set(now) - set(old), "payouts did not move with the clock"
+
+
+def test_every_event_is_delivered_with_its_payload_shape(live):
+    received = live["wildcard"].received
+    events = {r["body"]["event"] for r in received}
+    assert events >= set(EVENTS), f"not delivered: {set(EVENTS) - events}"
+    for delivery in received:
+        body = delivery["body"]
+        content_type = {k.lower(): v for k, v in delivery["headers"].items()}.get("content-type", "")
+        assert content_type.startswith(("application/json", "application/vnd.api+json"))
+        assert set(body) >= {"id", "event", "payload"}
+        assert delivery["path"] == f"/{body['event']}", "delivered to the wrong hook"
+        assert isinstance(body["id"], str) and body["id"].isdigit()
+        check_sample_shape(body["event"], body["payload"])
+        assert body["id"] in {item["id"] for item in body["payload"]}, \
+            "`id` names the resource that triggered the event"
+
+
+def test_deliveries_concern_the_hooked_site(live):
+    """Hooks belong to a site: the other site's activity is not delivered to them."""
+    checked = 0
+    for delivery in live["wildcard"].received:
+        for item in delivery["body"]["payload"]:
+            site = (item.get("relationships") or {}).get("site")
+            if site and site.get("data"):
+                assert site["data"]["id"] == live["site_id"], delivery["body"]["event"]
+                checked += 1
+    assert checked
+
+
+def test_delivered_records_are_listed(live):
+    api, site_id = live["api"], live["site_id"]
+    transactions = set(api.ids("transactions", {"filter[site_id]": site_id}))
+    for delivery in live["wildcard"].received:
+        if delivery["body"]["event"] == "payment_succeeded":
+            assert delivery["body"]["payload"][0]["id"] in transactions
+
+
+def _event_tags(delivery: dict) -> set[str]:
+    """The tag a tag event concerns: the `contact_tags` resource of its payload."""
+    return {i["id"] for i in delivery["body"]["payload"] if i["type"] == "contact_tags"}
+
+
+def test_resource_id_restricts_deliveries(live):
+    tag = live["tag"]
+    filtered = live["filtered"].received
+    wildcard_tags = [d for d in live["wildcard"].received
+                     if d["body"]["event"] in ("tag_added", "tag_removed")]
+    assert all(len(_event_tags(d)) == 1 for d in wildcard_tags), "tag payloads carry their tag"
+    about_tag = [d for d in wildcard_tags if _event_tags(d) == {tag}]
+    assert filtered, "the tag-restricted hook received nothing"
+    assert all(_event_tags(d) == {tag} for d in filtered), "delivery for another tag"
+    assert sorted(json.dumps(d["body"], sort_keys=True, default=str) for d in filtered) == sorted(
+        json.dumps(d["body"], sort_keys=True, default=str) for d in about_tag)
+    assert len(wildcard_tags) > len(filtered), "the wildcard hook should see other tags too"
+
+
+def test_deleted_hook_gets_nothing(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=23)
+    api = Api(handle.base_url)
+    receiver = Receiver()
+    try:
+        site_id = api.all("sites")[0]["id"]
+        hook_id = _hook(api, site_id, "purchase", receiver.url + "/purchase")
+        assert api.http.delete(api.url(f"hooks/{hook_id}"), headers=api.headers).status_code in (200, 204)
+        handle.activity(30)
+        receiver.wait_for(lambda got: bool(got), timeout=1.5)
+        assert receiver.received == []
+    finally:
+        receiver.close()
+        api.close()
+
+
+def test_tags_are_added_and_removed(live):
+    api, site_id = live["api"], live["site_id"]
+    old = {r["id"]: set(rel_ids(r, "tags")) for r in live["before"]["contacts"]}
+    now = {r["id"]: set(rel_ids(r, "tags")) for r in api.all("contacts", {"filter[site_id]": site_id})}
+    added = any(now[i] - old[i] for i in old)
+    removed = any(old[i] - now[i] for i in old)
+    assert added and removed, "activity should add and remove tags on existing contacts"
+
+
+def _state(handle) -> dict[str, bytes]:
+    api = Api(handle.base_url)
+    try:
+        site = api.all("sites")[0]["id"]
+        out = {}
+        for name in ("contacts", "purchases", "transactions", "platform_payments_payouts", "orders"):
+            response = api.raw_get(name, {"filter[site_id]": site, "sort": "-created_at"}
+                                   if name in ("contacts", "purchases", "orders") else {"filter[site_id]": site})
+            out[name] = response.content.replace(handle.base_url.encode(), b"BASE")
+        out["date"] = api.raw_get("sites").headers["date"].encode()
+        return out
+    finally:
+        api.close()
+
+
+def test_activity_is_deterministic(sandbox_factory):
+    one, two = sandbox_factory(scale="tiny", seed=24), sandbox_factory(scale="tiny", seed=24)
+    for handle in (one, two):
+        handle.activity(15)
+        handle.activity(5)
+    assert _state(one) == _state(two)
+
+
+def test_activity_interval_runs_in_the_background(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=25, activity_interval=0.2)
+    api = Api(handle.base_url)
+    try:
+        first = api.server_now()
+        site = api.all("sites")[0]["id"]
+        before = api.get("contacts", {"filter[site_id]": site})["meta"]["total_count"]
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and api.server_now() == first:
+            time.sleep(0.1)
+        assert api.server_now() > first, "the clock did not move"
+        while time.monotonic() < deadline + 5:
+            after = api.get("contacts", {"filter[site_id]": site})["meta"]["total_count"]
+            if after > before:
+                break
+            time.sleep(0.1)
+        assert after > before, "no new contact from background activity"
+    finally:
+        api.close()

@@ -1,0 +1,265 @@
+"""Spec section 5: token grants, refresh rules, revocation, 401 on every bad token, scopes."""
+
+from __future__ import annotations
+
+import time
+
+import jwt
+import pytest
+from sandbox_contract_helpers import (
+    LIMITED_CLIENT_ID,
+    LIMITED_CLIENT_SECRET,
+    OWNER_PASSWORD,
+    OWNER_USERNAME,
+    SANDBOX_CLIENT_ID,
+    SANDBOX_CLIENT_SECRET,
+    SITE_COLLECTIONS,
+    Api,
+    assert_error,
+)
+
+CLIENT = {"client_id": SANDBOX_CLIENT_ID, "client_secret": SANDBOX_CLIENT_SECRET,
+          "grant_type": "client_credentials"}
+
+
+@pytest.fixture
+def fresh(sandbox):
+    """A private session, so revoking it cannot disturb the shared `api` fixture."""
+    client = Api(sandbox.base_url)
+    yield client
+    client.close()
+
+
+def _claims(token: str) -> dict:
+    return jwt.decode(token, options={"verify_signature": False})
+
+
+def test_client_credentials_grant(fresh):
+    response = fresh.token(**CLIENT)
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) >= {"access_token", "refresh_token", "token_type", "expires_in"}
+    assert body["token_type"] == "Bearer"
+    assert type(body["expires_in"]) is int and body["expires_in"] == 7200
+    for name in ("access_token", "refresh_token"):
+        claims = _claims(body[name])
+        assert "exp" in claims, f"{name} is a JWT with exp"
+    assert abs(_claims(body["access_token"])["exp"] - time.time() - 7200) < 60
+    assert body["access_token"] != body["refresh_token"]
+    assert SANDBOX_CLIENT_SECRET not in response.text
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        {**CLIENT, "client_secret": "wrong-secret"},
+        {**CLIENT, "client_id": "nobody"},
+        {"client_id": SANDBOX_CLIENT_ID, "grant_type": "client_credentials"},
+    ],
+    ids=["bad-secret", "unknown-client", "no-secret"],
+)
+def test_bad_client_credentials_rejected(fresh, form):
+    response = fresh.token(**form)
+    assert response.status_code in (400, 401), response.text
+    assert_error(response, response.status_code)
+    assert "wrong-secret" not in response.text and SANDBOX_CLIENT_SECRET not in response.text
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        {**CLIENT, "grant_type": "password"},
+        {**CLIENT, "grant_type": ""},
+        {**CLIENT, "username": OWNER_USERNAME, "password": OWNER_PASSWORD},
+        {"grant_type": "refresh_token"},
+        {},
+    ],
+    ids=["wrong-grant", "empty-grant", "two-methods", "refresh-without-token", "empty"],
+)
+def test_malformed_token_requests_are_400(fresh, form):
+    assert_error(fresh.token(**form), 400)
+
+
+def test_token_endpoint_requires_form_encoding(fresh):
+    response = fresh.http.post(fresh.url("oauth/token"), json=CLIENT)
+    assert response.status_code in (400, 415)
+    assert_error(response, response.status_code)
+
+
+def test_refresh_from_client_credentials(fresh):
+    old = fresh.tokens
+    response = fresh.token(grant_type="refresh_token", refresh_token=old["refresh_token"])
+    assert response.status_code == 200, response.text
+    new = response.json()
+    assert new["access_token"] != old["access_token"]
+    assert new["token_type"] == "Bearer" and new["expires_in"] == 7200
+    fresh.tokens = new
+    assert fresh.raw_get("sites").status_code == 200
+
+
+@pytest.mark.parametrize("bad", ["not-a-jwt", "access"], ids=["garbage", "access-token"])
+def test_refresh_rejects_non_refresh_tokens(fresh, bad):
+    token = fresh.tokens["access_token"] if bad == "access" else bad
+    response = fresh.token(grant_type="refresh_token", refresh_token=token)
+    assert response.status_code in (400, 401)
+    assert_error(response, response.status_code)
+
+
+def test_refresh_rejects_tampered_token(fresh):
+    token = fresh.tokens["refresh_token"]
+    head, payload, signature = token.split(".")
+    tampered = f"{head}.{payload}.{signature[:-4]}{'AAAA' if signature[-4:] != 'AAAA' else 'BBBB'}"
+    response = fresh.token(grant_type="refresh_token", refresh_token=tampered)
+    assert response.status_code in (400, 401)
+
+
+def test_user_login_grant(fresh):
+    response = fresh.token(username=OWNER_USERNAME, password=OWNER_PASSWORD)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["token_type"] == "Bearer"
+    fresh.tokens = body
+    assert fresh.raw_get("contacts", {"filter[site_id]": fresh.all("sites")[0]["id"]}).status_code == 200
+    assert OWNER_PASSWORD not in response.text
+    # Refresh works only for tokens of a client-credentials grant (5.1).
+    refused = fresh.token(grant_type="refresh_token", refresh_token=body["refresh_token"])
+    assert refused.status_code in (400, 401)
+    assert_error(refused, refused.status_code)
+
+
+def test_user_login_wrong_password(fresh):
+    response = fresh.token(username=OWNER_USERNAME, password="guess")
+    assert response.status_code in (400, 401)
+    assert_error(response, response.status_code)
+    assert "guess" not in response.text
+
+
+@pytest.mark.parametrize("which", ["access_token", "refresh_token"])
+def test_revoking_either_token_invalidates_both(fresh, which):
+    tokens = fresh.tokens
+    other = Api(fresh.base_url)  # another session stays valid
+    try:
+        response = fresh.http.post(fresh.url("oauth/revoke"), data={"token": tokens[which]},
+                                   headers=fresh.headers)
+        assert response.status_code in (200, 204), response.text
+        assert_error(fresh.raw_get("sites"), 401)
+        refreshed = fresh.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+        assert refreshed.status_code in (400, 401)
+        assert other.raw_get("sites").status_code == 200
+    finally:
+        other.close()
+
+
+def test_revoke_needs_the_bearer_header(fresh):
+    response = fresh.http.post(fresh.url("oauth/revoke"), data={"token": fresh.tokens["access_token"]})
+    assert_error(response, 401)
+    assert fresh.raw_get("sites").status_code == 200, "an unauthenticated revoke must not log out"
+
+
+PATHS = [*SITE_COLLECTIONS, "sites", "courses", "hooks", "hooks/purchase_sample", "contacts/2999999999"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_missing_token_is_401_everywhere(fresh, path):
+    response = fresh.http.get(fresh.url(path))
+    assert_error(response, 401)
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["Bearer", "Bearer not-a-jwt", "Basic c2FuZGJveDpzYW5kYm94LXNlY3JldA==", "bearer-token", "TAMPER",
+     "UNSIGNED"],
+)
+def test_bad_token_is_401(fresh, header):
+    token = fresh.tokens["access_token"]
+    if header == "TAMPER":
+        claims = _claims(token)
+        claims["exp"] = int(time.time()) + 10**6
+        header = "Bearer " + jwt.encode(claims, "not-the-sandbox-signing-key-but-32-bytes-long", algorithm="HS256")
+    elif header == "UNSIGNED":
+        header = "Bearer " + jwt.encode(_claims(token), None, algorithm="none")
+    response = fresh.http.get(fresh.url("sites"), headers={"Authorization": header})
+    assert_error(response, 401)
+
+
+def test_refresh_token_is_not_a_bearer_credential(fresh):
+    response = fresh.http.get(fresh.url("sites"),
+                              headers={"Authorization": f"Bearer {fresh.tokens['refresh_token']}"})
+    assert_error(response, 401)
+
+
+def test_expired_access_token_then_refresh_until_the_refresh_token_expires(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=11, token_ttl=1, refresh_token_ttl=3)
+    client = Api(handle.base_url)
+    try:
+        assert client.tokens["expires_in"] == 1
+        assert client.raw_get("sites").status_code == 200
+        time.sleep(1.2)
+        assert_error(client.raw_get("sites"), 401)
+        response = client.token(grant_type="refresh_token", refresh_token=client.tokens["refresh_token"])
+        assert response.status_code == 200, response.text
+        client.tokens = response.json()
+        assert client.raw_get("sites").status_code == 200
+        time.sleep(3.1)  # `exp` has whole-second resolution
+        response = client.token(grant_type="refresh_token", refresh_token=client.tokens["refresh_token"])
+        assert response.status_code in (400, 401), "an expired refresh token must be refused"
+        assert_error(response, response.status_code)
+    finally:
+        client.close()
+
+
+def test_secrets_never_appear_in_urls_or_headers(fresh):
+    response = fresh.raw_get("contacts", {"filter[site_id]": fresh.all("sites")[0]["id"]})
+    text = response.text + str(dict(response.headers))
+    assert fresh.tokens["access_token"] not in text
+    assert SANDBOX_CLIENT_SECRET not in text
+
+
+# ---- scopes -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def limited(sandbox):
+    client = Api(sandbox.base_url, LIMITED_CLIENT_ID, LIMITED_CLIENT_SECRET)
+    yield client
+    client.close()
+
+
+def test_limited_client_reads_contacts(limited, api, site_id):
+    response = limited.raw_get("contacts", {"filter[site_id]": site_id})
+    assert response.status_code == 200
+    assert [r["id"] for r in response.json()["data"]] == [
+        r["id"] for r in api.get("contacts", {"filter[site_id]": site_id})["data"]
+    ]
+
+
+@pytest.mark.parametrize("collection", ["purchases", "transactions", "orders", "form_submissions",
+                                        "platform_payments_payouts"])
+def test_limited_client_cannot_read_other_scopes(limited, site_id, collection):
+    response = limited.raw_get(collection, {"filter[site_id]": site_id})
+    assert_error(response, 403)
+
+
+def _hook_body(site_id: str, event: str, target: str = "http://127.0.0.1:9/hook") -> dict:
+    return {"data": {"type": "hooks", "attributes": {"event": event, "target_url": target},
+                     "relationships": {"site": {"data": {"id": site_id, "type": "sites"}}}}}
+
+
+@pytest.mark.parametrize("event", ["purchase", "payment_succeeded", "order_created", "form_submission"])
+def test_hook_creation_needs_the_event_scopes(limited, site_id, event):
+    response = limited.post_json("hooks", _hook_body(site_id, event))
+    assert_error(response, 403)
+
+
+@pytest.mark.parametrize("event", ["tag_added", "tag_removed"])
+def test_limited_client_may_create_contact_hooks(limited, api, site_id, event):
+    response = limited.post_json("hooks", _hook_body(site_id, event))
+    assert response.status_code in (200, 201), response.text
+    hook_id = response.json()["data"]["id"]
+    api.http.delete(api.url(f"hooks/{hook_id}"), headers=api.headers)
+
+
+def test_forbidden_error_names_the_scope(limited, site_id):
+    error = assert_error(limited.post_json("hooks", _hook_body(site_id, "order_created")), 403)
+    assert "view:orders" in error["detail"] or "view:transactions" in error["detail"]
+

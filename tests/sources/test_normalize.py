@@ -1,0 +1,228 @@
+"""Normalisation: JSON:API -> typed rows and arrow tables, per docs/architecture.md."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import pyarrow as pa
+import pytest
+
+from sources.creator_platform.errors import NormalizationError
+from sources.creator_platform.normalize import (
+    LINK_MARKER,
+    normalize_resources,
+    rows_to_arrow,
+    table_hints,
+)
+
+AT = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+
+
+def res(jtype, rid, attributes=None, relationships=None):
+    return {"id": rid, "type": jtype, "attributes": attributes or {}, "relationships": relationships or {}}
+
+
+def one(jtype, rid):
+    return {"data": None if rid is None else {"id": rid, "type": jtype}}
+
+
+def many(jtype, *ids):
+    return {"data": [{"id": i, "type": jtype} for i in ids]}
+
+
+def test_primary_row_has_id_attributes_site_and_to_one_ids():
+    contact = res(
+        "contacts", "3000000001",
+        {"name": "Ada", "email": "ada@example.com", "subscribed": True,
+         "created_at": "2025-01-01T10:00:00-05:00"},
+        {"site": one("sites", "2147483650"), "customer": one("customers", "3000000002"),
+         "offers": {"links": {"self": "https://x/v1/contacts/1/relationships/offers"}}},
+    )
+    rows = normalize_resources([contact], site_id="999", extracted_at=AT)
+    (row,) = rows["contacts"]
+    assert row["id"] == "3000000001"
+    assert row["site_id"] == "2147483650"  # from the relationship, not the request filter
+    assert row["customer_id"] == "3000000002"
+    assert row["created_at"] == datetime(2025, 1, 1, 15, 0, tzinfo=UTC)
+    assert row["_extracted_at"] == AT
+    assert "contacts_offers" not in rows  # links-only relationship leaves link rows alone
+
+
+def test_site_id_falls_back_to_request_filter_and_sites_use_their_own_id():
+    rows = normalize_resources(
+        [res("purchases", "1", {"amount_in_cents": 100}), res("sites", "7", {"name": "S"})],
+        site_id="42", extracted_at=AT,
+    )
+    assert rows["purchases"][0]["site_id"] == "42"
+    assert rows["sites"][0]["site_id"] == "7"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2025-03-01T00:30:00Z", datetime(2025, 3, 1, 0, 30, tzinfo=UTC)),
+        ("2025-03-01T00:30:00+02:00", datetime(2025, 2, 28, 22, 30, tzinfo=UTC)),
+        ("2025-02-28T19:30:00-05:00", datetime(2025, 3, 1, 0, 30, tzinfo=UTC)),
+        ("2025-03-01T00:30:00.123456+00:00", datetime(2025, 3, 1, 0, 30, 0, 123456, tzinfo=UTC)),
+    ],
+)
+def test_timestamps_any_offset_become_utc(text, expected):
+    rows = normalize_resources([res("orders", "1", {"created_at": text})], site_id="1", extracted_at=AT)
+    value = rows["orders"][0]["created_at"]
+    assert value == expected and value.utcoffset().total_seconds() == 0
+
+
+def test_payout_amount_is_exact_decimal_and_status_lowercased():
+    payout = res("platform_payments_payouts", "p1",
+                 {"amount": 1234567.89, "status": "In_Transit", "initiated_date": "2025-01-02T09:00:00Z"})
+    rows = normalize_resources([payout], site_id="1", extracted_at=AT)
+    (row,) = rows["payouts"]
+    assert row["amount"] == Decimal("1234567.89")
+    assert row["status"] == "in_transit"
+    table = rows_to_arrow(rows)["payouts"]
+    assert table.schema.field("amount").type == pa.decimal128(38, 9)
+    assert table.column("amount").to_pylist() == [Decimal("1234567.890000000")]
+
+
+def test_exact_decimal_from_decimal_and_string_inputs():
+    rows = normalize_resources(
+        [res("platform_payments_payouts", "p", {"amount": Decimal("0.10")}),
+         res("customers", "c", {"net_revenue": "1234.50"})],
+        site_id="1", extracted_at=AT,
+    )
+    assert rows["payouts"][0]["amount"] == Decimal("0.10")
+    assert rows["customers"][0]["net_revenue"] == Decimal("1234.50")
+
+
+def test_non_integer_cents_is_rejected_naming_resource_url_record_and_field():
+    bad = res("transactions", "3000000009", {"amount_in_cents": 12.5})
+    with pytest.raises(NormalizationError) as err:
+        normalize_resources([bad], site_id="1", extracted_at=AT, resource="transactions",
+                            url="https://api.example.com/v1/transactions?page[number]=3")
+    text = str(err.value)
+    for part in ("transactions", "3000000009", "amount_in_cents", "page[number]=3", "12.5"):
+        assert part in text
+
+
+@pytest.mark.parametrize("value", ["12.50", "abc", True, [1]])
+def test_bad_integers_are_rejected(value):
+    with pytest.raises(NormalizationError):
+        normalize_resources([res("orders", "1", {"total_price_in_cents": value})], site_id="1", extracted_at=AT)
+
+
+def test_integral_values_are_accepted_as_bigint():
+    rows = normalize_resources([res("orders", "1", {"total_price_in_cents": "1200", "order_number": 7.0})],
+                               site_id="1", extracted_at=AT)
+    assert rows["orders"][0]["total_price_in_cents"] == 1200
+    assert rows["orders"][0]["order_number"] == 7
+
+
+def test_invalid_timestamp_is_rejected_with_field():
+    with pytest.raises(NormalizationError, match="created_at"):
+        normalize_resources([res("orders", "1", {"created_at": "yesterday"})], site_id="1", extracted_at=AT)
+
+
+@pytest.mark.parametrize("rid", [None, "", {"x": 1}])
+def test_missing_or_bad_id_is_rejected(rid):
+    with pytest.raises(NormalizationError, match="id"):
+        normalize_resources([res("orders", rid)], site_id="1", extracted_at=AT)
+
+
+def test_to_many_relationships_become_link_rows_with_natural_keys():
+    contact = res("contacts", "c1", {}, {"site": one("sites", "s1"), "tags": many("contact_tags", "t1", "t2")})
+    purchase = res("purchases", "p1", {}, {"transactions": many("transactions", "x1"),
+                                            "products": many("products", "pr1")})
+    rows = normalize_resources([contact, purchase], site_id="s1", extracted_at=AT)
+    assert {(r["contact_id"], r["contact_tag_id"]) for r in rows["contacts_tags"]} == {("c1", "t1"), ("c1", "t2")}
+    assert rows["contacts_tags"][0]["site_id"] == "s1"
+    assert [(r["purchase_id"], r["transaction_id"]) for r in rows["purchases_transactions"]] == [("p1", "x1")]
+    assert [(r["purchase_id"], r["product_id"]) for r in rows["purchases_products"]] == [("p1", "pr1")]
+
+
+def test_empty_to_many_emits_one_marker_row_so_old_links_are_replaced():
+    rows = normalize_resources([res("contacts", "c1", {}, {"tags": {"data": []}})], site_id="1", extracted_at=AT)
+    assert rows["contacts_tags"] == [
+        {"contact_id": "c1", "contact_tag_id": LINK_MARKER, "site_id": "1", "_extracted_at": AT}
+    ]
+
+
+def test_included_records_are_routed_by_type_and_deduplicated_on_id():
+    course = res("courses", "k1", {"title": "C"}, {"modules": many("modules", "m1"), "lessons": many("lessons", "l1")})
+    included = [
+        res("modules", "m1", {"title": "M", "position": 1}, {"course": one("courses", "k1"),
+                                                             "lessons": many("lessons", "l1")}),
+        res("lessons", "l1", {"title": "old"}, {"module": one("modules", "m1"), "media": many("media", "v1")}),
+        res("lessons", "l1", {"title": "L", "position": 2}, {"module": one("modules", "m1"), "media": many("media", "v1")}),
+        res("media", "v1", {"duration_in_minutes": 3.5}, {"lesson": one("lessons", "l1")}),
+    ]
+    rows = normalize_resources([course, *included], site_id="s", extracted_at=AT)
+    assert [r["id"] for r in rows["modules"]] == ["m1"] and rows["modules"][0]["course_id"] == "k1"
+    assert rows["lessons"] == [rows["lessons"][0]] and rows["lessons"][0]["title"] == "L"
+    assert rows["media"][0]["lesson_id"] == "l1" and rows["media"][0]["site_id"] == "s"
+    assert {"courses_modules", "courses_lessons", "modules_lessons", "lessons_media"} <= set(rows)
+    assert rows["courses"][0]["_is_deleted"] is False
+
+
+def test_schema_drift_unknown_attribute_and_unknown_type():
+    rows = normalize_resources(
+        [res("orders", "1", {"gift_wrap_in_cents": 300, "shipped_at": "2025-01-01T00:00:00Z", "note": "x",
+                              "meta": {"a": 1}}),
+         res("gift_cards", "g1", {"code": "ABC"})],
+        site_id="1", extracted_at=AT,
+    )
+    tables = rows_to_arrow(rows)
+    schema = tables["orders"].schema
+    assert schema.field("gift_wrap_in_cents").type == pa.int64()
+    assert schema.field("shipped_at").type == pa.timestamp("us", tz="UTC")
+    assert schema.field("note").type == pa.string()
+    assert tables["orders"].column("meta").to_pylist() == ['{"a":1}']
+    assert tables["gift_cards"].column("code").to_pylist() == ["ABC"]
+
+
+def test_arrow_types_follow_the_contract():
+    rows = normalize_resources(
+        [res("customers", "c", {"net_revenue": "10.00", "socials": {"twitter": "@x"}, "sign_in_count": 3,
+                                "last_request_at": None})],
+        site_id="1", extracted_at=AT,
+    )
+    schema = rows_to_arrow(rows)["customers"].schema
+    assert schema.field("net_revenue").type == pa.decimal128(38, 9)
+    assert schema.field("sign_in_count").type == pa.int64()
+    assert schema.field("last_request_at").type == pa.timestamp("us", tz="UTC")  # declared, even if null
+    assert schema.field("id").nullable is False
+    hints = table_hints("customers")
+    assert hints["primary_key"] == "id" and hints["write_disposition"] == "merge"
+    assert hints["columns"]["socials"]["data_type"] == "json"
+
+
+def test_link_table_hints_merge_on_parent():
+    rows = normalize_resources([res("contacts", "c1", {}, {"tags": many("contact_tags", "t1")})], site_id="1", extracted_at=AT)
+    table = rows_to_arrow(rows)["contacts_tags"]
+    hints = table_hints("contacts_tags", dict.fromkeys(table.column_names, "text"))
+    assert hints["merge_key"] == "contact_id"
+    assert hints["primary_key"] == ["contact_id", "contact_tag_id"]
+
+
+def test_pii_hash_reaches_every_table_and_drop_removes_columns():
+    docs = [
+        res("contacts", "c1", {"email": " Ada@Example.com ", "phone_number": "+1 (555) 010-0000", "name": "Ada"}),
+        res("form_submissions", "f1", {"email": "ada@example.com", "address_city": "Paris"}),
+    ]
+    hashed = normalize_resources(docs, site_id="1", extracted_at=AT, pii="hash", pii_salt="pepper")
+    expected = hashlib.sha256(b"pepperada@example.com").hexdigest()
+    assert hashed["contacts"][0]["email"] == expected
+    assert hashed["form_submissions"][0]["email"] == expected  # joinable across tables
+    assert hashed["contacts"][0]["phone_number"] == hashlib.sha256(b"pepper+15550100000").hexdigest()
+    assert hashed["contacts"][0]["name"] == "Ada"
+    dropped = normalize_resources(docs, site_id="1", extracted_at=AT, pii="drop")
+    tables = rows_to_arrow(dropped, pii="drop")
+    assert "email" not in tables["contacts"].column_names
+    assert "address_city" not in tables["form_submissions"].column_names
+    assert "name" in tables["contacts"].column_names
+
+
+def test_attribute_cannot_overwrite_bookkeeping_columns():
+    rows = normalize_resources([res("orders", "1", {"site_id": "evil", "id": "evil"})], site_id="s", extracted_at=AT)
+    assert rows["orders"][0]["id"] == "1" and rows["orders"][0]["site_id"] == "s"

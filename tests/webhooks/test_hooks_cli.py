@@ -1,0 +1,116 @@
+"""`creator-sync hooks`: create/list/delete/sample against the sandbox, one-line errors."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli import main
+from sandbox.testing import start_sandbox
+from sources.creator_platform.client import CreatorPlatformClient
+
+TARGET = "https://hooks.example.com/hooks/cli-secret"
+
+
+@pytest.fixture(scope="module")
+def api():
+    handle = start_sandbox(scale="tiny", sites=2, seed=7)
+    try:
+        with CreatorPlatformClient(handle.base_url, "sandbox", "sandbox-secret") as client:
+            sites = [s["id"] for s in client.get("/sites")["data"]]
+        yield handle.base_url, sites
+    finally:
+        handle.stop()
+
+
+def run(base_url: str, *args: str, client: str = "sandbox", env: dict | None = None):
+    creds = ["--base-url", base_url, "--client-id", client, "--client-secret", f"{client}-secret"]
+    return CliRunner().invoke(main, ["hooks", *args[:1], *creds, *args[1:]], env=env)
+
+
+def test_create_list_delete_round_trip(api):
+    base_url, sites = api
+    created = run(base_url, "create", "--event", "tag_added", "--target-url", TARGET,
+                  "--site-id", sites[0], "--resource-id", "123456")
+    assert created.exit_code == 0, created.output
+    hook_id = created.output.split()[2]
+
+    listed = run(base_url, "list", "--json")
+    hooks = {h["id"]: h for h in orjson.loads(listed.output)}
+    assert hooks[hook_id]["attributes"]["event"] == "tag_added"
+    assert str(hooks[hook_id]["attributes"]["resource_id"]) == "123456"
+    text = run(base_url, "list").output
+    assert "cli-secret" not in text and "/hooks/***" in text
+
+    deleted = run(base_url, "delete", hook_id)
+    assert deleted.exit_code == 0, deleted.output
+    assert hook_id not in {h["id"] for h in orjson.loads(run(base_url, "list", "--json").output)}
+
+
+def test_flags_before_the_subcommand_and_env_config_work(api):
+    base_url, _sites = api
+    env = {"SOURCES__CREATOR_PLATFORM__CLIENT_SECRET": "sandbox-secret"}
+    result = CliRunner().invoke(
+        main,
+        ["hooks", "--base-url", base_url, "--client-id", "sandbox", "sample", "purchase"],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    payload = orjson.loads(result.output)
+    assert payload[0]["type"] == "purchases"
+    assert any(r["type"] == "customers" for r in payload)
+
+
+def test_missing_scope_names_the_scope_and_the_client(api):
+    base_url, sites = api
+    result = run(base_url, "create", "--event", "purchase", "--target-url", TARGET,
+                 "--site-id", sites[0], client="limited")
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(
+        "error: creating a 'purchase' hook needs scope view:purchases, which client 'limited' lacks"
+    )
+    assert "limited-secret" not in result.output
+
+    both = run(base_url, "create", "--event", "order_created", "--target-url", TARGET,
+               "--site-id", sites[0], client="limited")
+    assert "needs scopes view:transactions and view:orders" in both.output
+
+
+def test_limited_client_may_create_contact_events(api):
+    base_url, sites = api
+    result = run(base_url, "create", "--event", "tag_removed", "--target-url", TARGET,
+                 "--site-id", sites[1], client="limited")
+    assert result.exit_code == 0, result.output
+
+
+def test_validation_errors_are_one_line_with_the_pointer(api):
+    base_url, sites = api
+    result = run(base_url, "create", "--event", "purchase", "--target-url", "not-a-url",
+                 "--site-id", sites[0])
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1
+    assert "rejected as invalid at /data/attributes/target_url" in result.output
+
+    unknown_site = run(base_url, "create", "--event", "purchase", "--target-url", TARGET,
+                       "--site-id", "999")
+    assert "/data/relationships/site/data/id" in unknown_site.output
+
+
+def test_unknown_event_is_refused_before_calling_the_api(api):
+    base_url, sites = api
+    result = run(base_url, "create", "--event", "refund", "--target-url", TARGET,
+                 "--site-id", sites[0])
+    assert result.exit_code == 1
+    assert "unknown event 'refund'; known events: purchase, payment_succeeded" in result.output
+    sample = run(base_url, "sample", "refund")
+    assert sample.exit_code == 1 and "unknown event 'refund'" in sample.output
+
+
+def test_missing_base_url_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("SOURCES__CREATOR_PLATFORM__BASE_URL", raising=False)
+    result = CliRunner().invoke(main, ["hooks", "list"])
+    assert result.exit_code != 0
+    assert "no API base URL" in result.output

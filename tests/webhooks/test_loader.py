@@ -1,0 +1,237 @@
+"""Loader: micro-batches land typed rows, dedup, column-aware upsert, links, dead letters,
+idempotent replay, and waiting out a held warehouse lock."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import duckdb
+import orjson
+import pytest
+from webhook_payloads import customer, delivery, order_created, payment_succeeded, transaction
+
+from pipelines.locking import warehouse_lock
+from pipelines.webhooks.journal import Journal, JournalReader
+from pipelines.webhooks.loader import Loader
+from pipelines.webhooks.records import BadDelivery, dead_letter, encode, parse_delivery
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def env(tmp_path):
+    journal = Journal(tmp_path / "journal")
+    db = tmp_path / "wh.duckdb"
+    loader = Loader(journal, db, batch_size=50, interval=0.05)
+    yield journal, db, loader
+    loader.stop()
+    journal.close()
+
+
+def put(journal: Journal, *bodies: dict | bytes, site_id: str | None = None) -> None:
+    encoded = []
+    for body in bodies:
+        raw = body if isinstance(body, bytes) else orjson.dumps(body)
+        try:
+            encoded.append(encode(parse_delivery(raw, NOW, site_id)))
+        except BadDelivery as exc:
+            encoded.append(encode(dead_letter(raw, exc, NOW)))
+    journal.append(encoded)
+
+
+def load_all(journal: Journal, loader: Loader) -> None:
+    records = JournalReader(journal, journal.loaded_seq()).read(10_000)
+    loader.load(records)
+
+
+def query(db, sql: str) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_deliveries_land_typed_rows_and_raw_events(env):
+    journal, db, loader = env
+    put(journal, payment_succeeded(), order_created())
+    load_all(journal, loader)
+
+    events = query(db, "SELECT event, resource_id, site_id FROM creator_platform.webhook_events ORDER BY journal_seq")
+    assert events == [
+        ("payment_succeeded", "3300000001", "2200000001"),
+        ("order_created", "3400000001", "2200000001"),
+    ]
+    [(amount, created, customer_id)] = query(
+        db, "SELECT amount_in_cents, created_at, customer_id FROM creator_platform.transactions"
+    )
+    assert amount == 4999
+    assert created == datetime(2026, 1, 2, 1, 4, 5, tzinfo=UTC)  # +02:00 normalised to UTC
+    assert customer_id == "3000000001"
+    assert query(db, "SELECT net_revenue FROM creator_platform.customers") == [(Decimal("123.45"),)]
+    assert query(db, "SELECT count(*) FROM creator_platform.order_items") == [(2,)]
+    links = query(db, "SELECT order_id, order_item_id FROM creator_platform.orders_order_items ORDER BY 2")
+    assert links == [("3400000001", "3500000001"), ("3400000001", "3500000002")]
+    assert query(db, "SELECT transaction_id FROM creator_platform.orders_payment_transactions") == [
+        ("3300000001",)
+    ]
+    types = dict(
+        query(
+            db,
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'creator_platform' AND table_name = 'customers'",
+        )
+    )
+    assert types["net_revenue"] == "DECIMAL(38,9)"
+    assert types["created_at"] == "TIMESTAMP WITH TIME ZONE"
+    assert types["socials"] == "JSON"
+    assert types["sign_in_count"] == "BIGINT"
+
+
+def test_redeliveries_are_deduplicated_within_and_across_batches(env):
+    journal, db, loader = env
+    same = payment_succeeded()
+    reordered = {"payload": same["payload"], "event": same["event"], "id": same["id"]}
+    put(journal, same, reordered)
+    load_all(journal, loader)
+    put(journal, same)
+    load_all(journal, loader)
+    assert query(db, "SELECT count(*) FROM creator_platform.webhook_events") == [(1,)]
+    assert loader.stats.duplicates == 2
+    # a different payload for the same resource is a new event (and the newer values win)
+    put(journal, payment_succeeded(amount=5999))
+    load_all(journal, loader)
+    assert query(db, "SELECT count(*) FROM creator_platform.webhook_events") == [(2,)]
+    assert query(db, "SELECT amount_in_cents FROM creator_platform.transactions") == [(5999,)]
+
+
+def test_sparse_payload_does_not_erase_columns_the_pull_loaded(env):
+    journal, db, loader = env
+    put(journal, payment_succeeded())
+    load_all(journal, loader)
+    with duckdb.connect(str(db)) as con:  # what a pull sync would have filled in
+        con.execute(
+            "UPDATE creator_platform.transactions SET settlement_amount_in_cents = 4800, "
+            "provider = 'platform_payments'"
+        )
+    put(journal, delivery("payment_succeeded", "3300000001", [transaction(state="succeeded", amount_in_cents=5000)]))
+    load_all(journal, loader)
+    assert query(
+        db, "SELECT amount_in_cents, settlement_amount_in_cents, provider FROM creator_platform.transactions"
+    ) == [(5000, 4800, "platform_payments")]
+
+
+def test_link_sets_are_replaced_per_parent_last_delivery_wins(env):
+    journal, db, loader = env
+    from webhook_payloads import order
+
+    first = delivery("order_created", "3400000001", order(items=("3500000001", "3500000002")))
+    second = delivery("order_created", "3400000001", order(items=("3500000003",)))
+    other = delivery("order_created", "3400000009", order("3400000009", items=("3500000009",)))
+    put(journal, first, other)
+    load_all(journal, loader)
+    put(journal, second)
+    load_all(journal, loader)
+    links = query(db, "SELECT order_id, order_item_id FROM creator_platform.orders_order_items ORDER BY 1, 2")
+    assert links == [("3400000001", "3500000003"), ("3400000009", "3500000009")]
+
+
+def test_dead_letters_and_unloadable_payloads_do_not_block_the_batch(env):
+    journal, db, loader = env
+    bad_amount = delivery(
+        "payment_succeeded", "3300000002", [transaction("3300000002", amount_in_cents="12.5")]
+    )
+    put(journal, {"id": "1", "event": "nope", "payload": []}, b"{oops", bad_amount, payment_succeeded())
+    load_all(journal, loader)
+    dead = query(db, "SELECT reason, event, detail FROM creator_platform.webhook_dead_letters ORDER BY journal_seq")
+    assert [(r, e) for r, e, _ in dead] == [
+        ("unknown_event", "nope"),
+        ("malformed_json", None),
+        ("normalize_failed", "payment_succeeded"),
+    ]
+    assert "amount_in_cents" in dead[2][2] and "3300000002" in dead[2][2]
+    assert query(db, "SELECT id FROM creator_platform.transactions") == [("3300000001",)]
+    assert journal.loaded_seq() == 4
+
+
+def test_replaying_a_loaded_batch_changes_nothing(env):
+    journal, db, loader = env
+    put(journal, payment_succeeded(), order_created(), {"id": "1", "event": "nope", "payload": []})
+    load_all(journal, loader)
+
+    def snapshot():
+        return [
+            query(db, f"SELECT count(*) FROM creator_platform.{t}")[0][0]
+            for t in ("webhook_events", "webhook_dead_letters", "transactions", "customers",
+                      "orders", "order_items", "orders_order_items")
+        ]
+
+    before = snapshot()
+    loader.load(JournalReader(journal, 0).read(100))  # crash between commit and offset write
+    assert snapshot() == before
+
+
+def test_background_loader_waits_for_the_warehouse_lock(env):
+    journal, db, loader = env
+    lock = warehouse_lock(db)
+    lock.__enter__()
+    released = False
+    try:
+        loader.start()
+        put(journal, payment_succeeded())
+        time.sleep(0.5)
+        assert journal.loaded_seq() == 0  # the pull sync holds the lock: nothing written
+        put(journal, order_created())  # the journal keeps accepting meanwhile
+    finally:
+        lock.__exit__(None, None, None)
+        released = True
+    deadline = time.monotonic() + 20
+    while journal.loaded_seq() < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert released and journal.loaded_seq() == 2
+    loader.stop()
+    assert query(db, "SELECT count(*) FROM creator_platform.webhook_events") == [(2,)]
+
+
+def test_site_falls_back_to_the_url_hint_when_payload_names_none(env):
+    journal, db, loader = env
+    put(journal, delivery("payment_succeeded", "3300000001", [transaction()]), site_id="2200000042")
+    load_all(journal, loader)
+    assert query(db, "SELECT site_id FROM creator_platform.transactions") == [("2200000042",)]
+
+
+def test_pii_mode_applies_to_rows_and_raw_payloads(tmp_path):
+    from sources.creator_platform.normalize import apply_pii
+
+    journal = Journal(tmp_path / "journal")
+    db = tmp_path / "pii.duckdb"
+    loader = Loader(journal, db, pii="hash", pii_salt="pepper")
+    put(journal, payment_succeeded(), b"{not json with ada@example.com")
+    load_all(journal, loader)
+    journal.close()
+    expected = {"email": "ada@example.com"}
+    apply_pii(expected, "hash", "pepper")
+    assert query(db, "SELECT email FROM creator_platform.customers") == [(expected["email"],)]
+    [(payload,)] = query(db, "SELECT payload FROM creator_platform.webhook_events")
+    assert "ada@example.com" not in payload and expected["email"] in payload
+    assert query(db, "SELECT body FROM creator_platform.webhook_dead_letters") == [(None,)]
+
+
+def test_an_older_redelivery_does_not_roll_back_a_newer_row(env):
+    journal, db, loader = env
+    newer = delivery("payment_succeeded", "3300000001",
+                     [customer(updated_at="2026-02-02T00:00:00Z", net_revenue="200.00")])
+    older = delivery("payment_succeeded", "3300000001",
+                     [customer(updated_at="2026-02-01T00:00:00Z", net_revenue="100.00")])
+    put(journal, newer, older)  # out of order inside one batch
+    load_all(journal, loader)
+    assert query(db, "SELECT net_revenue FROM creator_platform.customers") == [(Decimal("200.00"),)]
+    put(journal, older)  # a late retry in a later batch (same payload: deduplicated)
+    retry = delivery("purchase", "9", [customer(updated_at="2026-01-31T00:00:00Z", name="Old")])
+    put(journal, retry)  # a different event carrying an older snapshot
+    load_all(journal, loader)
+    assert query(db, "SELECT net_revenue, name FROM creator_platform.customers") == [
+        (Decimal("200.00"), "Ada")
+    ]
+    put(journal, delivery("purchase", "10", [customer(updated_at="2026-02-03T00:00:00Z", name="New")]))
+    load_all(journal, loader)
+    assert query(db, "SELECT name FROM creator_platform.customers") == [("New",)]
