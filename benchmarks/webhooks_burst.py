@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -136,6 +137,12 @@ def burst(url: str, first: int, count: int, rate: float | None, clients: int) ->
     }
 
 
+def process_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_loaded(journal_dir: Path, timeout: float = 120.0) -> float:
     """Seconds until the loader's committed offset reaches the last journaled delivery."""
     start = time.perf_counter()
@@ -224,9 +231,14 @@ def main() -> int:
         results = {}
         with ListenProcess(db, SECRET) as receiver:
             for name, first, rate in (("paced", 0, args.rate), ("unpaced", args.count, None)):
+                cpu_before = process_cpu_s(receiver.proc.pid)
                 result = burst(receiver.url, first, args.count, rate, args.clients)
                 # the loader is not in the request path; measure how far it lags behind
                 result["catch_up_s"] = round(wait_loaded(journal_dir), 2)
+                # CPU the receiver process (HTTP + journal + loader) spent per delivery: unlike
+                # the rate, this hardly depends on what else the machine is running
+                cpu = process_cpu_s(receiver.proc.pid) - cpu_before
+                result["receiver_cpu_ms_per_delivery"] = round(cpu / args.count * 1000, 3)
                 results[name] = result
             receiver.terminate()
         with duckdb.connect(str(db), read_only=True) as con:
@@ -244,6 +256,7 @@ def main() -> int:
             "losses": sent - distinct,
             "duplicates": events - distinct,
         }
+    results["load_average"] = os.getloadavg()[0]
     if args.json:
         print(json.dumps(results))
     else:
@@ -253,7 +266,8 @@ def main() -> int:
                 f"{name:8} sent {r['sent']} target {r['target_rate'] or 'max'}/s -> "
                 f"achieved {r['achieved_rate']}/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
                 f"max {r['max_ms']} ms, non-2xx {r['failures'] or 0}, loader caught up "
-                f"{r['catch_up_s']} s after the last answer"
+                f"{r['catch_up_s']} s after the last answer; receiver CPU "
+                f"{r['receiver_cpu_ms_per_delivery']} ms/delivery"
             )
         landed = results["landed"]
         print(
@@ -261,6 +275,7 @@ def main() -> int:
             f"distinct), {landed['transactions']} transactions; losses {landed['losses']}, "
             f"duplicates {landed['duplicates']}"
         )
+        print(f"(1-minute load average at the end: {results['load_average']:.1f})")
     ok = results["landed"]["losses"] == 0 and results["landed"]["duplicates"] == 0
     return 0 if ok else 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -17,6 +18,7 @@ from models.adapters import (
     redact_dsn,
 )
 from models.runner import BuildResult, DataTestError, ModelsError, Params, build
+from pipelines.locking import LockTimeout, warehouse_lock
 
 DEFAULT_DUCKDB = "creator_platform.duckdb"
 
@@ -32,11 +34,6 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:
     if destination == "duckdb":
-        if not Path(duckdb_path).exists():
-            raise click.ClickException(
-                f"{duckdb_path}: no such DuckDB file; run `creator-sync sync --duckdb "
-                f"{duckdb_path}` first"
-            )
         try:
             return DuckDBAdapter(duckdb_path)
         except Exception as exc:  # duckdb raises IOException when another process holds the file
@@ -92,24 +89,36 @@ def _print_result(result: BuildResult) -> None:
 @click.option("--tests/--no-tests", "run_tests", default=True, show_default=True,
               help="Run the data tests after building.")
 @click.option("--strict", is_flag=True, help="Treat warning-level data tests as errors.")
+@click.option("--lock-timeout", type=float, default=600, show_default=True,
+              help="Seconds to wait for a sync/webhook load writing the same DuckDB file.")
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
 def models_command(
     duckdb_path: str, dataset: str, timezone: str, settlement_delay_days: int,
     as_of: dt.date | None, destination: str, postgres_dsn: str | None, run_tests: bool,
-    strict: bool, verbose: bool,
+    strict: bool, lock_timeout: float, verbose: bool,
 ) -> None:
     """Build the analytics models (staging, intermediate, marts) and run their data tests."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    adapter = _connect(destination, duckdb_path, postgres_dsn)
-    try:
-        result = build(adapter, Params(dataset, timezone, settlement_delay_days, as_of),
-                       run_tests=run_tests, strict=strict)
-    except DataTestError as exc:
-        _print_result(exc.result)
-        raise click.ClickException(str(exc)) from exc
-    except (ModelsError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    finally:
-        adapter.close()
+    params = Params(dataset, timezone, settlement_delay_days, as_of)
+    if destination == "duckdb" and not Path(duckdb_path).is_file():
+        raise click.ClickException(
+            f"{duckdb_path}: no such DuckDB file; run `creator-sync sync --duckdb {duckdb_path}` first"
+        )
+    with contextlib.ExitStack() as stack:
+        if destination == "duckdb":
+            try:
+                stack.enter_context(warehouse_lock(duckdb_path, timeout=lock_timeout))
+            except LockTimeout as exc:
+                raise click.ClickException(f"{exc}: a sync or webhook loader is writing") from exc
+        adapter = _connect(destination, duckdb_path, postgres_dsn)
+        try:
+            result = build(adapter, params, run_tests=run_tests, strict=strict)
+        except DataTestError as exc:
+            _print_result(exc.result)
+            raise click.ClickException(str(exc)) from exc
+        except (ModelsError, ValueError) as exc:
+            raise click.ClickException(str(exc)) from exc
+        finally:
+            adapter.close()
     _print_result(result)

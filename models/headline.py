@@ -12,8 +12,16 @@ from typing import Any
 
 from models.adapters import DuckDBAdapter
 
+REQUIRED = ("revenue_daily", "mrr_monthly", "payout_reconciliation", "unpaid_balance")
+
 
 def headline_figures_from(adapter: Any, as_of: dt.date | None = None) -> dict[str, Any]:
+    missing = [m for m in REQUIRED if adapter.columns("analytics", m) is None]
+    if missing:
+        raise LookupError(
+            f"{adapter.label}: analytics.{', analytics.'.join(missing)} not built: "
+            "run `creator-sync models` first"
+        )
     _, rows = adapter.fetch("select max(date_day) from analytics.revenue_daily")
     end: dt.date | None = as_of or (rows[0][0] if rows else None)
     figures: dict[str, Any] = {

@@ -13,6 +13,7 @@ import logging
 import time
 import zoneinfo
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from models.adapters import Adapter, DuckDBAdapter, quote_ident
@@ -142,7 +143,7 @@ class Renderer:
         return self._sources[name]
 
     def _project_source(self, name: str) -> str:
-        """Every contract column, typed NULL where the loader has not created it yet."""
+        """Every contract column in its contract type, NULL where the loader has not created it."""
         table = SOURCE_TABLES[name]
         present = self.adapter.columns(self.params.dataset, name)
         if present is None:
@@ -156,10 +157,10 @@ class Renderer:
             log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)
         cols = []
         for column, ctype in table.columns.items():
-            if present is not None and column in present:
-                cols.append(quote_ident(column))
-            else:
-                cols.append(f"cast(null as {ctype}) as {quote_ident(column)}")
+            # present columns are cast too: a loader that typed one differently (text
+            # timestamps, say) still yields the contract's type, or fails loudly here
+            value = quote_ident(column) if present is not None and column in present else "null"
+            cols.append(f"cast({value} as {ctype}) as {quote_ident(column)}")
         body = ", ".join(cols)
         if present is None:
             return f"(select {body} where 1 = 0) as {quote_ident(name)}"
@@ -287,13 +288,24 @@ def run_models(
     as_of: dt.date | None = None,
     run_tests: bool = True,
     strict: bool = False,
+    lock_timeout: float | None = 600.0,
 ) -> BuildResult:
-    """Build the models inside the DuckDB file the pipeline loaded."""
+    """Build the models inside the DuckDB file the pipeline loaded.
+
+    Holds the warehouse lock of `pipelines.locking` while it writes, so a running sync or webhook
+    loader finishes its load first (up to `lock_timeout` seconds) instead of colliding with
+    DuckDB's single writer.
+    """
+    from pipelines.locking import warehouse_lock
+
+    if not Path(duckdb_path).is_file():
+        raise ModelsError(f"{duckdb_path}: no such DuckDB file; run `creator-sync sync` first")
     params = Params(dataset, timezone, settlement_delay_days, as_of)
-    adapter = DuckDBAdapter(duckdb_path)
-    try:
-        return build(adapter, params, run_tests=run_tests, strict=strict)
-    finally:
-        adapter.close()
+    with warehouse_lock(duckdb_path, timeout=lock_timeout):
+        adapter = DuckDBAdapter(duckdb_path)
+        try:
+            return build(adapter, params, run_tests=run_tests, strict=strict)
+        finally:
+            adapter.close()
 
 __all__ = ["BuildResult", "DataTestError", "ModelsError", "build", "headline_figures", "run_models"]

@@ -23,7 +23,7 @@ from .sync import SyncSettings, format_summary, one_line, run_sync
 
 DEMO_SEED = 20240601
 DEMO_SITES = 2
-ACTIVITY_PER_ROUND = 200
+ACTIVITY_PER_ROUND = 24  # the sandbox clock moves 1 h per event: one day of business per run
 SANDBOX_CLIENT_ID = "sandbox"
 SANDBOX_CLIENT_SECRET = "sandbox-secret"
 
@@ -34,6 +34,15 @@ def _optional(module: str, attribute: str) -> Any | None:
         return getattr(importlib.import_module(module), attribute)
     except (ImportError, AttributeError):
         return None
+
+
+def _figure(key: str, value: Any) -> str:
+    """Cents per currency as money; anything else as is."""
+    if key.endswith("_in_cents") and isinstance(value, dict):
+        parts = [f"{cur} {int(c) / 100:,.2f}" if isinstance(c, int) else f"{cur} {c}"
+                 for cur, c in sorted(value.items())]
+        return ", ".join(parts) or "none"
+    return str(value)
 
 
 def _run_number(counter: Path, reset: bool) -> int:
@@ -100,7 +109,7 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
         out["headline"] = headline
         click.echo("headline figures:")
         for key, value in headline.items():
-            click.echo(f"  {key}: {value}")
+            click.echo(f"  {key}: {_figure(key, value)}")
     click.echo(
         "\nnext:\n"
         f"  duckdb {db}   # then: SELECT * FROM creator_platform.transactions LIMIT 10;\n"

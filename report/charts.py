@@ -204,10 +204,19 @@ MOVEMENT_LABELS = {
 }
 
 
-def mrr_waterfall(currency: str, months: Sequence[MrrMonth], prefix: str) -> str:
-    """Per month the movements float from last month's MRR (up for new, expansion, reactivation;
-    down for contraction and churn, which the mart stores negative), then a dark total bar lands
-    on the month's MRR. Thin connectors carry each level to the next bar."""
+@dataclass(frozen=True)
+class Waterfall:
+    """Geometry of the MRR waterfall, in major units: per series the bars' x, height, bottom."""
+
+    width: float
+    bars: dict[str, tuple[list[float], list[float], list[float]]]
+    connectors: list[list[tuple[float, float]]]
+    top: float
+
+
+def waterfall(currency: str, months: Sequence[MrrMonth]) -> Waterfall:
+    """Lay out the bars: each month walks from the previous MRR through its signed movements,
+    then a total bar stands on zero at the month's MRR (the mart, not our sum, says where)."""
     names = (*MOVEMENTS, "mrr")
     width = 0.84 / len(names)
     bars: dict[str, tuple[list[float], list[float], list[float]]] = {n: ([], [], []) for n in names}
@@ -219,38 +228,44 @@ def mrr_waterfall(currency: str, months: Sequence[MrrMonth], prefix: str) -> str
         for j, name in enumerate(names):
             x = i - 0.42 + (j + 0.5) * width
             if name == "mrr":
-                # The mart is the authority on where the month lands.
                 bottom, height = 0.0, _major(month.mrr, currency)
-                start, level = height, height
+                level = height
             else:
                 bottom, height = level, _major(getattr(month, name), currency)  # signed
-                start, level = level, level + height
+                level += height
             if previous is not None:
-                connectors.append([(previous[0], previous[1]), (x - width * 0.45, previous[1])])
+                connectors.append([previous, (x - width * 0.45, previous[1])])
             xs, heights, bottoms = bars[name]
             xs.append(x)
             heights.append(height)
             bottoms.append(bottom)
             top = max(top, bottom, bottom + height)
-            previous = (x + width * 0.45, level if name != "mrr" else start)
+            previous = (x + width * 0.45, level)
+    return Waterfall(width, bars, connectors, top)
+
+
+def mrr_waterfall(currency: str, months: Sequence[MrrMonth], prefix: str) -> str:
+    """Per month the movements float from last month's MRR (up for new, expansion, reactivation;
+    down for contraction and churn, which the mart stores negative), then a dark total bar lands
+    on the month's MRR. Thin connectors carry each level to the next bar."""
+    layout = waterfall(currency, months)
     with matplotlib.rc_context(RC):
         fig, ax = _figure(3.2)
-        ax.add_collection(LineCollection(connectors, colors="#9AA5B1", linewidths=0.6))
-        for name in names:
-            xs, heights, bottoms = bars[name]
+        ax.add_collection(LineCollection(layout.connectors, colors="#9AA5B1", linewidths=0.6))
+        for name, (xs, heights, bottoms) in layout.bars.items():
             _bars(
                 ax,
                 xs,
                 heights,
                 bottoms=bottoms,
-                width=width * 0.9,
+                width=layout.width * 0.9,
                 color=COLORS[name],
                 label=MOVEMENT_LABELS[name],
             )
         ax.set_xticks(range(len(months)), [m.date_month.strftime("%b %Y") for m in months])
         ax.yaxis.set_major_formatter(_axis_money(currency))
         ax.set_xlim(-0.5, len(months) - 0.5)
-        ax.set_ylim(0, top * 1.08 if top > 0 else 1)
+        ax.set_ylim(0, layout.top * 1.08 if layout.top > 0 else 1)
         _legend(ax, ncols=6)
         if len(months) > 8:
             for tick in ax.get_xticklabels():

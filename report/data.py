@@ -35,6 +35,7 @@ class Headline:
     net_prior_30d: dict[str, int]
     mrr_month: dt.date | None
     mrr: dict[str, int]
+    mrr_prior_month: dict[str, int]
     active_subscriptions: dict[str, int]
     unpaid_balance: dict[str, int]
 
@@ -77,7 +78,7 @@ class Payout:
 
 @dataclass(frozen=True)
 class PayoutItems:
-    """The itemised transactions of one payout, with whatever columns the mart carries."""
+    """The itemised transactions of one payout: `columns` are PAYOUT_ITEM_COLUMNS, in order."""
 
     columns: list[str]
     rows: list[tuple[Any, ...]]
@@ -172,20 +173,32 @@ class _Reader:
                 net_30d[currency] = cents(current, "analytics.revenue_daily.net_in_cents")
                 net_prior[currency] = cents(prior, "analytics.revenue_daily.net_in_cents")
 
-        (mrr_month,) = self.rows(
-            f"SELECT max(date_month) FROM {SCHEMA}.mrr_monthly WHERE {site}", params
-        )[0]
+        # MRR of the as-of month (the month of the revenue window's last day), as
+        # `creator-sync demo` prints it; the latest modelled month if there is no revenue yet.
+        if as_of is not None:
+            mrr_month = as_of.replace(day=1)
+        else:
+            (mrr_month,) = self.rows(
+                f"SELECT max(date_month) FROM {SCHEMA}.mrr_monthly WHERE {site}", params
+            )[0]
         mrr: dict[str, int] = {}
+        mrr_prior: dict[str, int] = {}
         active: dict[str, int] = {}
-        for currency, mrr_cents, subscriptions in self.rows(
+        for currency, mrr_cents, prior_cents, subscriptions in self.rows(
             f"""
-            SELECT currency, sum(mrr_in_cents), sum(active_subscriptions)
+            SELECT currency, sum(mrr_in_cents),
+                   -- last month's MRR, by the mart's own arithmetic (MRR = previous + movements)
+                   sum(mrr_in_cents - new_mrr_in_cents - expansion_mrr_in_cents
+                       - contraction_mrr_in_cents - churned_mrr_in_cents
+                       - reactivation_mrr_in_cents),
+                   sum(active_subscriptions)
             FROM {SCHEMA}.mrr_monthly WHERE {site} AND date_month = ?
             GROUP BY currency ORDER BY currency
             """,
             [*params, mrr_month],
         ):
             mrr[currency] = cents(mrr_cents, "analytics.mrr_monthly.mrr_in_cents")
+            mrr_prior[currency] = cents(prior_cents, "analytics.mrr_monthly.mrr_in_cents")
             active[currency] = int(subscriptions or 0)
 
         unpaid = {
@@ -204,6 +217,7 @@ class _Reader:
             net_prior_30d=net_prior,
             mrr_month=_as_date(mrr_month),
             mrr=mrr,
+            mrr_prior_month=mrr_prior,
             active_subscriptions=active,
             unpaid_balance=unpaid,
         )

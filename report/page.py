@@ -81,6 +81,19 @@ def _money_line(testid: str, currency: str, cents: int, extra: str = "") -> str:
     )
 
 
+def _change(testid: str, currency: str, current: int, prior: int, label: str) -> str:
+    """`+12.3% (+$45.00) vs <label>: $365.00`, green up, red down; the prior figure as data."""
+    change = format_percent_change(current, prior)
+    diff = current - prior
+    direction = "up" if diff > 0 else "down" if diff < 0 else ""
+    return (
+        f'<div class="delta {direction}"'
+        f"{attrs(data_testid=testid, data_currency=currency, data_value=prior)}>"
+        f"{esc(change or 'n/a')} ({esc(format_money(diff, currency, signed=True))}) vs "
+        f"{esc(label)}: {esc(format_money(prior, currency))}</div>"
+    )
+
+
 def _tile(title: str, body: str, testid: str) -> str:
     return f'<div class="tile" data-testid="{testid}"><h2>{esc(title)}</h2>{body}</div>'
 
@@ -89,21 +102,21 @@ def _tiles(data: ReportData) -> str:
     h = data.headline
     none = '<div class="line empty">no data</div>'
 
-    net_lines = []
-    for currency, current in h.net_30d.items():
-        prior = h.net_prior_30d.get(currency, 0)
-        change = format_percent_change(current, prior)
-        diff = current - prior
-        direction = "up" if diff > 0 else "down" if diff < 0 else ""
-        prior_attrs = attrs(
-            data_testid="net-revenue-prior-30d", data_currency=currency, data_value=prior
+    net_lines = [
+        _money_line(
+            "net-revenue-30d",
+            currency,
+            current,
+            _change(
+                "net-revenue-prior-30d",
+                currency,
+                current,
+                h.net_prior_30d.get(currency, 0),
+                f"prior {WINDOW_DAYS} days",
+            ),
         )
-        delta = (
-            f'<div class="delta {direction}"{prior_attrs}>'
-            f"{esc(change or 'n/a')} ({esc(format_money(diff, currency, signed=True))}) vs prior "
-            f"{WINDOW_DAYS} days: {esc(format_money(prior, currency))}</div>"
-        )
-        net_lines.append(_money_line("net-revenue-30d", currency, current, delta))
+        for currency, current in h.net_30d.items()
+    ]
     window = (
         f"Net revenue, {WINDOW_DAYS} days to {h.as_of.isoformat()}"
         if h.as_of
@@ -111,7 +124,15 @@ def _tiles(data: ReportData) -> str:
     )
 
     mrr_title = f"MRR, {h.mrr_month.strftime('%B %Y')}" if h.mrr_month else "MRR"
-    mrr_lines = [_money_line("mrr", c, v) for c, v in h.mrr.items()]
+    last_month = (
+        (h.mrr_month - dt.timedelta(days=1)).strftime("%B") if h.mrr_month else "last month"
+    )
+    mrr_lines = [
+        _money_line(
+            "mrr", c, v, _change("mrr-prior-month", c, v, h.mrr_prior_month.get(c, 0), last_month)
+        )
+        for c, v in h.mrr.items()
+    ]
 
     total_subs = sum(h.active_subscriptions.values())
     split = ", ".join(

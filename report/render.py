@@ -21,7 +21,10 @@ def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
     try:
         return duckdb.connect(duckdb_path, read_only=True)
     except duckdb.Error as exc:
-        raise ReportError(f"{duckdb_path}: cannot open the database read-only: {exc}") from exc
+        hint = " (is a sync or a models build still writing to it?)" if "lock" in str(exc) else ""
+        raise ReportError(
+            f"{duckdb_path}: cannot open the database read-only{hint}: {exc}"
+        ) from exc
 
 
 def _write_atomically(out: pathlib.Path, html: str) -> None:

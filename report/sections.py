@@ -118,7 +118,8 @@ def _unreconciled_table(data: ReportData) -> str:
             items = data.unreconciled_items.get(p.payout_id, PayoutItems([], []))
             rows.append(
                 f"<tr{attrs(data_testid='unreconciled-payout', data_payout_id=p.payout_id, data_currency=currency, data_difference=p.difference)}>"
-                f"<td>{esc(p.payout_id)}</td><td>{esc(p.site_id)}</td><td>{esc(p.status)}</td>"
+                f"<td>{esc(p.payout_id)}</td><td>{esc(data.site_names.get(p.site_id, p.site_id))}</td>"
+                f"<td>{esc(p.status)}</td>"
                 f"<td>{fmt_date(p.initiated_on)}</td><td>{fmt_date(p.arrival_on)}</td>"
                 f'<td class="num">{esc(format_money(p.amount, currency))}</td>'
                 f'<td class="num">{esc(format_money(p.expected, currency))}</td>'
@@ -139,8 +140,8 @@ def _unreconciled_table(data: ReportData) -> str:
         '<th class="num">Transactions</th></tr>'
     )
     return (
-        f'<p class="alert">{format_count(len(rows))} of {format_count(total)} payouts do not '
-        f"match the transactions behind them.</p>"
+        f'<p class="alert">{format_count(len(rows))} of {format_count(total)} payouts '
+        f"{'does' if len(rows) == 1 else 'do'} not match the transactions behind them.</p>"
         f'<table data-testid="unreconciled-payouts"><thead>{head}</thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
@@ -187,7 +188,10 @@ def offers_section(data: ReportData) -> str:
         )
         blocks.append(
             figure(
-                "chart-top-offers", currency, f"{currency}: top {len(offers)} offers", svg + table
+                "chart-top-offers",
+                currency,
+                f"{currency}: top {len(offers)} offer{'s' if len(offers) != 1 else ''}",
+                svg + table,
             )
         )
     return section(

@@ -175,6 +175,7 @@ class Activity:
         txn = self._transaction(batch, purchase=purchase, customer=customer, offer=offer,
                                 order=NULL, action=3 if ptype in (1, 2) else 0, amount=amount,
                                 currency=currency, provider=provider, ptype=ptype)
+        batch.set("customers", customer, "updated_at", store.now)
         events.append(("purchase", purchase, NULL))
         events.append(("payment_succeeded", txn, NULL))
         return True

@@ -267,7 +267,8 @@ class SandboxApp:
                 raise ApiError(404, "no default form", pointer="/v1/forms/default")
             return int(defaults[0])
         row = table.row_of(id_text)
-        if row is not None and collection.listed is not None and not collection.listed(store)[row]:
+        if (row is not None and collection.listed is not None and not collection.read_unlisted
+                and not collection.listed(store)[row]):
             row = None
         if row is None:
             raise ApiError(404, f"{collection.path} {id_text!r} not found",

@@ -36,6 +36,7 @@ class Collection:
     listed: Callable[[Store], np.ndarray] | None = None
     single: bool = False
     includes: tuple[str, ...] = ()
+    read_unlisted: bool = False  # archived records stay readable by id (purchases cite them)
 
 
 def not_archived(type_name: str) -> Callable[[Store], np.ndarray]:
@@ -129,10 +130,10 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
     Collection("products", "products", "view:products", sorts=("title", "description", "status"),
                filters=_simple("products", ("title", "cont"), ("description", "cont"),
                                ("status", "eq")),
-               listed=not_archived("products"), single=True),
+               listed=not_archived("products"), single=True, read_unlisted=True),
     Collection("offers", "offers", "view:offers", sorts=("title", "price_in_cents"),
                filters=_simple("offers", ("title", "cont"), ("description", "cont")),
-               listed=not_archived("offers"), single=True, includes=("products",)),
+               listed=not_archived("offers"), single=True, read_unlisted=True, includes=("products",)),
     Collection("courses", "courses", "view:courses", sorts=("title", "created_at"),
                filters={"site_id": site_filter("courses")}, single=True,
                includes=("modules", "lessons", "lessons.media", "offers")),
@@ -163,7 +164,7 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                filters=_orders_filters(), single=True, includes=("order_items", "customer")),
     Collection("contact_tags", "contact_tags", "view:contacts", sorts=("name", "email"),
                filters=_simple("contact_tags", ("name", "cont")),
-               listed=not_archived("contact_tags"), single=True),
+               listed=not_archived("contact_tags"), single=True, read_unlisted=True),
     Collection("blog_posts", "blog_posts", "view:blog_posts", sorts=("title", "published_at"),
                filters={"site_id": site_filter("blog_posts"),
                         **attribute_filters("blog_posts", BLOG_FILTER_ATTRS, RANSACK)},

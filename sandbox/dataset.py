@@ -23,7 +23,7 @@ TYPES: tuple[str, ...] = (
 
 SCALES: dict[str, int] = {  # total contacts; the other collections scale from it
     "tiny": 80,
-    "demo": 2_300,
+    "demo": 1_800,
     "small": 23_000,
     "medium": 250_000,
     "large": 2_500_000,

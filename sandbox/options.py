@@ -50,6 +50,7 @@ class Options:
             raise ValueError("token_ttl must be at least 1 second")
         if self.settlement_delay_days < 0:
             raise ValueError("settlement_delay_days must be >= 0")
+        self.now_epoch()  # a bad --now is a usage error, not a traceback
 
     def now_epoch(self) -> int:
         return parse_now(self.now or DEFAULT_NOW)

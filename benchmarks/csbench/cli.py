@@ -51,6 +51,20 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         help="also run the peer with parallelized=True (an extra row)",
     )
     parser.add_argument(
+        "--budget-min",
+        type=float,
+        default=None,
+        help="repeat runs only while the suite fits this many minutes "
+        "(default 14 up to small, unlimited above; 0: no budget)",
+    )
+    parser.add_argument(
+        "--floor-budget",
+        type=float,
+        default=60.0,
+        help="sample the floors' pages so that the sequential floor fetches for about this many "
+        "seconds, then extrapolate (0: replay every page)",
+    )
+    parser.add_argument(
         "--client-timeout",
         type=float,
         default=1800.0,

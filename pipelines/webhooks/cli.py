@@ -12,6 +12,7 @@ import click
 import orjson
 
 from pipelines.webhooks.events import EVENTS
+from pipelines.webhooks.urls import redact_target_url
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
 
@@ -41,7 +42,8 @@ def _api(ctx: click.Context) -> Iterator[object]:
             base_url,
             client_id or "",
             client_secret or "",
-            insecure=bool(obj.get("insecure") or _config("insecure")),
+            insecure=bool(obj.get("insecure"))
+            or str(_config("insecure")).lower() in ("true", "1", "yes"),
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
@@ -118,7 +120,8 @@ def create_command(
             )
         except HookError as exc:
             _fail(str(exc))
-    click.echo(f"created hook {hook['id']} for {event} on site {site_id}")
+    verb = "hook already exists:" if hook.get("existing") else "created hook"
+    click.echo(f"{verb} {hook['id']} for {event} on site {site_id}")
 
 
 @hooks_command.command("list")
@@ -143,17 +146,9 @@ def list_command(ctx: click.Context, site_id: str | None, as_json: bool) -> None
         site = ((hook.get("relationships") or {}).get("site") or {}).get("data") or {}
         click.echo(
             f"{hook['id']}\t{attrs.get('event')}\tsite={site.get('id', '-')}\t"
-            f"resource={attrs.get('resource_id') or '*'}\t{_redact(attrs.get('target_url'))}"
+            f"resource={attrs.get('resource_id') or '*'}\t{redact_target_url(attrs.get('target_url')) or '-'}"
         )
     click.echo(f"{len(hooks)} hook(s)")
-
-
-def _redact(url: str | None) -> str:
-    """Target URLs carry the receiver's secret as a path segment: never print it whole."""
-    if not url:
-        return "-"
-    head, sep, _secret = url.partition("/hooks/")
-    return f"{head}{sep}***" if sep else url
 
 
 @hooks_command.command("delete")

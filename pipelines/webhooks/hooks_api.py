@@ -57,11 +57,45 @@ def create_hook(
             "relationships": {"site": {"data": {"id": site_id, "type": "sites"}}},
         }
     }
+    existing = find_hook(api, event=event, target_url=target_url, site_id=site_id,
+                         resource_id=resource_id)
+    if existing is not None:
+        return existing
     try:
         doc = api.post("/hooks", json=body, resource="hooks")
     except ApiError as exc:
         raise explain(exc, f"creating a {event!r} hook", event, client_id) from None
     return doc["data"]
+
+
+def find_hook(
+    api: CreatorPlatformClient,
+    *,
+    event: str,
+    target_url: str,
+    site_id: str,
+    resource_id: str | None,
+) -> dict[str, Any] | None:
+    """An identical live hook, so that `hooks create` can be re-run safely (a second identical
+    hook would only double every delivery). Listing problems never block a create."""
+    try:
+        hooks = list_hooks(api, site_id=site_id)
+    except HookError:
+        return None
+    for hook in hooks:
+        attrs = hook.get("attributes") or {}
+        site = (((hook.get("relationships") or {}).get("site") or {}).get("data") or {}).get("id")
+        same_resource = str(attrs.get("resource_id")) == str(resource_id) if resource_id else (
+            attrs.get("resource_id") in (None, "")
+        )
+        if (
+            attrs.get("event") == event
+            and attrs.get("target_url") == target_url
+            and str(site) == str(site_id)
+            and same_resource
+        ):
+            return {**hook, "existing": True}
+    return None
 
 
 def list_hooks(

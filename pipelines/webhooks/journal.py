@@ -171,7 +171,7 @@ class Journal:
                         )
                     break
                 good_end = end
-                last_seq = record.seq
+                last_seq = max(last_seq, record.seq)
             if is_last and good_end < path.stat().st_size:
                 with path.open("r+b") as handle:
                     handle.truncate(good_end)
@@ -217,14 +217,32 @@ class Journal:
             chunks.append(body)
             seqs.append(seq)
         data = b"".join(chunks)
-        self._file.write(data)
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        try:
+            self._file.write(data)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except BaseException:
+            self._undo_partial_write()
+            raise
         self._segment_size += len(data)
         with self._cond:
             self.durable_seq = seq
             self._cond.notify_all()
         return seqs
+
+    def _undo_partial_write(self) -> None:
+        """After a failed write (disk full...), cut the segment back to its last acknowledged
+        byte: a torn record followed by later, acknowledged ones would hide them on recovery."""
+        assert self._segment_path is not None
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.close()
+        self._file = None
+        with self._segment_path.open("r+b") as handle:
+            handle.truncate(self._segment_size)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._open_segment(self._segment_path)
 
     def wait_for(
         self, after_seq: int, timeout: float, stop: threading.Event | None = None

@@ -138,10 +138,11 @@ class Loader:
             try:
                 self._load_isolating(batch)
                 return True
-            except TRANSIENT as exc:
+            except Exception as exc:  # transient, or a bug: never drop, never die; retry
                 self.stats.retries += 1
                 self.stats.last_error = str(exc)
-                log.warning("loading %d deliveries failed, will retry: %s", len(batch), exc)
+                level = logging.WARNING if isinstance(exc, TRANSIENT) else logging.ERROR
+                log.log(level, "loading %d deliveries failed, will retry: %s", len(batch), exc)
                 if self._stop.is_set():
                     give_up_at = give_up_at or time.monotonic() + 2 * self.retry_max_s
                     if time.monotonic() >= give_up_at:
@@ -190,10 +191,11 @@ class Loader:
         dead: list[dict] = []
         duplicates = 0
         for record in records:
-            item = decode(record.body)
             if poison and record.seq in poison:
-                dead.append(_poison_row(record, item, poison[record.seq]))
-            elif isinstance(item, Delivery):
+                dead.append(_poison_row(record, poison[record.seq]))
+                continue
+            item = decode(record.body)
+            if isinstance(item, Delivery):
                 deliveries.append((record.seq, item))
             else:
                 dead.append(_dead_row(record.seq, item))
@@ -217,12 +219,13 @@ class Loader:
                     events.append(self._event_row(seq, delivery))
                 loaded_at = datetime.now(UTC)
                 load_id = f"webhooks.{loaded_at.timestamp():.6f}"
+                rows_written: dict[str, int] = {}
                 for table in rows.table_batches(load_id, self.pii):
                     if table.parent_column is None:
                         count = warehouse.upsert_resources(con, self.dataset, table)
                     else:
                         count = warehouse.replace_links(con, self.dataset, table)
-                    self.stats.rows[table.name] = self.stats.rows.get(table.name, 0) + count
+                    rows_written[table.name] = rows_written.get(table.name, 0) + count
                 if events:
                     warehouse.insert_events(
                         con, self.dataset, warehouse.events_table(events, loaded_at)
@@ -238,7 +241,8 @@ class Loader:
                     )
                 con.execute("COMMIT")
             except BaseException:
-                con.execute("ROLLBACK")
+                with contextlib.suppress(duckdb.Error):
+                    con.execute("ROLLBACK")
                 raise
         self.journal.commit_loaded(records[-1].seq)
         self.journal.prune()
@@ -246,6 +250,8 @@ class Loader:
         self.stats.events_loaded += len(events)
         self.stats.duplicates += duplicates
         self.stats.dead_letters += added_dead
+        for table, count in rows_written.items():
+            self.stats.rows[table] = self.stats.rows.get(table, 0) + count
         self.stats.loaded_seq = records[-1].seq
         log.info(
             "loaded %d deliveries (%d new events, %d dead letters) up to journal seq %d",
@@ -287,9 +293,13 @@ def _failed_row(seq: int, delivery: Delivery, detail: str) -> dict:
     }
 
 
-def _poison_row(record: Record, item: Delivery | DeadLetter, error: str) -> dict:
-    received_at = item.received_at
-    event = item.event
+def _poison_row(record: Record, error: str) -> dict:
+    """A record that cannot be loaded at all, kept as it was journaled (even undecodable)."""
+    try:
+        item = decode(record.body)
+        event, received_at = item.event, item.received_at
+    except Exception:
+        event, received_at = None, datetime.now(UTC)
     return {
         "reason": "load_failed",
         "detail": error,

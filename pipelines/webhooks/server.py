@@ -25,7 +25,7 @@ log = logging.getLogger("creator_sync.webhooks")
 @dataclass
 class ListenOptions:
     duckdb_path: Path
-    secret: str
+    secret: str = field(repr=False)
     host: str = "127.0.0.1"
     port: int = 8787
     dataset: str = "creator_platform"

@@ -106,8 +106,12 @@ def known_answer_rows() -> Rows:
             _txn("T5", S1, C2, "2024-02-20T10:00:00+00:00", "refund", -1000, "EUR", -1080, 0),
             _txn("T10", S1, C5, f"2024-02-25{noon}", "subscription_charge", 2500, "USD"),
             _txn("T6", S1, C1, f"2024-03-02{noon}", "dispute", -1500, "USD", -1500, 0),
-            _txn("T11", S1, C4, f"2024-03-05{noon}", "subscription_charge", 800, "USD", 800, 53,
+            # no currency on T11: it is resolved from its purchase P5 (USD)
+            _txn("T11", S1, C4, f"2024-03-05{noon}", "subscription_charge", 800, None, 800, 53,
                  fee=53),
+            # a failed attempt (e.g. delivered by a webhook): never revenue, never settled
+            _txn("T15", S1, C4, f"2024-03-15{noon}", "charge", 7777, "USD", 7777, 0,
+                 state="failed"),
             _txn("T7", S1, C1, f"2024-03-10{noon}", "subscription_charge", 1500, "USD", 1500, 74,
                  fee=74),
             _txn("T14", S2, C6, f"2024-03-15{noon}", "charge", 999, "GBP", offer=O_GBP),
@@ -116,7 +120,7 @@ def known_answer_rows() -> Rows:
         ],
         "purchases_transactions": [
             {"purchase_id": p, "transaction_id": t, "site_id": S1}
-            for p, t in [("P1", "T1"), ("P1", "T3"), ("P1", "T6"), ("P1", "T7"), ("P2", "T2"),
+            for p, t in [("P1", "T1"), ("P1", "T3"), ("P1", "T6"), ("P1", "T7"), ("P2", "T2"), ("P5", "T15"),
                          ("P2", "T5"), ("P3", "T4"), ("P4", "T8"), ("P5", "T11"), ("P6", "T9"),
                          ("P6", "T10"), ("P6", "T12")]
         ] + [{"purchase_id": "P1", "transaction_id": "T1", "site_id": S1}],  # a duplicate link

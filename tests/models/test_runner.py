@@ -181,3 +181,42 @@ def test_money_columns_are_integers_or_decimals(raw_db) -> None:
     assert rows
     bad = [r for r in rows if r[2] not in ("BIGINT", "INTEGER", "HUGEINT") and not r[2].startswith("DECIMAL")]
     assert not bad
+
+
+def test_raw_columns_typed_differently_are_cast_to_the_contract(tmp_path: Path) -> None:
+    path = str(tmp_path / "text.duckdb")
+    con = duckdb.connect(path)
+    con.execute("create schema creator_platform")
+    con.execute("create table creator_platform.transactions (id varchar, site_id varchar, "
+                "created_at varchar, action varchar, amount_in_cents varchar, currency varchar)")
+    con.execute("insert into creator_platform.transactions values "
+                "('T1', 'S', '2024-01-01T23:30:00-05:00', 'charge', '1250', 'usd')")
+    con.close()
+    run_models(path)
+    (row,) = fetch_dicts(path, "select * from analytics.revenue_daily")
+    # 23:30 at -05:00 is 04:30 UTC on Jan 2
+    assert (row["date_day"], row["net_in_cents"], row["currency"]) == (dt.date(2024, 1, 2), 1250, "USD")
+
+
+def test_waits_for_the_warehouse_lock_of_a_running_writer(raw_db) -> None:
+    from pipelines.locking import LockTimeout, warehouse_lock
+
+    path = raw_db(MINIMAL)
+    with warehouse_lock(path, timeout=0), pytest.raises(LockTimeout, match="warehouse"):
+        run_models(path, lock_timeout=0.2)
+    assert run_models(path, lock_timeout=0.2).row_counts["revenue_daily"] == 1
+
+
+def test_missing_duckdb_file_is_not_created(tmp_path: Path) -> None:
+    target = tmp_path / "typo.duckdb"
+    with pytest.raises(ModelsError, match="no such DuckDB file"):
+        run_models(str(target))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_headline_figures_before_any_build_says_what_to_run(raw_db) -> None:
+    from models.runner import headline_figures
+
+    path = raw_db(MINIMAL)
+    with pytest.raises(LookupError, match="run `creator-sync models` first"):
+        headline_figures(path)

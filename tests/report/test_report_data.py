@@ -44,6 +44,11 @@ def test_headline_windows_end_on_the_last_reported_day(warehouse: pathlib.Path) 
         "EUR": sum(r[3] for r in march if r[1] == "EUR"),
         "USD": sum(r[3] for r in march if r[1] == "USD"),
     }
+    february = [r for r in mrr_rows() if r[2] == dt.date(2026, 2, 1)]
+    assert h.mrr_prior_month == {
+        "EUR": sum(r[3] for r in february if r[1] == "EUR"),
+        "USD": sum(r[3] for r in february if r[1] == "USD"),
+    }
     assert h.active_subscriptions == {
         "EUR": sum(r[9] for r in march if r[1] == "EUR"),
         "USD": sum(r[9] for r in march if r[1] == "USD"),

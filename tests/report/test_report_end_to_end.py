@@ -70,6 +70,18 @@ def test_report_on_sandbox_data_in_chromium(
     finally:
         con.close()
 
+    # The report's tiles and the figures `creator-sync demo` prints are the same numbers.
+    from models.headline import headline_figures
+
+    printed = headline_figures(str(synced))
+    shown: dict[str, dict[str | None, int]] = {}
+    for figure in seen["figures"]:
+        shown.setdefault(figure["testid"], {})[figure["currency"]] = int(figure["value"])
+    assert shown["net-revenue-30d"] == printed["net_revenue_last_30_days_in_cents"]
+    assert shown["mrr"] == printed["mrr_in_cents"]
+    assert shown["active-subscriptions"] == {None: printed["active_subscriptions"]}
+    assert shown["unpaid-balance"] == printed["unpaid_balance_in_cents"]
+
     html = report.read_text()
     listed = {chunk.split('"', 1)[0] for chunk in html.split('data-payout-id="')[1:]}
     assert listed == unreconciled

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import pathlib
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 
 import duckdb
@@ -107,6 +109,13 @@ def test_every_unreconciled_payout_is_listed_with_its_transactions(elements: Ele
         (f"{SITES[0]}004", "-150")
     ]
     assert len(elements.by_testid("payout-transaction")) == 3
+    cells = [
+        t
+        for i, (tag, _) in enumerate(elements.tags)
+        if tag == "td"
+        for t in [elements.text.get(i, "")]
+    ]
+    assert "Maple Academy" in cells  # the site by name, not only its id
     assert not elements.by_testid("unreconciled-none")
 
 
@@ -244,3 +253,29 @@ def test_freshness_line_says_how_old_the_sync_is(warehouse: pathlib.Path) -> Non
     old = render_page(data, generated_at=last + dt.timedelta(days=9))
     assert "(9 days before this report)" in old and 'class="freshness stale"' in old
     assert "rows per table: customers 7 · sites 2 · transactions 42" in old
+
+
+def test_a_database_locked_by_a_running_sync_is_a_clear_error(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('locked', flush=True); "
+            "time.sleep(30)",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        result = CliRunner().invoke(
+            report_command, ["--duckdb", str(path), "--out", str(tmp_path / "r.html")]
+        )
+    finally:
+        holder.kill()
+        holder.wait(timeout=10)
+    assert result.exit_code == 1
+    assert f"{path}: cannot open the database read-only (is a sync" in result.output
+    assert not (tmp_path / "r.html").exists()

@@ -34,7 +34,9 @@ def _hook(api: Api, site_id: str, event: str, target: str, resource_id: str | No
 
 @pytest.fixture(scope="module")
 def live(sandbox_factory_module):
-    """A private sandbox advanced by activity, with every event hooked to a loopback receiver."""
+    """A private sandbox advanced by activity. Every event is hooked (wildcard) to one receiver,
+    and once per possible `resource_id` (each offer, form and tag of the site) to another, so the
+    deliveries of the second must partition those of the first."""
     handle = sandbox_factory_module(scale="tiny", seed=21, sites=2)
     api = Api(handle.base_url)
     site_id = api.all("sites")[0]["id"]
@@ -42,20 +44,26 @@ def live(sandbox_factory_module):
               for name in ("contacts", "purchases", "orders", "transactions", "platform_payments_payouts",
                            "form_submissions")}
     now_before = api.server_now()
-    tag_ids = sorted({t for c in before["contacts"] for t in rel_ids(c, "tags")})
     wildcard, filtered = Receiver(), Receiver()
     for event in EVENTS:
         _hook(api, site_id, event, f"{wildcard.url}/{event}")
-    tag = tag_ids[0]
-    _hook(api, site_id, "tag_added", f"{filtered.url}/tag_added", resource_id=tag)
-    _hook(api, site_id, "tag_removed", f"{filtered.url}/tag_removed", resource_id=tag)
+    keys = {
+        "purchase": [o["id"] for o in api.all("offers", {"filter[site_id]": site_id})],
+        "payment_succeeded": [o["id"] for o in api.all("offers", {"filter[site_id]": site_id})],
+        "form_submission": [f["id"] for f in api.all("forms", {"filter[site_id]": site_id})],
+        "tag_added": [t["id"] for t in api.all("contact_tags", {"filter[site_id]": site_id})],
+        "tag_removed": [t["id"] for t in api.all("contact_tags", {"filter[site_id]": site_id})],
+    }
+    for event, ids in keys.items():
+        for resource_id in ids:
+            _hook(api, site_id, event, f"{filtered.url}/{event}/{resource_id}", resource_id=resource_id)
     result = handle.activity(60)
     wildcard.wait_for(lambda got: {r["body"]["event"] for r in got} >= set(EVENTS))
     wildcard.settle()
     filtered.settle()
     state = {"handle": handle, "api": api, "site_id": site_id, "before": before,
              "now_before": now_before, "result": result, "wildcard": wildcard,
-             "filtered": filtered, "tag": tag}
+             "filtered": filtered}
     yield state
     wildcard.close()
     filtered.close()
@@ -72,7 +80,11 @@ def test_activity_route_answers_over_http(sandbox_factory):
 
 
 def test_clock_moves_forward(live):
-    assert live["api"].server_now() > live["now_before"]
+    now = live["api"].server_now()
+    assert now > live["now_before"]
+    assert int(now.timestamp()) == live["result"]["now"], "activity reports the new clock"
+    # Documented: each event moves the clock by --seconds-per-event (3600 s).
+    assert (now - live["now_before"]).total_seconds() == 60 * 3600
 
 
 @pytest.mark.parametrize("collection", ["contacts", "purchases", "orders", "transactions", "form_submissions"])
@@ -181,23 +193,78 @@ def test_delivered_records_are_listed(live):
             assert delivery["body"]["payload"][0]["id"] in transactions
 
 
-def _event_tags(delivery: dict) -> set[str]:
-    """The tag a tag event concerns: the `contact_tags` resource of its payload."""
-    return {i["id"] for i in delivery["body"]["payload"] if i["type"] == "contact_tags"}
+def _resource_key(body: dict) -> str | None:
+    """What `resource_id` matches for each event (the sandbox's documented choice)."""
+    first = body["payload"][0]
+    event = body["event"]
+    if event in ("purchase", "payment_succeeded"):
+        offer = first["relationships"]["offer"]["data"]
+        return offer["id"] if offer else None
+    if event == "form_submission":
+        return first["relationships"]["form"]["data"]["id"]
+    if event in ("tag_added", "tag_removed"):
+        tags = [i["id"] for i in body["payload"] if i["type"] == "contact_tags"]
+        assert len(tags) == 1, "a tag payload carries its tag"
+        return tags[0]
+    return None
+
+
+def _dump(body: dict) -> str:
+    return json.dumps(body, sort_keys=True, default=str)
 
 
 def test_resource_id_restricts_deliveries(live):
-    tag = live["tag"]
-    filtered = live["filtered"].received
-    wildcard_tags = [d for d in live["wildcard"].received
-                     if d["body"]["event"] in ("tag_added", "tag_removed")]
-    assert all(len(_event_tags(d)) == 1 for d in wildcard_tags), "tag payloads carry their tag"
-    about_tag = [d for d in wildcard_tags if _event_tags(d) == {tag}]
-    assert filtered, "the tag-restricted hook received nothing"
-    assert all(_event_tags(d) == {tag} for d in filtered), "delivery for another tag"
-    assert sorted(json.dumps(d["body"], sort_keys=True, default=str) for d in filtered) == sorted(
-        json.dumps(d["body"], sort_keys=True, default=str) for d in about_tag)
-    assert len(wildcard_tags) > len(filtered), "the wildcard hook should see other tags too"
+    """Each filtered hook gets exactly the wildcard deliveries whose resource is its own."""
+    # Sets: a retried delivery (same body) counts once.
+    expected = {
+        (f"/{d['body']['event']}/{_resource_key(d['body'])}", _dump(d["body"]))
+        for d in live["wildcard"].received
+        if d["body"]["event"] != "order_created" and _resource_key(d["body"]) is not None
+    }
+    got = {(d["path"], _dump(d["body"])) for d in live["filtered"].received}
+    assert got == expected
+    assert {path.split("/")[1] for path, _ in got} >= {"purchase", "form_submission", "tag_added"}
+
+
+def test_delivery_headers_and_body_ids(live):
+    first_of = {"purchase": "purchases", "payment_succeeded": "transactions",
+                "order_created": "orders", "form_submission": "form_submissions",
+                "tag_added": "contacts", "tag_removed": "contacts"}
+    for delivery in live["wildcard"].received:
+        headers, body = delivery["headers"], delivery["body"]
+        assert headers["x-sandbox-event"] == body["event"]
+        assert headers["x-sandbox-attempt"].isdigit()
+        assert headers.get("x-sandbox-delivery")
+        trigger = [i for i in body["payload"] if i["type"] == first_of[body["event"]]]
+        assert trigger and trigger[0]["id"] == body["id"], body["event"]
+
+
+def test_failed_deliveries_are_retried(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=26, webhook_retries=2, webhook_backoff=0.05)
+    api = Api(handle.base_url)
+    flaky, dead = Receiver(fail_first=1), Receiver(fail_first=99)
+    try:
+        site_id = api.all("sites")[0]["id"]
+        _hook(api, site_id, "purchase", flaky.url + "/purchase")
+        _hook(api, site_id, "purchase", dead.url + "/purchase")
+        handle.activity(30)
+        flaky.settle(quiet=1.0)
+        dead.settle(quiet=1.0)
+        by_delivery: dict[str, list[str]] = {}
+        for delivery in flaky.received:
+            by_delivery.setdefault(delivery["headers"]["x-sandbox-delivery"], []).append(
+                delivery["headers"]["x-sandbox-attempt"])
+        assert by_delivery, "no purchase delivered"
+        assert all(attempts == ["1", "2"] for attempts in by_delivery.values()), by_delivery
+        dead_attempts: dict[str, int] = {}
+        for delivery in dead.received:
+            key = delivery["headers"]["x-sandbox-delivery"]
+            dead_attempts[key] = dead_attempts.get(key, 0) + 1
+        assert set(dead_attempts.values()) == {3}, "first attempt + 2 retries, then give up"
+    finally:
+        flaky.close()
+        dead.close()
+        api.close()
 
 
 def test_deleted_hook_gets_nothing(sandbox_factory):

@@ -62,7 +62,17 @@ def test_bad_client_credentials_rejected(fresh, form):
     response = fresh.token(**form)
     assert response.status_code in (400, 401), response.text
     assert_error(response, response.status_code)
+    # Documented: OAuth's error code rides along with the section 7 object.
+    expected = "invalid_request" if "client_secret" not in form else "invalid_client"
+    assert response.json()["error"] == expected
     assert "wrong-secret" not in response.text and SANDBOX_CLIENT_SECRET not in response.text
+
+
+def test_unsupported_grant_type_is_named(fresh):
+    response = fresh.token(client_id=SANDBOX_CLIENT_ID, client_secret=SANDBOX_CLIENT_SECRET,
+                           grant_type="authorization_code")
+    assert_error(response, 400, "grant_type")
+    assert response.json()["error"] == "unsupported_grant_type"
 
 
 @pytest.mark.parametrize(
@@ -77,7 +87,9 @@ def test_bad_client_credentials_rejected(fresh, form):
     ids=["wrong-grant", "empty-grant", "two-methods", "refresh-without-token", "empty"],
 )
 def test_malformed_token_requests_are_400(fresh, form):
-    assert_error(fresh.token(**form), 400)
+    response = fresh.token(**form)
+    assert_error(response, 400)
+    assert response.json()["error"] in ("invalid_request", "unsupported_grant_type")
 
 
 def test_token_endpoint_requires_form_encoding(fresh):
@@ -125,6 +137,14 @@ def test_user_login_grant(fresh):
     refused = fresh.token(grant_type="refresh_token", refresh_token=body["refresh_token"])
     assert refused.status_code in (400, 401)
     assert_error(refused, refused.status_code)
+
+
+def test_owner_login_holds_the_contacts_scope(fresh, api, site_id):
+    response = fresh.token(username=OWNER_USERNAME, password=OWNER_PASSWORD)
+    fresh.tokens = response.json()
+    created = fresh.post_json("hooks", _hook_body(site_id, "tag_added"))
+    assert created.status_code == 201, created.text
+    api.http.delete(api.url(f"hooks/{created.json()['data']['id']}"), headers=api.headers)
 
 
 def test_user_login_wrong_password(fresh):
@@ -263,3 +283,50 @@ def test_forbidden_error_names_the_scope(limited, site_id):
     error = assert_error(limited.post_json("hooks", _hook_body(site_id, "order_created")), 403)
     assert "view:orders" in error["detail"] or "view:transactions" in error["detail"]
 
+
+
+def test_refresh_does_not_rotate(fresh):
+    """Documented: the old refresh token stays valid until it expires or is revoked."""
+    refresh = fresh.tokens["refresh_token"]
+    for _ in range(2):
+        response = fresh.token(grant_type="refresh_token", refresh_token=refresh)
+        assert response.status_code == 200, response.text
+
+
+def test_refresh_with_bad_token_is_invalid_grant(fresh):
+    response = fresh.token(grant_type="refresh_token", refresh_token="not-a-jwt")
+    assert_error(response, 400, "refresh_token")
+    assert response.json()["error"] == "invalid_grant"
+
+
+def test_revoking_an_unknown_token_is_ignored(fresh):
+    response = fresh.http.post(fresh.url("oauth/revoke"), data={"token": "garbage"}, headers=fresh.headers)
+    assert response.status_code == 200
+    assert fresh.raw_get("sites").status_code == 200
+
+
+def test_client_credentials_with_a_narrower_scope(fresh, site_id):
+    response = fresh.token(**CLIENT, scope="view:contacts")
+    assert response.status_code == 200, response.text
+    fresh.tokens = response.json()
+    assert fresh.raw_get("contacts", {"filter[site_id]": site_id}).status_code == 200
+    assert_error(fresh.raw_get("purchases", {"filter[site_id]": site_id}), 403)
+
+
+def test_scope_beyond_the_client_is_invalid_scope(fresh):
+    response = fresh.token(client_id=LIMITED_CLIENT_ID, client_secret=LIMITED_CLIENT_SECRET,
+                           grant_type="client_credentials", scope="view:purchases")
+    assert_error(response, 400, "scope")
+    assert response.json()["error"] == "invalid_scope"
+
+
+@pytest.mark.parametrize("path", ["sites", "hooks", "contact_tags"])
+def test_limited_client_reads_scope_free_routes(limited, site_id, path):
+    params = {"filter[site_id]": site_id} if path == "contact_tags" else None
+    assert limited.raw_get(path, params).status_code == 200
+
+
+def test_token_errors_never_echo_secrets(fresh):
+    response = fresh.token(client_id=SANDBOX_CLIENT_ID, client_secret="s3cr3t-guess-value",
+                           grant_type="client_credentials")
+    assert "s3cr3t-guess-value" not in response.text

@@ -187,3 +187,29 @@ def test_every_response_has_a_date_header(api, site_id):
     response = api.raw_get("contacts", {"filter[site_id]": site_id})
     assert response.headers.get("date")
     assert response.headers["content-type"].startswith(("application/json", "application/vnd.api+json"))
+
+
+@pytest.mark.parametrize(("path", "param"), [("contacts", "colour"), ("purchases", "page[offset]"),
+                                             ("orders", "include"), ("transactions", "sort_by")])
+def test_unknown_query_parameter_is_400(api, site_id, path, param):
+    response = api.raw_get(path, {"filter[site_id]": site_id, param: "1"})
+    assert_error(response, 400, param)
+
+
+@pytest.mark.parametrize("collection", ["contacts", "customers", "orders", "platform_payments_payouts"])
+def test_well_formed_unknown_site_is_an_empty_list(api, collection):
+    body = api.get(collection, {"filter[site_id]": "2999999999"})
+    assert body["data"] == []
+    assert body["links"]["prev"] is None and body["links"]["next"] is None
+    meta = body["meta"]
+    if "total_count" in meta:
+        assert meta["total_count"] == 0 and meta["total_pages"] == 0
+    else:
+        assert meta["total"] == 0
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "contacts"), ("DELETE", "contacts"),
+                                              ("PUT", "sites"), ("GET", "oauth/token")])
+def test_wrong_method_is_405(api, method, path):
+    response = api.http.request(method, api.url(path), headers=api.headers)
+    assert_error(response, 405)

@@ -362,6 +362,31 @@ def test_undocumented_filter_is_400(api, site_id, collection, name):
     assert_error(response, 400, name)
 
 
+@pytest.mark.parametrize(
+    ("collection", "name", "value"),
+    [
+        ("contacts", "created_in_last", "soon"),
+        ("contacts", "created_in_last", "-3"),
+        ("customers", "has_offer_id", "abc"),
+        ("contacts", "has_tag_id", "12.5"),
+        ("custom_fields", "required_eq", "maybe"),
+        ("purchases", "active", "yes-please"),
+        ("purchases", "amount_in_cents_gt", "ten"),
+        ("purchases", "created_at_gte", "2025-13-45"),
+        ("orders", "order_number_eq", "x1"),
+        ("transactions", "customer_id", "bob"),
+        ("form_submissions", "form_id", "form"),
+    ],
+)
+def test_bad_filter_values_are_400(api, site_id, collection, name, value):
+    response = api.raw_get(collection, {"filter[site_id]": site_id, f"filter[{name}]": value})
+    assert_error(response, 400, name)
+
+
+def test_bad_site_id_is_400(api):
+    assert_error(api.raw_get("contacts", {"filter[site_id]": "main-site"}), 400, "site_id")
+
+
 # ---- contacts and customers (4.3) ------------------------------------------------------------------
 
 @pytest.mark.parametrize("collection", ["contacts", "customers"])

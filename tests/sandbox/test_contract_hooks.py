@@ -44,7 +44,7 @@ def test_create_read_list_delete(api, site_id, created, event):
     assert data["id"] in {h["id"] for h in listed}
 
     deleted = api.http.delete(api.url(f"hooks/{data['id']}"), headers=api.headers)
-    assert deleted.status_code in (200, 204)
+    assert deleted.status_code == 204
     assert_error(api.raw_get(f"hooks/{data['id']}"), 404)
     assert data["id"] not in {h["id"] for h in api.all("hooks")}
     assert_error(api.http.delete(api.url(f"hooks/{data['id']}"), headers=api.headers), 404)
@@ -126,3 +126,9 @@ def test_samples(api, event):
 
 def test_unknown_sample_is_404(api):
     assert_error(api.raw_get("hooks/refund_sample"), 404)
+
+
+def test_non_json_content_type_is_415(api, site_id):
+    response = api.http.post(api.url("hooks"), content=b"event=purchase",
+                             headers={**api.headers, "Content-Type": "application/x-www-form-urlencoded"})
+    assert_error(response, 415)

@@ -117,9 +117,21 @@ def test_rate_limit_429_with_retry_after(sandbox_factory):
             limited.close()
 
 
+def test_rate_limit_without_retry_after(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=5, rate_limit=3, retry_after=False)
+    api = Api(handle.base_url)
+    try:
+        responses = [api.raw_get("sites") for _ in range(6)]
+        limited = [r for r in responses if r.status_code == 429]
+        assert limited
+        assert all("retry-after" not in r.headers for r in limited)
+    finally:
+        api.close()
+
+
 # ---- faults ---------------------------------------------------------------------------------
 
-FAULT_TIMEOUT = 1.5
+FAULT_TIMEOUT = 1.0
 
 
 def _classify(http: httpx.Client, url: str, headers: dict, params: dict) -> str:
@@ -159,26 +171,23 @@ def _fault_run(handle, requests: int) -> list[str]:
         headers = {"Authorization": f"Bearer {token}"}
         outcomes = []
         for number in range(requests):
-            outcomes.append(_classify(http, handle.base_url + "/v1/sites", headers,
-                                      {"page[number]": 1 + number % 3, "page[size]": 1 + number // 3}))
+            # 20 distinct requests, each seen three times: the fault depends on the repeat count.
+            params = {"page[number]": 1 + number % 2, "page[size]": 1 + (number % 20) // 2}
+            outcomes.append(_classify(http, handle.base_url + "/v1/sites", headers, params))
         return outcomes
 
 
 @pytest.fixture(scope="module")
 def fault_runs(sandbox_factory_module):
-    one = _fault_run(sandbox_factory_module(scale="tiny", seed=77, fault_rate=0.5, fault_slow_seconds=3), 60)
-    two = _fault_run(sandbox_factory_module(scale="tiny", seed=77, fault_rate=0.5, fault_slow_seconds=3), 60)
-    three = _fault_run(sandbox_factory_module(scale="tiny", seed=78, fault_rate=0.5, fault_slow_seconds=3), 60)
+    one = _fault_run(sandbox_factory_module(scale="tiny", seed=77, fault_rate=0.5, fault_slow_seconds=2), 60)
+    two = _fault_run(sandbox_factory_module(scale="tiny", seed=77, fault_rate=0.5, fault_slow_seconds=2), 60)
+    three = _fault_run(sandbox_factory_module(scale="tiny", seed=78, fault_rate=0.5, fault_slow_seconds=2), 60)
     return one, two, three
 
 
-@pytest.mark.parametrize("kind", ["http5xx", "reset", "truncated", "html", "slow"])
+@pytest.mark.parametrize("kind", ["http500", "http502", "http503", "reset", "truncated", "html", "slow"])
 def test_each_fault_kind_occurs(fault_runs, kind):
-    outcomes = fault_runs[0]
-    if kind == "http5xx":
-        assert {"http500", "http502", "http503"} & set(outcomes), outcomes
-    else:
-        assert kind in outcomes, outcomes
+    assert kind in fault_runs[0], fault_runs[0]
 
 
 def test_fault_rate_is_roughly_honoured(fault_runs):
@@ -194,8 +203,25 @@ def test_faults_are_deterministic_per_seed(fault_runs):
     assert one != three
 
 
+@pytest.mark.xfail(strict=True, reason="FINDINGS #4")
+def test_fault_errors_use_the_error_object(sandbox_factory):
+    handle = sandbox_factory(scale="tiny", seed=80, fault_rate=1.0, fault_slow_seconds=0.1)
+    seen: set[int] = set()
+    with httpx.Client() as http:
+        for number in range(60):
+            try:
+                response = http.get(handle.base_url + "/v1/sites", params={"page[number]": number + 1},
+                                    timeout=FAULT_TIMEOUT)
+            except httpx.HTTPError:
+                continue
+            if response.status_code in (500, 502, 503):
+                assert_error(response, response.status_code)
+                seen.add(response.status_code)
+    assert seen == {500, 502, 503}
+
+
 def test_a_retry_of_a_faulted_request_can_succeed(sandbox_factory):
-    handle = sandbox_factory(scale="tiny", seed=79, fault_rate=0.5, fault_slow_seconds=3)
+    handle = sandbox_factory(scale="tiny", seed=79, fault_rate=0.5, fault_slow_seconds=2)
     with httpx.Client() as http:
         for _ in range(50):
             try:
@@ -238,7 +264,7 @@ def test_quirk_meta_reduced_to_total(quirky):
     plain, odd = quirky
     plain_pages, odd_pages = _first_pages(plain), _first_pages(odd)
     reduced = [n for n, body in odd_pages.items() if set(body["meta"]) == {"total"}]
-    assert reduced, "no list meta reduced to {total}"
+    assert sorted(reduced) == sorted(LISTS), "documented: every list's meta is reduced"
     for name in reduced:
         meta = plain_pages[name]["meta"]
         total = meta.get("total_count", meta.get("total"))
@@ -246,10 +272,23 @@ def test_quirk_meta_reduced_to_total(quirky):
 
 
 def test_quirk_links_point_at_another_host(quirky):
-    _, odd = quirky
-    links = [body["links"]["self"] for body in _first_pages(odd).values()]
-    foreign = [u for u in links if not u.startswith(odd.base_url) and "/api/v1/" in u]
-    assert foreign, links
+    """Foreign-host `/api/v1` links still name the same page, so a client can map them back."""
+    from urllib.parse import parse_qs, urlsplit
+
+    plain, odd = quirky
+    plain_pages, odd_pages = _first_pages(plain), _first_pages(odd)
+    foreign = 0
+    for name, body in odd_pages.items():
+        for key in ("self", "first", "next", "last"):
+            url, normal = body["links"].get(key), plain_pages[name]["links"].get(key)
+            if url is None or url.startswith(odd.base_url):
+                continue
+            foreign += 1
+            got, want = urlsplit(url), urlsplit(normal)
+            assert "/api/v1/" in got.path and got.netloc != want.netloc, url
+            assert got.path.replace("/api/v1/", "/v1/") == want.path, (url, normal)
+            assert parse_qs(got.query) == parse_qs(want.query), (url, normal)
+    assert foreign, "no link points at another host"
 
 
 def test_quirk_non_z_offsets_same_instants(quirky):
@@ -267,6 +306,20 @@ def test_quirk_non_z_offsets_same_instants(quirky):
                     if record["id"] in plain_by_id:
                         assert parse_ts(value) == parse_ts(plain_by_id[record["id"]]["attributes"][key])
     assert offsets, "no timestamp with a non-Z offset"
+
+
+def test_quirk_offsets_follow_the_documented_rule(quirky):
+    """Documented: records whose id is divisible by 5 carry `-05:00`, the rest `Z`."""
+    _, odd = quirky
+    seen = 0
+    for name, body in _first_pages(odd).items():
+        for record in body["data"]:
+            for key, value in record["attributes"].items():
+                if isinstance(value, str) and (key.endswith("_at") or key.endswith("_date")):
+                    want = "-05:00" if int(record["id"]) % 5 == 0 else "Z"
+                    assert value.endswith(want), (name, record["id"], key, value)
+                    seen += 1
+    assert seen
 
 
 def test_quirk_capitalised_payout_status(quirky):
@@ -291,9 +344,10 @@ def test_quirk_course_reads(sandbox_factory):
             lessons = len(rel_ids(plain.get(f"courses/{course['id']}")["data"], "lessons"))
             body = odd.raw_get(f"courses/{course['id']}", {"include": "modules"})
             assert body.status_code == 200
-            data = body.json()["data"]
-            if isinstance(data, dict) and "included" in data:
-                inside += 1
+            document = body.json()
+            assert "included" in document["data"] and "included" not in document, \
+                "documented: every course read with include nests `included` in `data`"
+            inside += 1
             response = odd.raw_get(f"courses/{course['id']}", {"include": "modules,lessons.media"})
             if response.status_code == 500:
                 failed_sizes.append(lessons)

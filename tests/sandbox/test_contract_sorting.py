@@ -22,6 +22,7 @@ SORTS = {
     "contact_tags": ["name"],
     "blog_posts": ["title", "published_at"],
     "website_pages": ["created_at"],
+    "courses": ["title", "created_at"],  # extension route: the sandbox's documented sorts
 }
 CASES = [(c, a) for c, attrs in SORTS.items() for a in attrs]
 
@@ -64,6 +65,7 @@ def test_tie_break_on_id_where_ties_exist(api, site_id):
         ("orders", "total_price_in_cents"),
         ("offers", "currency"),
         ("forms", "created_at"),
+        ("contacts", "name,created_at"),
     ],
 )
 def test_undocumented_sort_is_400(api, site_id, collection, sort):
@@ -75,3 +77,16 @@ def test_undocumented_sort_is_400(api, site_id, collection, sort):
 def test_collections_without_sort_reject_it(api, site_id, collection):
     response = api.raw_get(collection, {"filter[site_id]": site_id, "sort": "created_at"})
     assert_error(response, 400, "sort")
+
+
+@pytest.mark.parametrize("collection", ["contacts", "purchases", "transactions", "platform_payments_payouts"])
+def test_unsorted_lists_are_in_id_order(catalog, site_id, collection):
+    ids = [int(r["id"]) for r in catalog.all(collection, site_id)]
+    assert ids == sorted(ids)
+
+
+def test_contact_tags_sort_by_email_keeps_id_order(api, catalog, site_id):
+    """The spec lists `email` for tags, which have none: documented to keep id order."""
+    for sort in ("email", "-email"):
+        ids = api.ids("contact_tags", {"filter[site_id]": site_id, "sort": sort})
+        assert ids == [r["id"] for r in catalog.all("contact_tags", site_id)]

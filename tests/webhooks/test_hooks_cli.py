@@ -40,6 +40,8 @@ def test_create_list_delete_round_trip(api):
     hooks = {h["id"]: h for h in orjson.loads(listed.output)}
     assert hooks[hook_id]["attributes"]["event"] == "tag_added"
     assert str(hooks[hook_id]["attributes"]["resource_id"]) == "123456"
+    other_site = orjson.loads(run(base_url, "list", "--site-id", sites[1], "--json").output)
+    assert hook_id not in {h["id"] for h in other_site}
     text = run(base_url, "list").output
     assert "cli-secret" not in text and "/hooks/***" in text
 
@@ -114,3 +116,17 @@ def test_missing_base_url_is_a_clear_error(monkeypatch):
     result = CliRunner().invoke(main, ["hooks", "list"])
     assert result.exit_code != 0
     assert "no API base URL" in result.output
+
+
+def test_create_is_idempotent(api):
+    base_url, sites = api
+    args = ("create", "--event", "form_submission", "--target-url", TARGET + "-idem",
+            "--site-id", sites[1])
+    first = run(base_url, *args)
+    again = run(base_url, *args)
+    assert first.output.startswith("created hook ")
+    hook_id = first.output.split()[2]
+    assert again.exit_code == 0
+    assert again.output.startswith(f"hook already exists: {hook_id} ")
+    narrower = run(base_url, *args, "--resource-id", "42")  # a different hook: created
+    assert narrower.output.startswith("created hook ")

@@ -132,3 +132,28 @@ def test_a_second_writer_is_refused_and_status_reads_without_truncating(tmp_path
     assert segment.stat().st_size == size  # the live writer's bytes are untouched
     journal.close()
     Journal(tmp_path).close()  # the lock is released on close
+
+
+def test_a_failed_write_is_undone_so_later_records_survive_recovery(tmp_path):
+    journal = Journal(tmp_path)
+    journal.append([b"acked-1"])
+    real_file = journal._file
+
+    class HalfWrite:
+        def write(self, data):
+            real_file.write(data[: len(data) // 2])
+            real_file.flush()
+            raise OSError(28, "No space left on device")
+
+        def __getattr__(self, name):
+            return getattr(real_file, name)
+
+    journal._file = HalfWrite()
+    with pytest.raises(OSError, match="No space"):
+        journal.append([b"never-acked"])
+    assert journal.durable_seq == 1
+    assert journal.append([b"acked-2"]) == [2]
+    journal.close()
+    reopened = Journal(tmp_path)
+    assert [r.body for r in JournalReader(reopened, 0).read(10)] == [b"acked-1", b"acked-2"]
+    reopened.close()

@@ -235,3 +235,23 @@ def test_an_older_redelivery_does_not_roll_back_a_newer_row(env):
     put(journal, delivery("purchase", "10", [customer(updated_at="2026-02-03T00:00:00Z", name="New")]))
     load_all(journal, loader)
     assert query(db, "SELECT name FROM creator_platform.customers") == [("New",)]
+
+
+def test_a_record_that_breaks_loading_is_isolated_and_the_rest_loads(env):
+    journal, db, loader = env
+    put(journal, payment_succeeded("3300000001"))
+    journal.append([b"\x00 not a journal body"])  # e.g. written by a future, newer version
+    put(journal, payment_succeeded("3300000002"))
+    loader.start()
+    deadline = time.monotonic() + 20
+    while journal.loaded_seq() < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    loader.stop()
+    assert query(db, "SELECT id FROM creator_platform.transactions ORDER BY id") == [
+        ("3300000001",), ("3300000002",)
+    ]
+    [(reason, seq, body)] = query(
+        db, "SELECT reason, journal_seq, body FROM creator_platform.webhook_dead_letters"
+    )
+    assert (reason, seq) == ("load_failed", 2) and "not a journal body" in body
+    assert loader.stats.events_loaded == 2

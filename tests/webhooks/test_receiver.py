@@ -128,3 +128,28 @@ def test_journal_failure_answers_503_never_200(journal, tmp_path):
 def test_empty_secret_is_refused(journal):
     with pytest.raises(ValueError, match="secret"):
         create_app(journal, "")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://h.example/hooks/abc123?site_id=9", "https://h.example/hooks/***?site_id=9"),
+        ("http://127.0.0.1:8787/hooks/abc", "http://127.0.0.1:8787/hooks/***"),
+        ("https://h.example/other/path", "https://h.example/other/path"),
+        (None, None),
+    ],
+)
+def test_target_urls_are_shown_without_their_secret(url, shown):
+    from pipelines.webhooks.urls import redact_target_url
+
+    assert redact_target_url(url) == shown
+
+
+def test_listen_options_repr_hides_the_secret_and_salt():
+    from pathlib import Path
+
+    from pipelines.webhooks.server import ListenOptions
+
+    options = ListenOptions(Path("w.duckdb"), SECRET, pii="hash", pii_salt="pepper-salt")
+    assert SECRET not in repr(options) and "pepper-salt" not in repr(options)
+    assert options.journal_path == Path("w.duckdb.webhooks-journal")

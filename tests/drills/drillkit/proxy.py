@@ -89,6 +89,15 @@ class Exchange:
         return self.path + ("?" + urlencode(self.query) if self.query else "")
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that hang up (a killed sync, an aborted reply) are normal in drills: no noise."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        return
+
+
 Fetch = Callable[[], Reply]
 Mutator = Callable[[Exchange, Fetch], Reply]
 
@@ -136,7 +145,7 @@ class DrillProxy:
 
             do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _QuietServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.scheme = "http"
         if tls is not None:  # serve HTTPS with the given (certfile, keyfile)

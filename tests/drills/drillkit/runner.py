@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -55,6 +56,11 @@ class SyncResult:
             if line.lower().startswith(("error", "creator-sync: error")):
                 return line
         return lines[-1] if lines else ""
+
+    @property
+    def reason(self) -> str:
+        """The error line without the CLI's `(details: <log path>)` pointer (paths are noise)."""
+        return re.sub(r"\s*\(details: [^)]*\)\s*$", "", self.error_line)
 
     def describe(self) -> str:
         tail = "\n".join((self.stdout + self.stderr).splitlines()[-25:])

@@ -81,7 +81,7 @@ def plain_http_drill(lab: Lab) -> DrillOutcome:
     ws = lab.workspace("plain_http")
     host = "http://creator-platform.example"
     refused = ws.sync(host, timeout=60)
-    line = refused.error_line.lower()
+    line = refused.reason.lower()
     if refused.ok or not any(w in line for w in REFUSAL_WORDS):
         out.fail(f"plain http to {host} was not refused clearly: {refused.describe()}")
     with lab.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
@@ -92,7 +92,7 @@ def plain_http_drill(lab: Lab) -> DrillOutcome:
         allowed = ws.sync(host, "--insecure", timeout=240)
         ws.extra_env = {}
         reached = len(proxy.exchanges)
-    if not allowed.ok and any(w in allowed.error_line.lower() for w in ("insecure",)):
+    if not allowed.ok and "insecure" in allowed.reason.lower():
         out.fail(f"--insecure did not lift the refusal: {allowed.error_line!r}")
     loopback = "ok" if lab.reference.exists() else "?"
     out.outcome = (f"refused without --insecure; with it: "
@@ -112,17 +112,25 @@ def make_self_signed(directory: Path) -> tuple[str, str]:
     return str(cert), str(key)
 
 
-def tls_verify_drill(lab: Lab) -> DrillOutcome:
-    """A self-signed HTTPS server in front of the sandbox must be rejected by default."""
+def tls_verify_drill(lab: Lab, control: bool = False) -> DrillOutcome:
+    """A self-signed HTTPS server in front of the sandbox must be rejected by default.
+
+    `control` also syncs with that certificate trusted (SSL_CERT_FILE), proving the refusal was
+    the verification and nothing else.
+    """
     out = DrillOutcome("tls_verified", "self-signed certificate on https://127.0.0.1", "")
-    ws = lab.workspace("tls")
+    ws = lab.workspace("selfsigned")
     certs = make_self_signed(ws.root)
     with lab.sandbox() as sb, DrillProxy(sb.base_url, tls=certs) as proxy:
         run = ws.sync(proxy.base_url, timeout=120)
-        trusted = lab.workspace("tls_trusted")
-        trusted.extra_env = {"SSL_CERT_FILE": certs[0]}
-        control = trusted.sync(proxy.base_url, timeout=240)
-    line = run.error_line.lower()
+        if control:
+            trusted = lab.workspace("selfsigned_trusted")
+            trusted.extra_env = {"SSL_CERT_FILE": certs[0]}
+            check = trusted.sync(proxy.base_url, timeout=240)
+            out.details.append(f"control, certificate trusted via SSL_CERT_FILE: rc={check.returncode}")
+            if not check.ok:
+                out.fail(f"control sync with the certificate trusted failed: {check.describe()}")
+    line = run.reason.lower()
     if run.ok:
         out.fail("the sync accepted a self-signed certificate")
     elif not any(w in line for w in TLS_WORDS):
@@ -131,8 +139,7 @@ def tls_verify_drill(lab: Lab) -> DrillOutcome:
         rows = _business_rows(ws.warehouse)
         if rows:
             out.fail(f"data was loaded from an unverified server: {rows} rows")
-    out.outcome = ("rejected: " + run.error_line[:80]) if out.ok else "FAILED"
-    out.details.append(f"control with SSL_CERT_FILE trusting the cert: rc={control.returncode}")
+    out.outcome = ("rejected: " + run.reason[:80]) if out.ok else "FAILED"
     return out
 
 
