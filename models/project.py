@@ -15,7 +15,7 @@ SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 LAYERS = ("staging", "intermediate", "marts")
 TESTS_DIR = "tests"
 
-PLACEHOLDER = re.compile(r"\{\{\s*(source|ref|var)\(\s*'([A-Za-z0-9_]+)'\s*\)\s*\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*(source|latest|ref|var)\(\s*'([A-Za-z0-9_]+)'\s*\)\s*\}\}")
 DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
 
 
@@ -41,7 +41,7 @@ class SqlFile:
 
     @property
     def sources(self) -> list[str]:
-        return self.placeholders("source")
+        return self.placeholders("source") + self.placeholders("latest")
 
     def directive(self, key: str) -> str | None:
         """Header comments such as `-- grain: site_id, date_day` declare facts about the file."""

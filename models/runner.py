@@ -18,13 +18,18 @@ from typing import Any
 
 from models.adapters import Adapter, DuckDBAdapter, quote_ident
 from models.headline import headline_figures
-from models.project import PLACEHOLDER, Project, ProjectError, SqlFile, load_project
-from models.sources import SOURCE_TABLES
+from models.project import Project, load_project
+from models.render import (
+    STAGING_SCHEMA,
+    TARGET_SCHEMA,
+    Renderer,
+    SourceMissing,
+    relation,
+    schema_of,
+)
 
 log = logging.getLogger("creator_sync.models")
 
-TARGET_SCHEMA = "analytics"
-STAGING_SCHEMA = "analytics_staging"
 
 
 class ModelsError(RuntimeError):
@@ -105,84 +110,6 @@ class DataTestError(ModelsError):
         super().__init__("\n".join(lines))
 
 
-def relation(model: SqlFile) -> str:
-    schema = TARGET_SCHEMA if model.layer == "marts" else STAGING_SCHEMA
-    return f"{quote_ident(schema)}.{quote_ident(model.name)}"
-
-
-def _literal(value: Any) -> str:
-    if value is None:
-        return "cast(null as date)"
-    if isinstance(value, dt.date):
-        return f"cast('{value.isoformat()}' as date)"
-    if isinstance(value, int):
-        return str(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-class Renderer:
-    """Fills the `{{ source() }}`, `{{ ref() }}` and `{{ var() }}` placeholders of one build."""
-
-    def __init__(self, adapter: Adapter, project: Project, params: Params) -> None:
-        self.adapter = adapter
-        self.project = project
-        self.params = params
-        self.vars = {
-            "timezone": params.timezone,
-            "settlement_delay_days": params.settlement_delay_days,
-            "as_of_date": params.as_of,
-        }
-        self._sources: dict[str, str] = {}
-        self.missing: list[str] = []
-
-    def source(self, name: str, where: SqlFile) -> str:
-        if name not in SOURCE_TABLES:
-            raise ProjectError(f"{where.path}: source('{name}') is not in models/sources.py")
-        if name not in self._sources:
-            self._sources[name] = self._project_source(name)
-        return self._sources[name]
-
-    def _project_source(self, name: str) -> str:
-        """Every contract column in its contract type, NULL where the loader has not created it."""
-        table = SOURCE_TABLES[name]
-        present = self.adapter.columns(self.params.dataset, name)
-        if present is None:
-            if table.required:
-                raise ModelsError(
-                    f"source table {self.params.dataset}.{name} not found on "
-                    f"{self.adapter.label}: run `creator-sync sync` first, or pass the "
-                    "--dataset the pipeline loaded"
-                )
-            self.missing.append(name)
-            log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)
-        cols = []
-        for column, ctype in table.columns.items():
-            # present columns are cast too: a loader that typed one differently (text
-            # timestamps, say) still yields the contract's type, or fails loudly here
-            value = quote_ident(column) if present is not None and column in present else "null"
-            cols.append(f"cast({value} as {ctype}) as {quote_ident(column)}")
-        body = ", ".join(cols)
-        if present is None:
-            return f"(select {body} where 1 = 0) as {quote_ident(name)}"
-        return (f"(select {body} from {quote_ident(self.params.dataset)}.{quote_ident(name)})"
-                f" as {quote_ident(name)}")
-
-    def render(self, sql_file: SqlFile) -> str:
-        def substitute(match: Any) -> str:
-            kind, name = match.group(1), match.group(2)
-            if kind == "source":
-                return self.source(name, sql_file)
-            if kind == "ref":
-                if name not in self.project.models:
-                    raise ProjectError(f"{sql_file.path}: ref('{name}') names no model")
-                return relation(self.project.models[name])
-            if name not in self.vars:
-                raise ProjectError(f"{sql_file.path}: var('{name}') is not a known parameter")
-            return _literal(self.vars[name])
-
-        return PLACEHOLDER.sub(substitute, sql_file.text)
-
-
 def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
     """Unique and not-null tests generated from each model's `-- grain:` header."""
     tests = []
@@ -245,8 +172,11 @@ def build(
         adapter.ensure_schema(TARGET_SCHEMA)
         for model in ordered:
             t0 = time.perf_counter()
-            sql = renderer.render(model)
-            schema = TARGET_SCHEMA if model.layer == "marts" else STAGING_SCHEMA
+            try:
+                sql = renderer.render(model)
+            except SourceMissing as exc:
+                raise ModelsError(str(exc)) from exc
+            schema = schema_of(model)
             try:
                 adapter.replace_table(schema, model.name, sql)
                 _, rows = adapter.fetch(f"select count(*) from {relation(model)}")

@@ -91,6 +91,9 @@ def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
     Path(warehouse.pipelines_dir).mkdir(parents=True, exist_ok=True)
     # arrow items carry no _dlt_load_id by default: we need it for `_is_deleted` and summaries
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
+    # rotate files so normalize and load never hold a whole collection in memory
+    for step in ("extract", "normalize"):
+        dlt.config[f"{step}.data_writer.file_max_items"] = 100_000
     return dlt.pipeline(
         pipeline_name=warehouse.pipeline_name,
         destination=destination,

@@ -1,4 +1,7 @@
-"""Progress while extracting: a rich live line on a TTY, a plain log line every few seconds otherwise."""
+"""Progress while extracting: a rich bar on a TTY, a plain log line every few seconds otherwise.
+
+The bar's total is the sum of the pages the API announced so far, so it grows as resources start.
+"""
 
 from __future__ import annotations
 
@@ -24,24 +27,38 @@ def progress_reporter(
     stats: RunStats, *, enabled: bool | None = None, interval: float = 10.0
 ) -> Iterator[None]:
     """Report `stats` until the block ends. enabled=None: bar on a TTY, log lines otherwise."""
-    tty = sys.stderr.isatty()
     if enabled is False:
         yield
         return
-    if tty:
+    stop = threading.Event()
+    if enabled or sys.stderr.isatty():
         from rich.console import Console
-        from rich.live import Live
-        from rich.text import Text
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        console = Console(stderr=True)
-        with Live(Text(_line(stats)), console=console, refresh_per_second=4, transient=True) as live:
-            stop = threading.Event()
+        progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]syncing"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total} pages"),
+            TextColumn("{task.fields[detail]}"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
 
-            def tick() -> None:
-                while not stop.wait(0.25):
-                    live.update(Text(_line(stats)))
+        def tick(task: int) -> None:
+            while not stop.wait(0.25):
+                progress.update(
+                    task,
+                    completed=sum(stats.pages.values()),
+                    total=max(1, sum(stats.announced.values())),
+                    detail=f"{sum(stats.rows.values())} rows, {stats.requests} requests, "
+                    f"{stats.retries} retries",
+                )
 
-            thread = threading.Thread(target=tick, daemon=True)
+        with progress:
+            task = progress.add_task("sync", total=None, detail="")
+            thread = threading.Thread(target=tick, args=(task,), daemon=True)
             thread.start()
             try:
                 yield
@@ -49,7 +66,6 @@ def progress_reporter(
                 stop.set()
                 thread.join()
         return
-    stop = threading.Event()
 
     def log_lines() -> None:
         while not stop.wait(interval):

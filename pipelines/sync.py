@@ -116,7 +116,12 @@ def resolve_settings(**flags: Any) -> SyncSettings:
             raise click.UsageError(
                 f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}"
             )
-    lookback_days = config_value(SOURCE_SECTION, "lookback_days", {}) or {}
+    # one lookup per resource: env providers cannot list keys, only answer them
+    lookback_days = {
+        name: days
+        for name in RESOURCES
+        if (days := config_value(f"{SOURCE_SECTION}.lookback_days", name)) is not None
+    }
     every_days = pick("full_refresh_every_days")
     pii = pick("pii")
     if pii not in (None, "hash", "drop"):
@@ -141,7 +146,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         pii_salt=Secret(str(pick("pii_salt", ""))),
         insecure=bool(pick("insecure", False)),
         lock_timeout=float(flags.get("lock_timeout") or 0),
-        lookback_s={k: int(float(v) * DAY_S) for k, v in dict(lookback_days).items()},
+        lookback_s={k: int(float(v) * DAY_S) for k, v in lookback_days.items()},
         full_refresh_every_s=int(float(every_days) * DAY_S) if every_days is not None else None,
         freeze_finance_schema=bool(pick("freeze_finance_schema", False)),
         details=not flags.get("no_details") and bool(pick("details", True)),
@@ -216,6 +221,7 @@ def run_sync(
                 workers=max(2, settings.concurrency),
             )
         _kill_point("extracted")
+        log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
         pipeline.normalize()
         _kill_point("normalized")
         tables = list(data_tables(pipeline))
@@ -276,6 +282,7 @@ def format_summary(result: SyncResult) -> str:
 def _setup_logging(verbose: bool, log_file: Path | None) -> None:
     root = logging.getLogger("creator_sync")
     root.setLevel(logging.DEBUG)
+    root.propagate = False
     root.handlers.clear()
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     if verbose:

@@ -23,7 +23,7 @@ from matplotlib.ticker import FuncFormatter
 from report.data import NOT_SENT_STATUSES, MrrMonth, Offer, Payout, RevenueDay
 from report.money import MINOR_UNITS, SYMBOLS, format_money
 
-# One palette for the page and the charts (the CSS legend swatches use the same values).
+# One palette for every chart, so a colour means the same series everywhere.
 COLORS = {
     "gross": "#4C78A8",
     "refunds": "#F58518",
@@ -43,6 +43,7 @@ COLORS = {
 
 RC = {
     "svg.fonttype": "none",  # text stays text: small, selectable, uses the viewer's sans-serif
+    "text.parse_math": False,  # an offer called "$5 to $50" is text, not a formula
     "svg.hashsalt": "creator-sync",  # deterministic ids, so the same data gives the same file
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],

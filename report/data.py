@@ -288,6 +288,10 @@ class _Reader:
         ):
             payout_id = str(row[0])
             where = f"analytics.payouts/payout_reconciliation (payout {payout_id})"
+            amount = cents(row[6], where)
+            expected = cents(row[7], where)
+            # No reconciliation row means nothing was matched to it: all of it is a difference.
+            difference = cents(row[8], where) if row[8] is not None else amount - expected
             out[row[2]].append(
                 Payout(
                     payout_id=payout_id,
@@ -296,12 +300,11 @@ class _Reader:
                     status=row[3],
                     initiated_on=_as_date(row[4]),
                     arrival_on=_as_date(row[5]),
-                    amount=cents(row[6], where),
-                    expected=cents(row[7], where),
-                    difference=cents(row[8], where),
+                    amount=amount,
+                    expected=expected,
+                    difference=difference,
                     transactions_count=int(row[9] or 0),
-                    # No reconciliation row means nobody could match it: show it, never hide it.
-                    is_reconciled=bool(row[10]),
+                    is_reconciled=bool(row[10]),  # NULL (no row) is listed, never hidden
                 )
             )
         return dict(out)

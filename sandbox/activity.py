@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import generate as G
+from sandbox import rollups as G
 from sandbox.dataset import DAY, Store
 from sandbox.payouts import rebuild_payouts
 from sandbox.store import NULL
@@ -97,6 +97,7 @@ class Activity:
             G.derive_customer_links(store)
             G.recompute_net_revenue(store)
             rebuild_payouts(store)
+            store.data_version += 1
             summary["events"] = count
             summary["now"] = store.now
             return summary, events

@@ -10,6 +10,9 @@ import asyncio
 import contextlib
 import socket
 import struct
+import sys
+import traceback
+from collections import OrderedDict
 from urllib.parse import parse_qsl
 
 import numpy as np
@@ -39,6 +42,35 @@ from sandbox.store import NULL
 JSON_API = b"application/vnd.api+json"
 QUIRK_HOST = "https://api.creator-platform.example/api/v1"
 LARGE_COURSE_LESSONS = 30
+
+
+class ResponseCache:
+    """Bytes of successful GET responses keyed by (path, query, data version), bounded by size:
+    repeated reads (benchmarks replaying the same pages, retries) cost no rendering."""
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.used = 0
+        self._items: OrderedDict[tuple, bytes] = OrderedDict()
+
+    def get(self, key: tuple) -> bytes | None:
+        body = self._items.get(key)
+        if body is not None:
+            self._items.move_to_end(key)
+        return body
+
+    def put(self, key: tuple, body: bytes) -> None:
+        if len(body) > self.budget:
+            return
+        stale = [k for k in self._items if k[2] != key[2]] if self._items and \
+            next(iter(self._items))[2] != key[2] else []
+        for k in stale:
+            self.used -= len(self._items.pop(k))
+        self._items[key] = body
+        self.used += len(body)
+        while self.used > self.budget:
+            _, old = self._items.popitem(last=False)
+            self.used -= len(old)
 
 
 class Request:
@@ -72,6 +104,7 @@ class SandboxApp:
         self.dispatcher = webhooks.Dispatcher(options.webhook_retries, options.webhook_backoff)
         self.activity = Activity(store, options.seed, options.seconds_per_event)
         self._background: asyncio.Task | None = None
+        self.responses = ResponseCache(options.response_cache_mb * 2**20)
 
     @property
     def api_url(self) -> str:
@@ -104,7 +137,7 @@ class SandboxApp:
             return
         if fault in ("500", "502", "503"):
             status = int(fault)
-            err = ApiError(status, "injected fault (sandbox --fault-rate)")
+            err = ApiError(status, "injected fault (sandbox --fault-rate)", pointer=request.path)
             await self._send(send, status, err.body())
             return
         if fault == "html":
@@ -118,6 +151,11 @@ class SandboxApp:
         try:
             status, payload, extra = await self._route(request)
         except ApiError as err:
+            status, payload, extra = err.status, err.body(), err.headers
+        except Exception:  # a sandbox bug: still answer with the error object, and say so
+            traceback.print_exc(file=sys.stderr)
+            err = ApiError(500, "unexpected sandbox error (see the sandbox's stderr)",
+                           pointer=request.path)
             status, payload, extra = err.status, err.body(), err.headers
         if fault == "truncated" and status == 200:
             payload = payload[: max(1, len(payload) // 2)]
@@ -181,11 +219,15 @@ class SandboxApp:
             raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
                            headers={"allow": "GET"})
         _require_scope(principal, collection.scope, req.path)
-        if len(parts) == 1:
-            return 200, self._list(req, collection), {}
-        if len(parts) == 2 and collection.single:
-            return 200, self._single(req, collection, parts[1]), {}
-        raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+        if len(parts) > 2 or (len(parts) == 2 and not collection.single):
+            raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+        key = (req.path, req.query_string, self.store.data_version)
+        body = self.responses.get(key)
+        if body is None:
+            body = (self._list(req, collection) if len(parts) == 1
+                    else self._single(req, collection, parts[1]))
+            self.responses.put(key, body)
+        return 200, body, {}
 
     def _oauth(self, req: Request, action: str) -> tuple[int, bytes, dict]:
         if req.method != "POST":
@@ -240,7 +282,9 @@ class SandboxApp:
         if (self.options.quirks and collection.type == "courses" and "lessons.media"
                 in params.include and len(params.include) > 1
                 and len(store.fk_children("lessons", "course", row)) > LARGE_COURSE_LESSONS):
-            raise ApiError(500, "Internal Server Error", title="Internal Server Error")
+            raise ApiError(500, "the server could not build this include; split it "
+                                "(quirk: large course with lessons.media and another path)",
+                           pointer="include", parameter="include")
         ctx = self._context(params.fields)
         resource = render(ctx, collection.type, np.asarray([row]))[0]
         doc: dict = {"data": resource, "links": {"self": f"{self.api_url}/{req.path[4:]}"}}

@@ -65,6 +65,8 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
 @click.option("--webhook-retries", default=3, show_default=True, type=click.IntRange(0))
 @click.option("--webhook-backoff", default=0.5, show_default=True, type=float,
               help="First webhook retry delay, seconds (doubles each retry).")
+@click.option("--response-cache-mb", default=256, show_default=True, type=click.IntRange(0),
+              help="Memory for cached GET responses (0: off).")
 @click.option("--parent-pid", default=None, type=int, hidden=True)
 def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
     """Serve a seeded emulator of the Creator Platform API on loopback."""

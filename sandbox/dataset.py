@@ -53,6 +53,7 @@ class Store:
     links: dict[str, Links] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     activity_calls: int = 0
+    data_version: int = 0  # bumped by every mutation; keys the response cache
 
     def table(self, type_name: str) -> Table:
         return self.tables[type_name]

@@ -31,7 +31,8 @@ class Options:
     settlement_delay_days: int = 2
     webhook_retries: int = 3
     webhook_backoff: float = 0.5
-    seconds_per_event: int = 3600  # how far the clock moves per activity event
+    seconds_per_event: int = 3600
+    response_cache_mb: int = 256  # how far the clock moves per activity event
 
     @classmethod
     def from_kwargs(cls, **kwargs: object) -> Options:

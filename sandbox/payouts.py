@@ -13,6 +13,7 @@ import hashlib
 import numpy as np
 
 from sandbox.dataset import DAY, Store
+from sandbox.rollups import NULL_INT
 
 INITIATED_HOUR = 0  # payouts are initiated at 00:00 UTC of their day
 ARRIVAL_DAYS = 2
@@ -32,8 +33,6 @@ def _unit(seed: int, site: int, day: int) -> float:
 def payable(store: Store) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(site, payable day, net cents) of every settled platform_payments transaction."""
     txn, customers = store.table("transactions"), store.table("customers")
-    from sandbox.generate import NULL_INT  # local import: generate imports this module
-
     settled = txn.cols["settlement_amount"] != NULL_INT
     net = txn.cols["settlement_amount"][settled] - txn.cols["settlement_fee"][settled]
     day = txn.cols["created_at"][settled] // DAY + store.settlement_delay_days

@@ -68,9 +68,13 @@ def parse_params(pairs: list[tuple[str, str]], *, default_size: int, max_size: i
     return out
 
 
+MAX_PAGE_NUMBER = 2**31 - 1
+
+
 def _positive(key: str, value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        raise bad_param(key, f"{key} must be a positive integer, got {value!r}")
+    if not value.isdigit() or not 1 <= int(value) <= MAX_PAGE_NUMBER:
+        raise bad_param(key, f"{key} must be an integer from 1 to {MAX_PAGE_NUMBER}, "
+                             f"got {value[:40]!r}")
     return int(value)
 
 
@@ -112,6 +116,9 @@ def sort_key(store: Store, type_name: str, attr_name: str) -> tuple[np.ndarray, 
     attr = ATTR_INDEX[type_name].get(attr_name)
     if attr is None:  # listed as sortable but not an attribute (contact_tags `email`): no-op
         return np.zeros(table.n, np.int64), np.zeros(table.n, bool)
+    if attr.column in table.sort_keys:
+        key = table.sort_keys[attr.column]()
+        return key, np.zeros(len(key), bool)
     raw = table.column(attr.column)
     if attr.kind == TIME:
         return raw, raw == NULL

@@ -27,6 +27,8 @@ class Table:
     id_base: int
     cols: dict[str, np.ndarray] = field(default_factory=dict)
     virtual: dict[str, Virtual] = field(default_factory=dict)
+    # numeric sort keys for virtual columns whose order follows from their codes (no strings)
+    sort_keys: dict[str, Callable[[], np.ndarray]] = field(default_factory=dict)
     n: int = 0
     version: int = 0
     _cache: dict = field(default_factory=dict, repr=False)
@@ -122,7 +124,11 @@ class Links:
         self._index = self._reverse = None
 
     def add(self, parent: int, child: int) -> bool:
-        if child in self.children(parent).tolist():
+        if self._index is not None:
+            present = child in self.children(parent).tolist()
+        else:  # a linear scan is cheaper than rebuilding the index after every change
+            present = bool(np.any((self.parent == parent) & (self.child == child)))
+        if present:
             return False
         self.set(np.append(self.parent, parent), np.append(self.child, child))
         return True

@@ -100,6 +100,7 @@ def create_hook(store: Store, principal: Principal, req, ctx: RenderContext) -> 
             "resource_id": [resource_id], "created_at": [store.now], "updated_at": [store.now],
             "deleted": [False],
         })
+        store.data_version += 1
     return {"data": render(ctx, "hooks", rows)[0]}
 
 
@@ -107,6 +108,7 @@ def delete_hook(store: Store, row: int) -> None:
     with store.lock:
         store.tables["hooks"].cols["deleted"][row] = True
         store.tables["hooks"].touch()
+        store.data_version += 1
 
 
 # ---- payloads --------------------------------------------------------------------------------

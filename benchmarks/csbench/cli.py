@@ -60,7 +60,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--floor-budget",
         type=float,
-        default=60.0,
+        default=30.0,
         help="sample the floors' pages so that the sequential floor fetches for about this many "
         "seconds, then extrapolate (0: replay every page)",
     )

@@ -25,7 +25,7 @@ from csbench.sandbox_proc import CLIENT_ID, CLIENT_SECRET, Sandbox, run_sandbox
 BASELINE_SCALE = {"tiny": "tiny", "demo": "tiny", "small": "demo", "medium": "small",
                   "large": "medium"}  # fmt: skip
 # How long the rate-limit run may last: long enough for the limit to bind, bounded in time.
-RATE_WINDOW_S = {"tiny": 12.0, "demo": 45.0, "small": 75.0}
+RATE_WINDOW_S = {"tiny": 12.0, "demo": 45.0, "small": 60.0}
 DEFAULT_RATE_WINDOW_S = 120.0
 ACTIVITY_CHANGES = 1000
 
@@ -44,7 +44,7 @@ class Options:
     workdir: Path
     client_timeout_s: float
     budget_s: float = 0.0  # 0: no budget; else repeat rounds only while they fit
-    floor_budget_s: float = 60.0  # sample the floors' pages to fetch for about this long
+    floor_budget_s: float = 30.0  # sample the floors' pages to fetch for about this long
 
 
 @dataclass
@@ -67,6 +67,7 @@ class Bench:
         self.options = options
         self.results = Results()
         self._counter = 0
+        self.started = time.monotonic()
 
     def _log(self, message: str) -> None:
         print(f"[bench] {message}", file=sys.stderr, flush=True)
@@ -155,38 +156,36 @@ class Bench:
 
     # -- phases ----------------------------------------------------------------------------
 
-    def wall_round(self, sandbox: Sandbox) -> Path | None:
-        """One side-by-side round with latency: ours, the floors on ours' pages, the peer."""
+    def wall_round(self, sandbox: Sandbox) -> None:
+        """One side-by-side round with latency, on a fresh sandbox.
+
+        Ours full, the floors on ours' pages, the peer; then ours incremental on the state of
+        that full run: once with nothing new, once after 1,000 changes.
+        """
         o = self.options
-        measured, run_dir = self.ours_full(sandbox, "ours_full")
+        measured, state_dir = self.ours_full(sandbox, "ours_full")
         if measured is None:
-            return None
+            return
         pages = traffic.pages(measured.requests)
         concurrency = max(1, traffic.peak_in_flight(measured.requests))
         self.results.peak_in_flight.append(concurrency)
+        self.results.facts["resource_site_pairs"] = len(traffic.list_endpoints(measured.requests))
         every = self._floor_every(len(pages))
         self.floor(sandbox, "floor_seq", pages, 1, every)
         self.floor(sandbox, "floor_conc", pages, concurrency, every)
         self.peer(sandbox, "peer")
         if o.peer_parallelized:
             self.peer(sandbox, "peer_parallel", parallelized=True)
-        return run_dir
+        self.ours_again(sandbox, "ours_incr_none", state_dir)
+        self.results.facts["activity"] = sandbox.activity(ACTIVITY_CHANGES)
+        self.ours_again(sandbox, "ours_incr_1000", state_dir)
 
     def phase_wall(self) -> None:
-        """Latency on: a first round, then ours incremental on that round's state."""
+        """Latency on: ours, floors, peer and ours incremental, side by side."""
         o = self.options
         self._log(f"phase wall: scale {o.scale}, latency {o.latency_ms} ms")
         with self.sandbox(o.scale, latency_ms=o.latency_ms) as sandbox:
-            state_dir = self.wall_round(sandbox)
-            if state_dir is None:
-                return
-            endpoints = traffic.list_endpoints(self.results.measurements["ours_full"][-1].requests)
-            self.results.facts["resource_site_pairs"] = len(endpoints)
-            for _ in range(o.runs):
-                self.ours_again(sandbox, "ours_incr_none", state_dir)
-            for _ in range(o.runs):
-                self.results.facts["activity"] = sandbox.activity(ACTIVITY_CHANGES)
-                self.ours_again(sandbox, "ours_incr_1000", state_dir)
+            self.wall_round(sandbox)
 
     def cpu_round(self, sandbox: Sandbox) -> None:
         measured, _ = self.ours_full(sandbox, "ours_cpu")
@@ -213,7 +212,10 @@ class Bench:
             return
         self._log(f"phase memory baseline: scale {scale}")
         with self.sandbox(scale) as sandbox:
-            for _ in range(o.runs):
+            for run in range(o.runs):
+                if run and o.budget_s and time.monotonic() - self.started > o.budget_s / 2:
+                    self.results.skipped.append(f"baseline run {run + 1}: past half the budget")
+                    break
                 self.ours_full(sandbox, "ours_baseline")
 
     def phase_rate(self) -> None:
@@ -252,17 +254,13 @@ class Bench:
                         self.cpu_round(sandbox)
 
     def run_all(self) -> Results:
-        started = time.monotonic()
+        started = self.started = time.monotonic()
         durations: dict[str, float] = {}
         for name, phase in (("wall", self.phase_wall), ("cpu", self.phase_cpu),
                             ("baseline", self.phase_baseline), ("rate", self.phase_rate)):  # fmt: skip
             begun = time.monotonic()
             phase()
             durations[name] = time.monotonic() - begun
-        # a repeat round costs about its first round, minus the incremental runs
-        incremental = sum(m.wall_s for label in ("ours_incr_none", "ours_incr_1000")
-                          for m in self.results.measurements.get(label, []))  # fmt: skip
-        durations["wall"] = max(0.0, durations["wall"] - incremental)
         self.repeat_rounds(started, durations)
         self.results.facts["phase_seconds"] = {k: round(v, 1) for k, v in durations.items()}
         return self.results

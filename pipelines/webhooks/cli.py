@@ -28,6 +28,7 @@ def _config(key: str) -> str | None:
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
     from sources.creator_platform.client import CreatorPlatformClient
+    from sources.creator_platform.errors import CreatorPlatformError
 
     obj = ctx.find_root().meta.get(API_FLAGS, {})
     base_url = obj.get("base_url") or _config("base_url")
@@ -47,8 +48,11 @@ def _api(ctx: click.Context) -> Iterator[object]:
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    with client:
-        yield client
+    try:
+        with client:
+            yield client
+    except CreatorPlatformError as exc:  # unreachable API, refused credentials, bad answers
+        _fail(str(exc))
 
 
 def _fail(message: str) -> None:
@@ -110,7 +114,7 @@ def create_command(
 
     with _api(ctx) as api:
         try:
-            hook = create_hook(
+            hook, created = create_hook(
                 api,
                 event=event,
                 target_url=target_url,
@@ -120,8 +124,23 @@ def create_command(
             )
         except HookError as exc:
             _fail(str(exc))
-    verb = "hook already exists:" if hook.get("existing") else "created hook"
+    if _plain_http_off_loopback(target_url):
+        click.echo(
+            "warning: the target URL is plain http:// to a non-loopback host: the secret and the "
+            "payloads travel unencrypted; put `listen` behind TLS (see the README)",
+            err=True,
+        )
+    verb = "created hook" if created else "hook already exists:"
     click.echo(f"{verb} {hook['id']} for {event} on site {site_id}")
+
+
+def _plain_http_off_loopback(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    from sources.creator_platform.client import is_loopback
+
+    parts = urlsplit(url)
+    return parts.scheme == "http" and not is_loopback(parts.hostname)
 
 
 @hooks_command.command("list")

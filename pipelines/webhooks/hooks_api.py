@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pipelines.webhooks.events import event_spec
@@ -9,6 +10,8 @@ from sources.creator_platform.client import CreatorPlatformClient
 from sources.creator_platform.errors import ApiError
 from sources.creator_platform.pagination import iter_pages
 from sources.creator_platform.settings import RESOURCES
+
+SCOPE_RE = re.compile(r"\b[a-z]+:[a-z_]+\b")
 
 
 class HookError(RuntimeError):
@@ -18,11 +21,12 @@ class HookError(RuntimeError):
 def explain(exc: ApiError, action: str, event: str | None, client_id: str) -> HookError:
     """Turn an API error into one line: a 403 names the scope(s) the credential lacks."""
     if exc.status == 403 and event is not None:
-        scopes = " and ".join(event_spec(event).scopes)
-        noun = "scopes" if len(event_spec(event).scopes) > 1 else "scope"
+        # the API's detail may name exactly the missing scope(s); else the event's, from spec 6
+        named = [s for s in SCOPE_RE.findall(exc.detail or "") if s in event_spec(event).scopes]
+        missing = list(dict.fromkeys(named)) or list(event_spec(event).scopes)
+        noun = "scopes" if len(missing) > 1 else "scope"
         return HookError(
-            f"{action} needs {noun} {scopes}, which client {client_id!r} lacks"
-            + (f" (API: {exc.detail})" if exc.detail else "")
+            f"{action} needs {noun} {' and '.join(missing)}, which client {client_id!r} lacks"
         )
     if exc.status == 403:
         return HookError(f"{action} is forbidden for client {client_id!r}: {exc.detail or exc}")
@@ -42,7 +46,8 @@ def create_hook(
     site_id: str,
     resource_id: str | None = None,
     client_id: str = "",
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], bool]:
+    """(hook, created): an identical existing hook is returned instead of a duplicate."""
     try:
         event_spec(event)
     except ValueError as exc:
@@ -60,12 +65,12 @@ def create_hook(
     existing = find_hook(api, event=event, target_url=target_url, site_id=site_id,
                          resource_id=resource_id)
     if existing is not None:
-        return existing
+        return existing, False
     try:
         doc = api.post("/hooks", json=body, resource="hooks")
     except ApiError as exc:
         raise explain(exc, f"creating a {event!r} hook", event, client_id) from None
-    return doc["data"]
+    return doc["data"], True
 
 
 def find_hook(
@@ -94,7 +99,7 @@ def find_hook(
             and str(site) == str(site_id)
             and same_resource
         ):
-            return {**hook, "existing": True}
+            return hook
     return None
 
 

@@ -155,4 +155,5 @@ def create_app(
         Route("/hooks/{secret}", not_found, methods=["GET", "PUT", "PATCH", "DELETE"]),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.router.redirect_slashes = False  # `/hooks/x/` would answer 307, not the promised 404
     return app

@@ -84,6 +84,7 @@ def serve(options: ListenOptions, announce=print) -> Loader:
         default_site_id=options.site_id,
     )
     port = sock.getsockname()[1]
+    shown_host = f"[{options.host}]" if ":" in options.host else options.host
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -106,7 +107,7 @@ def serve(options: ListenOptions, announce=print) -> Loader:
     if pending:
         announce(f"replaying {pending} journaled deliveries not yet loaded")
     announce(
-        f"webhook receiver ready at http://{options.host}:{port}/hooks/<secret> "
+        f"webhook receiver ready at http://{shown_host}:{port}/hooks/<secret> "
         f"(journal {options.journal_path}, warehouse {options.duckdb_path})"
     )
     try:

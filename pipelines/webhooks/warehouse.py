@@ -128,6 +128,18 @@ def _prepare_table(
     return set(have) | set(columns)
 
 
+def _fill_ins(have: Iterable[str], columns: Iterable[str]) -> str:
+    """Values for pull-side columns our rows do not carry: a new row is not deleted, and if the
+    pull's dlt config ever adds `_dlt_id` (NOT NULL), each row still gets a unique one."""
+    missing = set(have) - set(columns)
+    fill = ""
+    if "_is_deleted" in missing:
+        fill += ", false AS _is_deleted"
+    if "_dlt_id" in missing:
+        fill += ", replace(uuid()::VARCHAR, '-', '') AS _dlt_id"
+    return fill
+
+
 def upsert_resources(
     con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
 ) -> int:
@@ -159,12 +171,9 @@ def upsert_resources(
                 f"UPDATE {target} AS t SET {assignments} FROM {view} AS b "
                 f"WHERE t.id = b.id{newer_only}"
             )
-        insert_cols = ", ".join(quote(c) for c in columns)
-        extra = ""
-        if "_is_deleted" in have and "_is_deleted" not in columns:
-            extra = ", false AS _is_deleted"
+        insert_cols = ", ".join(quote(c) for c in columns) + _fill_ins(have, columns)
         con.execute(
-            f"INSERT INTO {target} BY NAME SELECT {insert_cols}{extra} FROM {view} "
+            f"INSERT INTO {target} BY NAME SELECT {insert_cols} FROM {view} "
             f"WHERE id NOT IN (SELECT id FROM {target})"
         )
     finally:
@@ -195,7 +204,11 @@ def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
         con.register(view, data)
         try:
             cols = ", ".join(quote(c) for c in data.column_names)
-            con.execute(f"INSERT INTO {target} BY NAME SELECT DISTINCT {cols} FROM {view}")
+            fill = _fill_ins(existing_columns(con, schema, batch.name), data.column_names)
+            con.execute(
+                f"INSERT INTO {target} BY NAME SELECT *{fill} FROM "
+                f"(SELECT DISTINCT {cols} FROM {view})"
+            )
         finally:
             con.unregister(view)
     return count

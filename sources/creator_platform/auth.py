@@ -89,6 +89,7 @@ class TokenManager:
         self._access: Secret | None = None
         self._refresh: Secret | None = None
         self._expires_at = 0.0
+        self._refresh_at = 0.0
         self.grants = 0
         self.refreshes = 0
 
@@ -99,7 +100,7 @@ class TokenManager:
         with self._lock:
             if self._access is None:
                 self._grant()
-            elif self._clock() >= self._expires_at - self._margin:
+            elif self._clock() >= self._refresh_at:
                 self._renew()
             assert self._access is not None
             return self._access
@@ -136,7 +137,12 @@ class TokenManager:
         refresh = body.get("refresh_token")
         self._access = Secret(token)
         self._refresh = Secret(refresh) if isinstance(refresh, str) and refresh else None
-        self._expires_at = token_expiry(token, body.get("expires_in"), self._clock())
+        now = self._clock()
+        self._expires_at = token_expiry(token, body.get("expires_in"), now)
+        # refresh `margin` before expiry, or at 80% of a short lifetime (a 30 s token would
+        # otherwise be refreshed before every request)
+        lifetime = max(0.0, self._expires_at - now)
+        self._refresh_at = self._expires_at - min(self._margin, 0.2 * lifetime)
 
     def revoke(self) -> bool:
         """Log the session out (both tokens). Best effort: returns False if it failed."""

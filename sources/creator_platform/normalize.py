@@ -35,6 +35,8 @@ from .settings import (
 
 PiiMode = Literal["hash", "drop"] | None
 LINK_MARKER = ""
+_RESERVED = frozenset({"id", "site_id", "_extracted_at", "_is_deleted"})
+_PARENTS: Any = ("__parents__",)  # bookkeeping key inside a link bucket
 META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", "_extracted_at": "timestamp"}
 _QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
 _MAX_DECIMAL = Decimal(10) ** (DECIMAL_PRECISION[0] - DECIMAL_PRECISION[1])
@@ -228,7 +230,7 @@ def normalize_resource(
     where: _Where,
 ) -> tuple[str, dict[str, Any]]:
     """One JSON:API resource object -> (table, row); appends its link rows to `links`."""
-    if not isinstance(resource, Mapping):
+    if not isinstance(resource, dict):
         raise where.fail(f"expected a resource object, got {type(resource).__name__}", None, None)
     jtype = resource.get("type")
     if not isinstance(jtype, str) or not jtype:
@@ -239,12 +241,18 @@ def normalize_resource(
     row: dict[str, Any] = {"id": rid}
 
     attributes = resource.get("attributes") or {}
-    if not isinstance(attributes, Mapping):
+    if not isinstance(attributes, dict):
         raise where.fail("`attributes` is not an object", rid, "attributes")
     for name, value in attributes.items():
-        if name in ("id", "site_id", "_extracted_at", "_is_deleted"):
+        if name in _RESERVED:
             name = f"attr_{name}"  # never let an attribute overwrite our keys
-        kind = _observed_type(name, value)
+        kind = column_type(name)
+        if kind == "text":
+            if value is None or type(value) is str:
+                row[name] = value  # the common case, no conversion
+                continue
+            if isinstance(value, dict | list):
+                kind = "json"
         try:
             row[name] = CONVERTERS[kind](value)
         except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
@@ -253,19 +261,19 @@ def normalize_resource(
         row["status"] = row["status"].lower()
 
     relationships = resource.get("relationships") or {}
-    if not isinstance(relationships, Mapping):
+    if not isinstance(relationships, dict):
         raise where.fail("`relationships` is not an object", rid, "relationships")
     row_site = site_id
     to_many: list[tuple[str, list[Any]]] = []
     for rel, body in relationships.items():
-        if not isinstance(body, Mapping) or "data" not in body:
+        if not isinstance(body, dict) or "data" not in body:
             continue  # links-only relationship: leave what we have alone
         data = body["data"]
         if isinstance(data, list):
             to_many.append((rel, data))
         elif data is None:
             row[f"{rel}_id"] = None
-        elif isinstance(data, Mapping):
+        elif isinstance(data, dict):
             related = data.get("id")
             row[f"{rel}_id"] = None if related is None else str(related)
             if rel == "site" and related is not None:
@@ -281,17 +289,19 @@ def normalize_resource(
 
     for rel, items in to_many:
         child_type = next(
-            (i.get("type") for i in items if isinstance(i, Mapping) and i.get("type")), None
+            (i.get("type") for i in items if isinstance(i, dict) and i.get("type")), None
         )
         table, parent_col, child_col = link_table(info.table, rel, child_type)
         bucket = links.setdefault(table, {})
-        # replace this parent's links seen earlier in the same batch
-        for key in [k for k in bucket if k[0] == rid]:
-            del bucket[key]
+        parents = bucket.setdefault(_PARENTS, set())  # type: ignore[arg-type]
+        if rid in parents:  # the parent came twice in one batch: keep only its last links
+            for key in [k for k in bucket if k is not _PARENTS and k[0] == rid]:
+                del bucket[key]
+        parents.add(rid)  # type: ignore[union-attr]
         if not items:
             bucket[(rid, LINK_MARKER)] = _link_row(parent_col, rid, child_col, LINK_MARKER, row_site, extracted_at)
         for item in items:
-            if not isinstance(item, Mapping) or item.get("id") is None:
+            if not isinstance(item, dict) or item.get("id") is None:
                 raise where.fail("to-many relationship item has no id", rid, rel)
             child = str(item["id"])
             bucket[(rid, child)] = _link_row(parent_col, rid, child_col, child, row_site, extracted_at)
@@ -329,6 +339,7 @@ def normalize_resources(
         tables.setdefault(table, {})[row["id"]] = row
     out: dict[str, list[dict[str, Any]]] = {t: list(rows.values()) for t, rows in tables.items()}
     for table, rows in links.items():
+        rows.pop(_PARENTS, None)
         link_rows = list(rows.values())
         for row in link_rows:
             apply_pii(row, pii, pii_salt)

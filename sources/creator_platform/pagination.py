@@ -121,6 +121,7 @@ def iter_pages(
         first.doc.get("meta"), page_size=page_size if resource.page_size else None,
         first_page_len=len(first.data),
     )
+    client.stats.add_announced(resource.name, min(announced or 1, max_pages))
     previous_ids = _ids(first)
     yield first
     pending: deque[Future[Page]] = deque()

@@ -6,6 +6,7 @@ normalisation code is generic and reads these facts. Adding a collection = addin
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -72,6 +73,7 @@ PII_COLUMNS: frozenset[str] = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def column_type(name: str) -> ColumnType:
     """Type of an attribute column: explicit table first, then naming conventions, else text.
 

@@ -172,6 +172,7 @@ def _resource_rows(
             force_full=options.full_refresh,
         )
         report.add_plan(f"{resource.name}/{site or '*'}", p.reason)
+        log.info("%s site=%s: %s %s", resource.name, site or "*", p.reason, p.params or "")
         params: dict[str, Any] = dict(p.params)
         if site is not None:
             params["filter[site_id]"] = site
@@ -219,6 +220,7 @@ def _resource_rows(
                 else:
                     yield dlt.mark.with_table_name(tbl, table)
         advance(site_state, p, max_cursor, now=client.server_now)
+        log.info("%s site=%s: done, cursor %s", resource.name, site or "*", site_state.get("cursor"))
         if resource.detail_if_changed:
             site_state["detail_since"] = run_started.strftime("%Y-%m-%dT%H:%M:%SZ")
         if p.full and resource.complete_tables:

@@ -17,6 +17,7 @@ class RunStats:
     bytes: int = 0
     rows: Counter[str] = field(default_factory=Counter)  # table -> rows extracted
     pages: Counter[str] = field(default_factory=Counter)  # resource -> pages read
+    announced: Counter[str] = field(default_factory=Counter)  # resource -> pages announced
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, name: str, amount: int = 1) -> None:
@@ -30,6 +31,10 @@ class RunStats:
     def add_page(self, resource: str) -> None:
         with self._lock:
             self.pages[resource] += 1
+
+    def add_announced(self, resource: str, pages: int) -> None:
+        with self._lock:
+            self.announced[resource] += pages
 
     @property
     def elapsed(self) -> float:

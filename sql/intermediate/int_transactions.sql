@@ -18,6 +18,10 @@ offers as (
     select * from {{ ref('stg_offers') }}
 ),
 
+customers as (
+    select * from {{ ref('stg_customers') }}
+),
+
 transaction_purchases as (
     -- a transaction belongs to one purchase; min() keeps the grain if a link is duplicated
     select
@@ -31,6 +35,8 @@ joined as (
     select
         transactions.*,
         transaction_purchases.purchase_id,
+        -- a webhook-delivered row may lack the site: its customer's or purchase's says it
+        coalesce(transactions.site_id, customers.site_id, purchases.site_id) as resolved_site_id,
         coalesce(transactions.offer_id, purchases.offer_id) as resolved_offer_id,
         coalesce(transactions.currency, purchases.currency, offers.currency, 'XXX')
             as resolved_currency,
@@ -48,6 +54,8 @@ joined as (
         on transaction_purchases.purchase_id = purchases.purchase_id
     left join offers
         on coalesce(transactions.offer_id, purchases.offer_id) = offers.offer_id
+    left join customers
+        on transactions.customer_id = customers.customer_id
     where coalesce(transactions.state, 'succeeded') = 'succeeded'
 ),
 
@@ -64,7 +72,7 @@ numbered as (
 final as (
     select
         transaction_id,
-        site_id,
+        resolved_site_id as site_id,
         customer_id,
         resolved_offer_id as offer_id,
         purchase_id,

@@ -8,6 +8,10 @@ order_items as (
     select * from {{ ref('stg_order_items') }}
 ),
 
+customers as (
+    select * from {{ ref('stg_customers') }}
+),
+
 items as (
     select
         order_id,
@@ -17,19 +21,29 @@ items as (
     group by order_id
 ),
 
+sited as (
+    -- a webhook-delivered order may lack the site: its customer's says it
+    select
+        orders.*,
+        coalesce(orders.site_id, customers.site_id) as resolved_site_id
+    from orders
+    left join customers
+        on orders.customer_id = customers.customer_id
+),
+
 sequenced as (
     select
         *,
         case when customer_id is not null then row_number() over (
-            partition by site_id, customer_id order by created_at, order_number, order_id
+            partition by resolved_site_id, customer_id order by created_at, order_number, order_id
         ) end as customer_order_seq
-    from orders
+    from sited
 ),
 
 final as (
     select
         sequenced.order_id,
-        sequenced.site_id,
+        sequenced.resolved_site_id as site_id,
         sequenced.customer_id,
         sequenced.order_number,
         coalesce(sequenced.currency, 'XXX') as currency,

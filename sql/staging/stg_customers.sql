@@ -1,16 +1,8 @@
 -- description: one row per customer; the API's net_revenue kept exact (decimal) and in cents
 -- grain: customer_id
 with source as (
-    select * from {{ source('customers') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('customers') }}
 ),
 
 final as (
@@ -27,8 +19,7 @@ final as (
         last_request_at,
         created_at,
         updated_at
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

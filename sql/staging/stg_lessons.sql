@@ -1,16 +1,8 @@
 -- description: one row per lesson
 -- grain: lesson_id
 with source as (
-    select * from {{ source('lessons') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('lessons') }}
 ),
 
 final as (
@@ -24,8 +16,7 @@ final as (
         status as lesson_status,
         publishing_option,
         coalesce(_is_deleted, false) as is_deleted
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

@@ -1,16 +1,8 @@
 -- description: one row per course module
 -- grain: module_id
 with source as (
-    select * from {{ source('modules') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('modules') }}
 ),
 
 final as (
@@ -22,8 +14,7 @@ final as (
         position as module_position,
         publishing_option,
         coalesce(_is_deleted, false) as is_deleted
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

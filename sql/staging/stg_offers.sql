@@ -1,16 +1,8 @@
 -- description: one row per offer; billing_interval says how a subscription price normalises to a month
 -- grain: offer_id
 with source as (
-    select * from {{ source('offers') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('offers') }}
 ),
 
 final as (
@@ -32,8 +24,7 @@ final as (
         end as billing_interval,
         coalesce(free, false) as is_free,
         coalesce(_is_deleted, false) as is_deleted
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

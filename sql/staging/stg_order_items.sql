@@ -1,20 +1,12 @@
 -- description: one row per order item; the order comes from the item or the order's link table
 -- grain: order_item_id
 with source as (
-    select * from {{ source('order_items') }}
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('order_items') }}
 ),
 
 links as (
     select * from {{ source('orders_order_items') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
 ),
 
 link_orders as (
@@ -27,24 +19,23 @@ link_orders as (
 
 final as (
     select
-        cast(ranked.id as text) as order_item_id,
-        ranked.site_id,
-        coalesce(ranked.order_id, link_orders.order_id) as order_id,
-        coalesce(ranked.quantity, 1) as quantity,
-        upper(ranked.currency_code) as currency,
-        ranked.item_type,
-        ranked.item_id,
-        ranked.title as item_title,
-        ranked.fulfilled_at,
-        ranked.created_at,
-        coalesce(ranked.total_price_in_cents, 0) as total_in_cents,
-        coalesce(ranked.subtotal_in_cents, 0) as subtotal_in_cents,
-        coalesce(ranked.sales_tax_amount_in_cents, 0) as tax_in_cents,
-        coalesce(ranked.discount_amount_in_cents, 0) as discount_in_cents
-    from ranked
+        cast(source.id as text) as order_item_id,
+        source.site_id,
+        coalesce(source.order_id, link_orders.order_id) as order_id,
+        coalesce(source.quantity, 1) as quantity,
+        upper(source.currency_code) as currency,
+        source.item_type,
+        source.item_id,
+        source.title as item_title,
+        source.fulfilled_at,
+        source.created_at,
+        coalesce(source.total_price_in_cents, 0) as total_in_cents,
+        coalesce(source.subtotal_in_cents, 0) as subtotal_in_cents,
+        coalesce(source.sales_tax_amount_in_cents, 0) as tax_in_cents,
+        coalesce(source.discount_amount_in_cents, 0) as discount_in_cents
+    from source
     left join link_orders
-        on ranked.id = link_orders.order_item_id
-    where ranked.row_rank = 1
+        on source.id = link_orders.order_item_id
 )
 
 select * from final

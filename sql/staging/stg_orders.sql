@@ -1,16 +1,8 @@
 -- description: one row per order
 -- grain: order_id
 with source as (
-    select * from {{ source('orders') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('orders') }}
 ),
 
 final as (
@@ -26,8 +18,7 @@ final as (
         coalesce(subtotal_in_cents, 0) as subtotal_in_cents,
         coalesce(sales_tax_amount_in_cents, 0) as tax_in_cents,
         coalesce(discount_amount_in_cents, 0) as discount_in_cents
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

@@ -1,16 +1,8 @@
 -- description: one row per payout; amount converted exactly from the decimal to cents
 -- grain: payout_id
 with source as (
-    select * from {{ source('payouts') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('payouts') }}
 ),
 
 final as (
@@ -26,8 +18,7 @@ final as (
         initiated_date as initiated_at,
         estimated_arrival_date as estimated_arrival_at,
         bank_account
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

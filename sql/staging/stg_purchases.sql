@@ -1,16 +1,8 @@
 -- description: one row per purchase; started_at falls back to created_at
 -- grain: purchase_id
 with source as (
-    select * from {{ source('purchases') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('purchases') }}
 ),
 
 final as (
@@ -31,8 +23,7 @@ final as (
         deactivated_at is null as is_active,
         created_at,
         updated_at
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

@@ -1,16 +1,8 @@
 -- description: one row per listed transaction; money stays in integer cents, currencies upper-cased
 -- grain: transaction_id
 with source as (
-    select * from {{ source('transactions') }}
-),
-
-ranked as (
-    select
-        *,
-        row_number() over (
-            partition by id order by _extracted_at desc nulls last, _dlt_load_id desc nulls last
-        ) as row_rank
-    from source
+    -- the latest extraction of each id (see models/render.py)
+    select * from {{ latest('transactions') }}
 ),
 
 final as (
@@ -31,8 +23,7 @@ final as (
         settlement_fee_amount_in_cents,
         upper(settlement_currency) as settlement_currency,
         created_at
-    from ranked
-    where row_rank = 1
+    from source
 )
 
 select * from final

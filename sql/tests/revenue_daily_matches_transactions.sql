@@ -12,9 +12,9 @@ with revenue as (
 
 staged as (
     -- straight from staging (deduplicated raw), not from the intermediate model the mart uses;
-    -- only a missing currency is resolved the way the models resolve it (purchase, offer)
+    -- only a missing site or currency is resolved the way the models resolve it
     select
-        stg.site_id,
+        coalesce(stg.site_id, resolved.site_id) as site_id,
         coalesce(stg.currency, resolved.currency, 'XXX') as currency,
         stg.action,
         stg.amount_in_cents

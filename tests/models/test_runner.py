@@ -14,7 +14,8 @@ from models_helpers import fetch_dicts, ts
 
 from models.adapters import DuckDBAdapter
 from models.project import SQL_DIR, ProjectError, load_project
-from models.runner import DataTestError, ModelsError, Params, Renderer, build, run_models
+from models.render import Renderer
+from models.runner import DataTestError, ModelsError, Params, build, run_models
 
 MINIMAL = {
     "transactions": [
@@ -220,3 +221,18 @@ def test_headline_figures_before_any_build_says_what_to_run(raw_db) -> None:
     path = raw_db(MINIMAL)
     with pytest.raises(LookupError, match="run `creator-sync models` first"):
         headline_figures(path)
+
+
+def test_models_follow_the_house_sql_style() -> None:
+    """One import CTE per input (`x as (select * from {{ ref('x') }})`), named CTEs, `final`
+    last, `select * from final`: the CONTRIBUTING.md rules, checked so they stay true."""
+    import re
+
+    for model in load_project().models.values():
+        text = model.text
+        placeholders = re.findall(r"\{\{ (?:ref|source|latest)\('[a-z_]+'\) \}\}", text)
+        imports = re.findall(r"select \* from (\{\{ (?:ref|source|latest)\('[a-z_]+'\) \}\})", text)
+        assert placeholders == imports, f"{model.name}: read an input outside an import CTE"
+        assert len(set(imports)) == len(imports), f"{model.name}: one import CTE per input"
+        assert "\nfinal as (\n" in text, model.name
+        assert text.rstrip().endswith("select * from final"), model.name

@@ -75,6 +75,13 @@ def test_random_records_round_trip_every_attribute_and_relationship(world):
     from sources.creator_platform.normalize import declared_columns
 
     checked = 0
+    import duckdb
+
+    con = duckdb.connect(str(db), read_only=True)
+
+    def query(_db, sql, *args):
+        return con.execute(sql, list(args)).fetchall()
+
     with api_client(sandbox) as api:
         for res in RESOURCES.values():
             params = {"page[number]": 1, **({"page[size]": 100} if res.page_size else {})}
@@ -106,6 +113,7 @@ def test_random_records_round_trip_every_attribute_and_relationship(world):
                         want = None if body["data"] is None else body["data"]["id"]
                         assert stored[f"{rel}_id"] == want, f"{res.name}.{rel}_id of {doc['id']}"
                 checked += 1
+    con.close()
     assert checked >= 40
 
 

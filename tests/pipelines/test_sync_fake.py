@@ -109,3 +109,31 @@ def test_failure_mid_run_keeps_loaded_data_and_state(fake_api, settings_for):
     line = one_line(err.value)
     assert "created_at" in line and "contacts" in line and "\n" not in line
     assert query(db, "select count(*) from creator_platform.contacts") == [(30,)]
+
+
+def test_schema_drift_adds_a_column_unless_finance_tables_are_frozen(fake_api, settings_for, tmp_path):
+    from fakeapi import record
+
+    fake_api.collections["transactions"] = [
+        record("transactions", 3000000500 + i, amount_in_cents=1000 + i, created_at="2025-01-02T00:00:00Z") for i in range(4)
+    ]
+    settings = settings_for(resources=("transactions",))
+    db = settings.warehouse.duckdb_path
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    for txn in fake_api.collections["transactions"]:
+        txn["attributes"]["risk_score_in_cents"] = 7
+    frozen = settings_for(resources=("transactions",), freeze_finance_schema=True)
+    with pytest.raises(Exception) as err:
+        run_sync(frozen, transport=fake_api.transport(), show_progress=False)
+    assert "risk_score_in_cents" in str(err.value) or "frozen" in str(err.value).lower() or "contract" in str(err.value).lower()
+    cols = {r[0] for r in query(db, "select column_name from information_schema.columns where table_name = 'transactions'")}
+    assert "risk_score_in_cents" not in cols
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)  # not frozen: new column
+    assert query(db, "select distinct risk_score_in_cents from creator_platform.transactions") == [(7,)]
+
+
+def test_pii_hash_reaches_the_warehouse(fake_api, settings_for):
+    settings = settings_for(resources=("contacts",), pii="hash")
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    emails = [r[0] for r in query(settings.warehouse.duckdb_path, "select email from creator_platform.contacts")]
+    assert len(emails) == 30 and all(len(e) == 64 and "@" not in e for e in emails)

@@ -1,7 +1,9 @@
-"""A small hand-built warehouse with the `analytics` marts the report reads (issue 4 columns).
+"""A small hand-built warehouse with the `analytics` marts the report reads (the columns of
+docs/readme/models.md), so that edge cases the sandbox rarely produces are certain: a short
+payout, a failed one, an archived offer, an offer without a currency, titles that need escaping.
 
-The report is tested against this until it also runs end to end on sandbox data; the numbers
-are simple on purpose so that expected tiles can be worked out in the tests.
+The numbers are simple on purpose so that expected tiles can be worked out in the tests;
+test_report_end_to_end.py covers the real sandbox -> sync -> models path.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
         t(site_id, currency, unpaid_balance_in_cents)""")
     con.execute("""CREATE TABLE analytics.offer_performance AS SELECT * FROM (VALUES
         ('2147483701', '4000000001', 'Course <A> & "friends"', 'USD', 1000001::BIGINT, 12, 11, false),
-        ('2147483701', '4000000002', 'Membership', 'USD', 250000::BIGINT, 30, 30, false),
+        ('2147483701', '4000000002', 'Membership $5 / $50', 'USD', 250000::BIGINT, 30, 30, false),
         ('2147483701', '4000000003', 'Bundle', 'EUR', 99999::BIGINT, 1, 1, true),
         ('2147483701', '4000000005', 'Free lead magnet', NULL, 0::BIGINT, 0, 0, false),
         ('2147483702', '4000000004', 'Coaching', 'USD', 500000::BIGINT, 5, 4, false))

@@ -155,3 +155,17 @@ def test_fractional_cents_fail_loudly_instead_of_rounding(tmp_path: pathlib.Path
     con.close()
     with pytest.raises(ReportError, match=r"unpaid_balance_in_cents: expected integer cents"):
         load(path)
+
+
+def test_a_payout_missing_from_the_reconciliation_is_listed_in_full(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute(
+        "DELETE FROM analytics.payout_reconciliation WHERE payout_id = ?", [f"{SITES[1]}002"]
+    )
+    con.close()
+    data = load(path, site_id=SITES[1])
+    [orphan] = [p for p in data.payouts["USD"] if not p.is_reconciled]
+    assert orphan.payout_id == f"{SITES[1]}002"
+    assert (orphan.expected, orphan.difference) == (0, orphan.amount)
+    assert len(data.unreconciled_items[orphan.payout_id].rows) == 3

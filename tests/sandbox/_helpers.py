@@ -49,9 +49,6 @@ SITE_COLLECTIONS = [
 META_SHAPE = {name: "default" for name in SITE_COLLECTIONS}
 META_SHAPE["purchases"] = "purchases"
 META_SHAPE["platform_payments_payouts"] = "payouts"
-# Resource type of each collection's items.
-ITEM_TYPE = {name: name for name in SITE_COLLECTIONS}
-ITEM_TYPE["platform_payments_payouts"] = "platform_payments_payouts"
 
 
 def loads(text: str | bytes) -> Any:
@@ -205,12 +202,6 @@ def rel_id(resource: dict[str, Any], name: str) -> str | None:
     return ids[0] if ids else None
 
 
-def assert_ids_numeric(resources: Iterable[dict[str, Any]]) -> None:
-    for resource in resources:
-        rid = resource["id"]
-        assert isinstance(rid, str) and rid.isdigit() and int(rid) > ID_FLOOR, resource
-
-
 def sort_key(value: Any) -> Any:
     """Comparable form of an attribute: timestamps as instants, net_revenue strings as decimals."""
     if isinstance(value, str) and ISO_TS.match(value):
@@ -278,10 +269,13 @@ def check_sample_shape(event: str, payload: list[dict[str, Any]]) -> None:
         assert len(payload) == 2
         return
     transaction, customer = payload[0], payload[1]
-    assert set(transaction["attributes"]) >= {
+    listed = {
         "action", "state", "payment_type", "amount_in_cents", "sales_tax_in_cents", "currency",
         "currency_symbol", "formatted_amount", "created_at",
     }
+    assert set(transaction["attributes"]) >= listed
+    if event == "payment_succeeded":  # section 6 lists exactly these attributes
+        assert set(transaction["attributes"]) == listed, sorted(transaction["attributes"])
     assert {"customer", "offer"} <= set(transaction["relationships"])
     assert transaction["relationships"]["customer"]["data"]["id"] == customer["id"]
     assert "contact" in customer["links"]
@@ -385,10 +379,11 @@ def pick_needle(values: list[str | None]) -> str:
                     candidates.append(needle)
     candidates += [v for v in values if v]
     assert candidates, "no value to build a needle from"
-    for needle in sorted(set(candidates), key=lambda n: (candidates.index(n))):
-        cs = [v for v in values if v and needle in v]
-        ci = [v for v in values if v and needle.lower() in v.lower()]
-        if cs == ci and 0 < len(cs) < len([v for v in values if v]):
+    present = [v for v in values if v]
+    for needle in dict.fromkeys(candidates):  # first-seen order, deterministic
+        cs = [v for v in present if needle in v]
+        ci = [v for v in present if needle.lower() in v.lower()]
+        if cs == ci and 0 < len(cs) < len(present):
             return needle
     return candidates[0]
 

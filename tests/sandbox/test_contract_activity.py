@@ -334,3 +334,129 @@ def test_activity_interval_runs_in_the_background(sandbox_factory):
         assert after > before, "no new contact from background activity"
     finally:
         api.close()
+
+
+def test_money_stays_consistent_after_activity(live):
+    """net_revenue follows the new transactions; customers and contacts stay paired."""
+    from collections import defaultdict
+    from decimal import Decimal
+
+    api, site_id = live["api"], live["site_id"]
+    totals: dict[str, int] = defaultdict(int)
+    for tx in api.all("transactions", {"filter[site_id]": site_id}):
+        totals[tx["relationships"]["customer"]["data"]["id"]] += tx["attributes"]["amount_in_cents"]
+    contacts = {c["id"]: c for c in api.all("contacts", {"filter[site_id]": site_id})}
+    for customer in api.all("customers", {"filter[site_id]": site_id}):
+        expected = Decimal(totals.get(customer["id"], 0)) / 100
+        assert customer["attributes"]["net_revenue"] == f"{expected:.2f}", customer["id"]
+        contact = contacts[customer["relationships"]["contact"]["data"]["id"]]
+        assert contact["attributes"]["email"] == customer["attributes"]["email"]
+
+
+def test_purchase_updated_at_follows_its_transactions(live):
+    api, site_id = live["api"], live["site_id"]
+    created = {t["id"]: parse_ts(t["attributes"]["created_at"])
+               for t in api.all("transactions", {"filter[site_id]": site_id})}
+    for purchase in api.all("purchases", {"filter[site_id]": site_id}):
+        mine = [created[t] for t in rel_ids(purchase, "transactions") if t in created]
+        if mine:
+            assert parse_ts(purchase["attributes"]["updated_at"]) >= max(mine), purchase["id"]
+
+
+def test_new_records_have_new_ascending_ids(live):
+    api, site_id = live["api"], live["site_id"]
+    old = {r["id"] for r in live["before"]["contacts"]}
+    ids = [int(r["id"]) for r in api.all("contacts", {"filter[site_id]": site_id})]
+    new = [i for i in ids if str(i) not in old]
+    assert new and min(new) > max(int(i) for i in old)
+    assert ids == sorted(ids)
+
+
+def test_reads_during_activity_stay_clean(sandbox_factory):
+    """Four clients read while activity mutates the store: every answer is a well-formed 200."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    handle = sandbox_factory(scale="tiny", seed=28)
+    api = Api(handle.base_url)
+    site = api.all("sites")[0]["id"]
+    token = api.tokens["access_token"]
+    paths = [("contacts", {"sort": "-created_at"}), ("purchases", {"filter[active]": "true"}),
+             ("transactions", {}), ("platform_payments_payouts", {}), ("customers", {"sort": "net_revenue"}),
+             ("orders", {"filter[fulfilled_at_null]": "false"})]
+
+    def reader(worker: int) -> list[str]:
+        problems = []
+        with httpx.Client(timeout=30) as http:
+            for n in range(30):
+                path, params = paths[(worker + n) % len(paths)]
+                query = {**params, "filter[site_id]": site}
+                if "payouts" not in path:
+                    query["page[size]"] = 50
+                response = http.get(f"{handle.api_url}/{path}", params=query,
+                                    headers={"Authorization": f"Bearer {token}"})
+                if response.status_code != 200:
+                    problems.append(f"{path}: {response.status_code} {response.text[:200]}")
+                    continue
+                body = response.json()
+                if not isinstance(body.get("data"), list) or len(body["data"]) > 50:
+                    problems.append(f"{path}: malformed page")
+        return problems
+
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            futures = [pool.submit(reader, w) for w in range(4)]
+            for _ in range(6):
+                handle.activity(5)
+            problems = [p for f in futures for p in f.result()]
+        assert problems == []
+    finally:
+        api.close()
+
+
+def test_deliveries_are_deterministic(sandbox_factory):
+    bodies = []
+    for _ in range(2):
+        handle = sandbox_factory(scale="tiny", seed=29)
+        api = Api(handle.base_url)
+        receiver = Receiver()
+        try:
+            site_id = api.all("sites")[0]["id"]
+            for event in ("purchase", "tag_added", "order_created"):
+                _hook(api, site_id, event, f"{receiver.url}/{event}")
+            handle.activity(20)
+            receiver.settle()
+            bodies.append(sorted(json.dumps(d["body"], sort_keys=True, default=str)
+                                 .replace(handle.base_url, "BASE") for d in receiver.received))
+        finally:
+            receiver.close()
+            api.close()
+    assert bodies[0] and bodies[0] == bodies[1]
+
+
+STATUS_ORDER = {"pending": 0, "in_transit": 1, "paid": 2}
+
+
+def test_existing_payouts_keep_ids_amounts_and_move_forward(live):
+    """Activity only adds payouts and advances statuses: a synced payout never changes its id,
+    amount or dates, and never goes back (pending -> in_transit -> paid; failed stays)."""
+    api, site_id = live["api"], live["site_id"]
+    now = {r["id"]: r["attributes"] for r in api.all("platform_payments_payouts", {"filter[site_id]": site_id})}
+    for old in live["before"]["platform_payments_payouts"]:
+        assert old["id"] in now, f"payout {old['id']} vanished"
+        was, is_ = old["attributes"], now[old["id"]]
+        for key in ("amount", "currency", "initiated_date", "estimated_arrival_date", "bank_account"):
+            assert was[key] == is_[key], (old["id"], key)
+        if was["status"] in STATUS_ORDER:
+            assert STATUS_ORDER.get(is_["status"], -1) >= STATUS_ORDER[was["status"]], old["id"]
+        else:
+            assert is_["status"] == was["status"], old["id"]
+
+
+def test_listed_transactions_are_immutable(live):
+    """Completed financial activity is append-only: refunds arrive as new transactions."""
+    api, site_id = live["api"], live["site_id"]
+    now = {r["id"]: r for r in api.all("transactions", {"filter[site_id]": site_id})}
+    for old in live["before"]["transactions"]:
+        assert old["id"] in now, f"transaction {old['id']} vanished"
+        assert now[old["id"]]["attributes"] == old["attributes"], old["id"]
+        assert now[old["id"]]["relationships"] == old["relationships"], old["id"]

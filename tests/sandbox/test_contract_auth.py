@@ -330,3 +330,29 @@ def test_token_errors_never_echo_secrets(fresh):
     response = fresh.token(client_id=SANDBOX_CLIENT_ID, client_secret="s3cr3t-guess-value",
                            grant_type="client_credentials")
     assert "s3cr3t-guess-value" not in response.text
+
+
+def test_tokens_carry_no_secret_and_errors_echo_no_token(fresh):
+    for name in ("access_token", "refresh_token"):
+        claims = _claims(fresh.tokens[name])
+        assert SANDBOX_CLIENT_SECRET not in str(claims)
+    claims = _claims(fresh.tokens["access_token"])
+    claims["exp"] = int(time.time()) - 10
+    forged = jwt.encode(claims, "a-forged-signing-key-of-at-least-32-bytes", algorithm="HS256")
+    for token in (forged, fresh.tokens["refresh_token"], "opaque-secret-token-value"):
+        response = fresh.http.get(fresh.url("sites"), headers={"Authorization": f"Bearer {token}"})
+        assert_error(response, 401)
+        assert token not in response.text
+    revoked = fresh.tokens["access_token"]
+    fresh.http.post(fresh.url("oauth/revoke"), data={"token": revoked}, headers=fresh.headers)
+    response = fresh.http.get(fresh.url("sites"), headers={"Authorization": f"Bearer {revoked}"})
+    assert_error(response, 401)
+    assert revoked not in response.text
+
+
+@pytest.mark.parametrize(("extra", "field"), [({"refresh_token": "x"}, "refresh_token"),
+                                              ({"username": OWNER_USERNAME}, "username"),
+                                              ({"password": "p"}, "password")])
+def test_fields_of_another_grant_are_named(fresh, extra, field):
+    response = fresh.token(**CLIENT, **extra)
+    assert_error(response, 400, field)

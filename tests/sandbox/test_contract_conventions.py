@@ -6,7 +6,7 @@ import math
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from sandbox_contract_helpers import ITEM_TYPE, META_SHAPE, SITE_COLLECTIONS, assert_error
+from sandbox_contract_helpers import META_SHAPE, SITE_COLLECTIONS, assert_error
 
 PAGED = [c for c in SITE_COLLECTIONS if c != "platform_payments_payouts"]
 
@@ -51,7 +51,7 @@ def test_walk_every_page_with_links_and_meta(api, catalog, site_id, collection):
     seen: list[str] = []
     for number, body in enumerate(api.pages(collection, params), start=1):
         assert set(body) >= {"data", "links", "meta"}
-        assert all(r["type"] == ITEM_TYPE[collection] for r in body["data"])
+        assert all(r["type"] == collection for r in body["data"])  # type = collection name
         meta = body["meta"]
         if shape == "default":
             assert set(meta) >= {"total_pages", "total_count", "current_page"}
@@ -90,12 +90,17 @@ def test_walk_every_page_with_links_and_meta(api, catalog, site_id, collection):
 
 
 @pytest.mark.parametrize("collection", PAGED)
-def test_links_keep_filters_and_page_size(api, site_id, collection):
-    body = api.get(collection, {"filter[site_id]": site_id, "page[size]": 1})
-    for key in ("self", "first", "last"):
+def test_links_keep_filters_sort_and_page_size(api, site_id, collection):
+    sort = {"contacts": "-email", "purchases": "-effective_start_at", "orders": "created_at",
+            "customers": "-net_revenue"}.get(collection)
+    params = {"filter[site_id]": site_id, "page[size]": 1, **({"sort": sort} if sort else {})}
+    body = api.get(collection, params)
+    for key in ("self", "first", "last", "next"):
         query = parse_qs(urlsplit(body["links"][key]).query)
         assert query.get("filter[site_id]") == [site_id], body["links"][key]
         assert query.get("page[size]") == ["1"], body["links"][key]
+        if sort:
+            assert query.get("sort") == [sort], body["links"][key]
 
 
 def test_default_page_size_is_25_and_max_is_100(api, catalog, site_id):
@@ -213,3 +218,19 @@ def test_well_formed_unknown_site_is_an_empty_list(api, collection):
 def test_wrong_method_is_405(api, method, path):
     response = api.http.request(method, api.url(path), headers=api.headers)
     assert_error(response, 405)
+
+
+def test_page_number_bounds(api, site_id):
+    """FINDINGS #5: page numbers run from 1 to 2^31 - 1; past the end is an empty page."""
+    body = api.get("contacts", {"filter[site_id]": site_id, "page[number]": 2**31 - 1})
+    assert body["data"] == []
+    assert_error(api.raw_get("contacts", {"filter[site_id]": site_id, "page[number]": 2**31}), 400,
+                 ("page", "number"))
+
+
+@pytest.mark.parametrize("path", ["/oauth/token", "/contacts", "/v2/contacts", "/api/v1/contacts"])
+def test_every_route_is_under_v1(api, path):
+    """Spec 9: the version is the first path segment on every endpoint, token endpoint included."""
+    response = api.http.request("POST" if "oauth" in path else "GET", api.base_url + path,
+                                headers=api.headers)
+    assert_error(response, 404)

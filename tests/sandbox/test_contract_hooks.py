@@ -132,3 +132,16 @@ def test_non_json_content_type_is_415(api, site_id):
     response = api.http.post(api.url("hooks"), content=b"event=purchase",
                              headers={**api.headers, "Content-Type": "application/x-www-form-urlencoded"})
     assert_error(response, 415)
+
+
+def test_hooks_list_is_paged_and_site_scoped(api, site_ids, created):
+    for site in site_ids:
+        response = api.post_json("hooks", body(site, "purchase"))
+        assert response.status_code == 201
+        created.append(response.json()["data"]["id"])
+    first, second = created[-2:]
+    listing = api.get("hooks", {"filter[site_id]": site_ids[0], "page[size]": 100})
+    assert set(listing["meta"]) >= {"total_pages", "total_count", "current_page"}
+    ids = {h["id"] for h in listing["data"]}
+    assert first in ids and second not in ids
+    assert all(h["relationships"]["site"]["data"]["id"] == site_ids[0] for h in listing["data"])

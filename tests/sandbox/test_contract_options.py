@@ -203,7 +203,6 @@ def test_faults_are_deterministic_per_seed(fault_runs):
     assert one != three
 
 
-@pytest.mark.xfail(strict=True, reason="FINDINGS #4")
 def test_fault_errors_use_the_error_object(sandbox_factory):
     handle = sandbox_factory(scale="tiny", seed=80, fault_rate=1.0, fault_slow_seconds=0.1)
     seen: set[int] = set()
@@ -350,6 +349,7 @@ def test_quirk_course_reads(sandbox_factory):
             inside += 1
             response = odd.raw_get(f"courses/{course['id']}", {"include": "modules,lessons.media"})
             if response.status_code == 500:
+                assert_error(response, 500, "include")
                 failed_sizes.append(lessons)
             else:
                 assert response.status_code == 200

@@ -62,12 +62,25 @@ def test_401_uses_refresh_grant_first(api):
 
 
 def test_token_refreshed_before_exp(api):
-    api.token_ttl = 20  # below the 30 s safety margin: every call refreshes proactively
     with make(api) as client:
         client.get("/contacts")
         client.get("/contacts")
-        assert client.tokens.refreshes >= 1
+        assert client.tokens.refreshes == 0  # a fresh 1 h token is reused
+        client.tokens._clock = lambda: time.time() + 3600 - 20  # 20 s before exp
+        client.get("/contacts")
+        assert client.tokens.refreshes == 1
         assert client.stats.retries == 0  # no 401 was needed
+
+
+def test_short_lived_tokens_are_not_refreshed_on_every_call(api):
+    api.token_ttl = 30  # the drills' --token-ttl 30
+    with make(api) as client:
+        for _ in range(5):
+            client.get("/contacts")
+        assert client.tokens.refreshes == 0 and client.tokens.grants == 1
+        client.tokens._clock = lambda: time.time() + 25  # past 80% of the lifetime
+        client.get("/contacts")
+        assert client.tokens.refreshes == 1
 
 
 def test_wrong_secret_fails_clearly_without_leaking(api):

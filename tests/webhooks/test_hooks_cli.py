@@ -71,7 +71,7 @@ def test_missing_scope_names_the_scope_and_the_client(api):
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(
+    assert lines[0] == (
         "error: creating a 'purchase' hook needs scope view:purchases, which client 'limited' lacks"
     )
     assert "limited-secret" not in result.output
@@ -130,3 +130,61 @@ def test_create_is_idempotent(api):
     assert again.output.startswith(f"hook already exists: {hook_id} ")
     narrower = run(base_url, *args, "--resource-id", "42")  # a different hook: created
     assert narrower.output.startswith("created hook ")
+
+
+def test_every_sample_payload_loads_without_dead_letters(api, tmp_path):
+    """The six `_sample` payloads are what deliveries carry: each must load cleanly."""
+    import duckdb
+
+    from pipelines.webhooks.events import EVENTS
+    from pipelines.webhooks.journal import Journal, JournalReader
+    from pipelines.webhooks.loader import Loader
+    from pipelines.webhooks.records import encode, parse_delivery, utcnow
+    from sources.creator_platform.settings import type_info
+
+    base_url, _sites = api
+    journal = Journal(tmp_path / "journal")
+    expected_tables = set()
+    for event in EVENTS:
+        result = run(base_url, "sample", event)
+        assert result.exit_code == 0, result.output
+        payload = orjson.loads(result.output)
+        expected_tables |= {type_info(r["type"]).table for r in payload}
+        body = orjson.dumps({"id": str(payload[0]["id"]), "event": event, "payload": payload})
+        journal.append([encode(parse_delivery(body, utcnow()))])
+    Loader(journal, tmp_path / "s.duckdb").load(JournalReader(journal, 0).read(10))
+    journal.close()
+    with duckdb.connect(str(tmp_path / "s.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM creator_platform.webhook_dead_letters").fetchone() == (0,)
+        events = {r[0] for r in con.execute("SELECT event FROM creator_platform.webhook_events").fetchall()}
+        tables = {r[0] for r in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'creator_platform'").fetchall()}
+    assert events == set(EVENTS)
+    assert expected_tables <= tables
+    assert {"orders_order_items", "orders_payment_transactions", "contacts_tags"} <= tables
+
+
+def test_scope_message_prefers_the_scopes_the_api_names():
+    from pipelines.webhooks.hooks_api import explain
+    from sources.creator_platform.errors import ApiError
+
+    exc = ApiError("forbidden", status=403, detail="hook needs the scope(s) view:orders")
+    message = str(explain(exc, "creating a 'order_created' hook", "order_created", "ops"))
+    assert message == "creating a 'order_created' hook needs scope view:orders, which client 'ops' lacks"
+    silent = ApiError("forbidden", status=403)
+    assert "needs scopes view:transactions and view:orders" in str(
+        explain(silent, "creating a 'order_created' hook", "order_created", "ops")
+    )
+
+
+def test_plain_http_target_off_loopback_is_warned_about(api):
+    base_url, sites = api
+    result = CliRunner().invoke(main, [
+        "hooks", "create", "--base-url", base_url, "--client-id", "sandbox",
+        "--client-secret", "sandbox-secret", "--event", "purchase", "--site-id", sites[0],
+        "--target-url", "http://hooks.example.com/hooks/plain"])
+    assert result.exit_code == 0
+    assert "warning: the target URL is plain http://" in result.output
+    local = run(base_url, "create", "--event", "purchase", "--site-id", sites[0],
+                "--target-url", "http://127.0.0.1:9/hooks/local")
+    assert "warning" not in local.output

@@ -255,3 +255,36 @@ def test_a_record_that_breaks_loading_is_isolated_and_the_rest_loads(env):
     )
     assert (reason, seq) == ("load_failed", 2) and "not a journal body" in body
     assert loader.stats.events_loaded == 2
+
+
+def test_rows_fit_tables_the_pull_created_with_dlt_columns(env):
+    journal, db, loader = env
+    with duckdb.connect(str(db)) as con:  # as dlt creates them (with add_dlt_id switched on)
+        con.execute("CREATE SCHEMA creator_platform")
+        con.execute(
+            "CREATE TABLE creator_platform.contact_tags (id VARCHAR NOT NULL, name VARCHAR, "
+            "site_id VARCHAR, _extracted_at TIMESTAMPTZ, _is_deleted BOOLEAN, "
+            "_dlt_load_id VARCHAR NOT NULL, _dlt_id VARCHAR NOT NULL)"
+        )
+        con.execute(
+            "CREATE TABLE creator_platform.contacts_tags (contact_id VARCHAR NOT NULL, "
+            "contact_tag_id VARCHAR NOT NULL, site_id VARCHAR, _extracted_at TIMESTAMPTZ, "
+            "_dlt_load_id VARCHAR NOT NULL, _dlt_id VARCHAR NOT NULL)"
+        )
+    contact = {
+        "id": "3100000001", "type": "contacts", "attributes": {"email": "a@example.com"},
+        "relationships": {
+            "site": {"data": {"id": "2200000001", "type": "sites"}},
+            "tags": {"data": [{"id": "3600000001", "type": "contact_tags"}]},
+        },
+    }
+    tag = {"id": "3600000001", "type": "contact_tags", "attributes": {"name": "vip"},
+           "relationships": {"site": {"data": {"id": "2200000001", "type": "sites"}}}}
+    put(journal, delivery("tag_added", "3100000001", [contact, tag]))
+    load_all(journal, loader)
+    assert query(db, "SELECT name, _is_deleted, length(_dlt_id) > 0, _dlt_load_id LIKE 'webhooks.%' "
+                     "FROM creator_platform.contact_tags") == [("vip", False, True, True)]
+    assert query(db, "SELECT contact_id, contact_tag_id FROM creator_platform.contacts_tags") == [
+        ("3100000001", "3600000001")
+    ]
+    assert query(db, "SELECT count(*) FROM creator_platform.webhook_dead_letters") == [(0,)]

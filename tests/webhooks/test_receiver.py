@@ -24,7 +24,7 @@ def journal(tmp_path):
 @pytest.fixture
 def client(journal):
     app = create_app(journal, SECRET, max_body_bytes=4096, default_site_id="2200000009")
-    with TestClient(app) as client:
+    with TestClient(app, follow_redirects=False) as client:
         yield client
 
 
@@ -47,7 +47,18 @@ def test_accepted_delivery_is_journaled_before_the_answer(client, journal):
 
 @pytest.mark.parametrize(
     "path",
-    ["/hooks/wrong", f"/hooks/{SECRET}x", f"/hooks/{SECRET[:-1]}", "/", f"/{SECRET}", "/hooks/"],
+    [
+        "/hooks/wrong",
+        f"/hooks/{SECRET}x",
+        f"/hooks/{SECRET[:-1]}",
+        "/",
+        f"/{SECRET}",
+        "/hooks/",
+        "/hooks/wrong/",
+        f"/hooks/{SECRET}/",
+        f"/hooks/{SECRET}/more",
+        f"/HOOKS/{SECRET}",
+    ],
 )
 def test_anything_but_the_secret_path_is_404_and_not_journaled(client, journal, path):
     assert client.post(path, json=payment_succeeded()).status_code == 404

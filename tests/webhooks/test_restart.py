@@ -106,8 +106,10 @@ def test_sigkill_mid_burst_every_acknowledged_delivery_survives(tmp_path):
         senders = [threading.Thread(target=send, args=(first.url, k)) for k in range(4)]
         for sender in senders:
             sender.start()
-        while len(acked) < 300:
+        deadline = time.monotonic() + 60
+        while len(acked) < 300 and time.monotonic() < deadline:
             time.sleep(0.01)
+        assert len(acked) >= 300, f"only {len(acked)} deliveries acknowledged in 60 s"
         first.kill()
         stop.set()
         for sender in senders:

@@ -1,11 +1,14 @@
 """The catalogue of bad-input cases: one row per case, one generic way to serve and judge them.
 
 Every case corrupts the responses of one collection (at one page) behind the drill proxy; all
-other traffic is the sandbox's. A case lists the outcomes it accepts:
+other traffic is the sandbox's. A case lists the outcomes it accepts (by default both):
 - "fail": exit non-zero with one error line naming the resource, the page URL and the problem
-  (`words`: any one of them must appear), with the warehouse identical to before the run;
-- "load": exit 0 with the warehouse identical to the reference (a record the case deliberately
-  altered is checked on its own by `check`, and left out of the table comparison).
+  (`words`: any one of them must appear), every earlier row intact;
+- "load": exit 0 with the warehouse identical to the reference, the altered record included (the
+  bad value must not have landed). Only a case with a `check` (valid but unusual data, like a
+  4 MiB name) expects the altered record to be stored as served: `check` verifies it, and the
+  table comparison leaves it out.
+Valid-but-unusual cases accept only "load": failing on good data is a bug too.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class Case:
     fresh: bool = False  # start from a warehouse that never had this resource
     ci: bool = False  # in the CI subset (the benchmark runs every case)
     needs_record: bool = True  # the edit works on a record: inject one into an empty page
-    accept: frozenset[str] = frozenset({"fail"})
+    accept: frozenset[str] = frozenset({"fail", "load"})
     words: tuple[str, ...] = ()
     timeout: float = 120.0
     check: Callable[[CaseRun, str], list[str]] | None = None  # (run, warehouse) -> problems
@@ -319,7 +322,6 @@ def foreign_links(evil_base: str) -> Edit:
 
 # ---------------------------------------------------------------------- the catalogue
 JSON_WORDS = ("json", "decode", "parse", "truncat", "invalid", "malformed", "unexpected")
-BOTH = frozenset({"fail", "load"})
 
 
 def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
@@ -349,30 +351,30 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
         C("missing_data", "orders", "orders", "no `data` member", set_top("data", _DELETE),
           page=2, fresh=True, needs_record=False, words=("data",)),
         C("data_null", "transactions", "transactions", "`data` is null", set_top("data", None),
-          page=2, fresh=True, needs_record=False, accept=BOTH, words=("data",)),
+          page=2, fresh=True, needs_record=False, words=("data",)),
         C("data_object", "contacts", "contacts", "`data` is an object, not a list",
           set_top("data", {"id": "1", "type": "contacts"}), needs_record=False,
           words=("data", "list", "array"), ci=True),
         C("missing_meta", "customers", "customers", "no `meta` member on page 1",
-          set_top("meta", _DELETE), fresh=True, needs_record=False, accept=BOTH,
+          set_top("meta", _DELETE), fresh=True, needs_record=False,
           words=("meta",)),
         C("missing_meta_and_links", "contact_tags", "contact_tags", "no `meta`, no `links`",
-          lambda run, doc, ex: {"data": doc.get("data")}, needs_record=False, accept=BOTH,
+          lambda run, doc, ex: {"data": doc.get("data")}, needs_record=False,
           words=("meta",), ci=True),
         C("total_pages_1e9", "contacts", "contacts", "meta.total_pages = 10^9",
-          huge_total_pages, fresh=True, needs_record=False, accept=BOTH,
+          huge_total_pages, fresh=True, needs_record=False,
           words=("page", "total"), ci=True),
         C("total_pages_string", "orders", "orders", "meta.total_pages is a string",
-          string_total_pages, fresh=True, needs_record=False, accept=BOTH,
+          string_total_pages, fresh=True, needs_record=False,
           words=("total_pages", "meta")),
         C("never_ending_next", "custom_fields", "custom_fields",
           "`next` link on every page, records on every page, no meta", never_ending,
-          page=None, needs_record=False, accept=BOTH,
+          page=None, needs_record=False,
           words=("page", "pagination", "repeat", "loop", "cap", "never"), ci=True),
         C("foreign_next_link", "products", "products", "links point at another host",
-          foreign_links(evil_base), needs_record=False, accept=BOTH, words=("link", "host")),
+          foreign_links(evil_base), needs_record=False, words=("link", "host")),
         C("page_100mb", "contacts", "contacts", "a 100 MB page", big_page, page=2,
-          fresh=True, needs_record=False, accept=BOTH,
+          fresh=True, needs_record=False,
           words=("size", "large", "mb", "bytes", "limit", "too big"), ci=True),
         C("status_400_mid_pagination", "transactions", "transactions", "400 error on page 2",
           status_400, page=2, fresh=True, needs_record=False, words=("400", "bad request")),
@@ -382,14 +384,14 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
         C("missing_id", "purchases", "purchases", "a record without id",
           set_record("id", _DELETE, "purchases"), words=("id",)),
         C("integer_id", "customers", "customers", "id sent as a JSON integer",
-          lambda run, doc, ex: _int_id(doc), accept=BOTH, words=("id",)),
+          lambda run, doc, ex: _int_id(doc), words=("id",)),
         C("attributes_missing", "transactions", "transactions", "a record without attributes",
           set_record("attributes", _DELETE, "transactions"), words=("attributes",)),
         C("attributes_not_object", "orders", "orders", "attributes is a string",
           set_record("attributes", "oops", "orders"), words=("attributes",)),
         C("relationship_malformed", "purchases", "purchases",
           "relationships.customer.data is a string",
-          lambda run, doc, ex: _bad_relationship(run, doc), accept=BOTH,
+          lambda run, doc, ex: _bad_relationship(run, doc),
           words=("relationship", "customer")),
         C("duplicate_id_in_page", "contacts", "contacts", "the same record twice in a page",
           duplicate_first, page=2, fresh=True, accept=frozenset({"load"}), ci=True),
@@ -401,7 +403,7 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
           words=("amount_in_cents", "integer", "int"), ci=True),
         C("integral_float_cents", "purchases", "purchases",
           "amount_in_cents sent as 1234.0 (same value, float syntax)",
-          map_attr("purchases", "amount_in_cents", float_cents), accept=BOTH,
+          map_attr("purchases", "amount_in_cents", float_cents),
           words=("amount_in_cents", "integer")),
         C("cents_overflow", "orders", "orders", "total_price_in_cents = 10^30",
           set_attr("orders", "total_price_in_cents", 10**30),
@@ -410,7 +412,7 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
           set_attr("payouts", "amount", "N/A"), words=("amount", "decimal", "number"), ci=True),
         C("payout_amount_as_string", "platform_payments_payouts", "payouts",
           "amount sent as a decimal string", map_attr("payouts", "amount", string_amount),
-          accept=BOTH, words=("amount", "decimal")),
+          words=("amount", "decimal")),
         C("invalid_timestamp", "contacts", "contacts", "created_at = \"not-a-date\"",
           set_attr("contacts", "created_at", "not-a-date"),
           words=("created_at", "timestamp", "date", "time"), ci=True),
@@ -421,9 +423,9 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
           "updated_at with a +05:30 offset (same instant)",
           map_attr("purchases", "updated_at", offset_timestamp), accept=frozenset({"load"})),
         C("oversized_string", "contacts", "contacts", "a 4 MiB contact name", oversized_name,
-          accept=BOTH, check=check_oversized, words=("size", "long", "large", "name"), ci=True),
+          check=check_oversized, words=("size", "long", "large", "name"), ci=True),
         C("unknown_included_type", "courses", "courses", "included record of type `widgets`",
-          unknown_included, detail=True, needs_record=False, accept=BOTH,
+          unknown_included, detail=True, needs_record=False,
           extra_tables=frozenset({"widgets"}), words=("widgets", "type", "included"), ci=True),
         C("included_without_id", "courses", "courses", "included module without id",
           included_without_id, detail=True, needs_record=False, words=("id", "included")),

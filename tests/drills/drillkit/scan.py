@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import gzip
+import re
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,14 +46,20 @@ class Scanner:
     """Holds named secrets; `scan_*` return where any of them was found."""
 
     def __init__(self, secrets: dict[str, str], client_id: str | None = None) -> None:
-        self.needles = {name: variants(value, client_id) for name, value in secrets.items() if value}
+        self.owner: dict[bytes, str] = {}
+        for name, value in secrets.items():
+            if value:
+                for form in variants(value, client_id):
+                    self.owner.setdefault(form, name)
+        # One alternation, longest first: a single pass per text, however many needles.
+        forms = sorted(self.owner, key=len, reverse=True)
+        self.pattern = re.compile(b"|".join(re.escape(f) for f in forms)) if forms else None
 
     def scan_bytes(self, data: bytes, where: str) -> list[Finding]:
-        return [
-            Finding(name, where)
-            for name, forms in self.needles.items()
-            if any(form in data for form in forms)
-        ]
+        if self.pattern is None:
+            return []
+        names = {self.owner[m.group(0)] for m in self.pattern.finditer(data)}
+        return [Finding(name, where) for name in sorted(names)]
 
     def scan_text(self, text: str, where: str) -> list[Finding]:
         return self.scan_bytes(text.encode("utf-8", "replace"), where)

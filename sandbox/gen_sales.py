@@ -1,0 +1,260 @@
+"""Purchases, their transactions and orders, generated column-wise.
+
+Every site is guaranteed the rare cases (refund, dispute, test, failed and pending transactions,
+quantity 2, recent sales) so that even `tiny` exercises every path of the pipeline and models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sandbox import vocab as V
+from sandbox.dataset import DAY, Store
+from sandbox.gen_helpers import uniq
+from sandbox.rollups import refresh_purchase_updated_at, settlement_columns
+from sandbox.store import NULL
+
+
+def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
+                 currency: np.ndarray) -> np.ndarray:
+    """For each (site, currency) draw a live offer of that site priced in that currency."""
+    offers = store.table("offers")
+    out = np.empty(len(site), np.int64)
+    live = ~offers.cols["archived"]
+    for s in uniq(site).tolist():
+        for c in range(3):
+            rows = np.flatnonzero((site == s) & (currency == c))
+            if not len(rows):
+                continue
+            pool = np.flatnonzero(live & (offers.cols["site"] == s) & (offers.cols["currency"] == c))
+            free = pool[offers.cols["ptype"][pool] == 3]
+            paid = pool[offers.cols["ptype"][pool] != 3]
+            draw = paid[rng.integers(0, len(paid), len(rows))]
+            if len(free):
+                use_free = rng.random(len(rows)) < 0.05
+                draw[use_free] = free[rng.integers(0, len(free), int(use_free.sum()))]
+            out[rows] = draw
+    return out
+
+
+def _purchases_and_transactions(
+    store: Store, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Purchases, and their transactions (returned: the order payments are added later)."""
+    customers, offers = store.table("customers"), store.table("offers")
+    now = store.now
+    m = customers.n
+    per = 1 + rng.poisson(0.3, m)
+    cust = np.repeat(np.arange(m), per)
+    first = np.ones(len(cust), bool)
+    first[1:] = cust[1:] != cust[:-1]
+    c_created = customers.cols["created_at"][cust]
+    created = np.where(first, c_created,
+                       c_created + ((now - 60 - c_created) * rng.random(len(cust))).astype(np.int64))
+    # recent platform_payments sales on each of the last days of every site, so that pending
+    # and in-transit payouts exist even at `tiny`
+    extra_cust, extra_at = _recent_sales(store, rng)
+    cust = np.concatenate([cust, extra_cust])
+    created = np.concatenate([created, extra_at])
+    forced_platform = np.zeros(len(cust), bool)
+    forced_platform[len(cust) - len(extra_cust):] = True
+    order = np.argsort(created, kind="stable")
+    cust, created, forced_platform = cust[order], created[order], forced_platform[order]
+    p = len(cust)
+    site = customers.cols["site"][cust]
+    offer = _pick_offers(store, rng, site, customers.cols["currency"][cust])
+    ptype = offers.cols["ptype"][offer]
+    one = np.flatnonzero(ptype == 0)
+    old_one = one[created[one] < now - 45 * DAY]
+    qty_two = at_least_one_per_site(rng.random(len(one)) < 0.05, site[one], rng)
+    qty = np.ones(p, np.int64)
+    qty[one[qty_two]] = 2
+    amount = offers.cols["price_in_cents"][offer] * qty
+    provider = rng.choice(3, p, p=[0.6, 0.3, 0.1]).astype(np.int8)
+    provider[forced_platform] = 0
+    deactivated = np.full(p, NULL, np.int64)
+    reason = np.full(p, -1, np.int8)
+
+    segments: list[dict[str, np.ndarray]] = []
+
+    def add(rows: np.ndarray, at: np.ndarray, action: int, state: int, sign: int) -> None:
+        segments.append({"purchase": rows, "created_at": at,
+                         "action": np.full(len(rows), action, np.int8),
+                         "state": np.full(len(rows), state, np.int8),
+                         "sign": np.full(len(rows), sign, np.int64)})
+
+    # one-time purchases: a charge; some (at least one per site) refunded, some disputed
+    add(one, created[one], 0, 1, 1)
+    refunded = at_least_one_per_site(rng.random(len(old_one)) < 0.06, site[old_one], rng)
+    disputed = at_least_one_per_site((rng.random(len(old_one)) < 0.012) & ~refunded,
+                                     site[old_one], rng, exclude=refunded)
+    refund = old_one[refunded]
+    r_at = created[refund] + rng.integers(1, 20, len(refund)) * DAY
+    add(refund, r_at, 1, 1, -1)
+    deactivated[refund], reason[refund] = r_at, 0
+    dispute = old_one[disputed]
+    d_at = created[dispute] + rng.integers(10, 40, len(dispute)) * DAY
+    add(dispute, d_at, 6, 1, -1)
+    deactivated[dispute], reason[dispute] = d_at, 3
+
+    # subscriptions: a subscription_charge each period until deactivated
+    subs = np.flatnonzero((ptype == 1) | (ptype == 2))
+    period = np.where(ptype[subs] == 1, 30, 365).astype(np.int64) * DAY
+    lifetime = np.where(ptype[subs] == 1, rng.geometric(0.12, len(subs)),
+                        rng.geometric(0.5, len(subs)))
+    end = created[subs] + lifetime * period - rng.integers(1, 5, len(subs)) * DAY
+    ended = end <= now - 60
+    deactivated[subs[ended]] = end[ended]
+    reason[subs[ended]] = np.where(rng.random(int(ended.sum())) < 0.8, 1, 2)
+    stop = np.minimum(end, now - 60)
+    charges = np.maximum((stop - created[subs] - 1) // period + 1, 1)
+    rows = np.repeat(subs, charges)
+    k = np.arange(len(rows)) - np.repeat(np.cumsum(charges) - charges, charges)
+    at = created[rows] + k * np.repeat(period, charges)
+    add(rows, at, 3, 1, 1)
+    failed = at_least_one_per_site(rng.random(len(rows)) < 0.03, site[rows], rng)
+    add(rows[failed], at[failed] - 3600, 3, 2, 1)
+    add(subs, created[subs], 2, 1, 0)  # the internal `subscribe` record, amount 0
+
+    # internal-only records: free purchases, tests, pending attempts
+    free = np.flatnonzero(ptype == 3)
+    add(free, created[free], 4, 1, 0)
+    test = np.flatnonzero(at_least_one_per_site(rng.random(p) < 0.02, site, rng))
+    add(test, created[test] + 30, 5, 1, 1)
+    pending = np.flatnonzero(at_least_one_per_site(rng.random(p) < 0.01, site, rng))
+    add(pending, created[pending] + 90, 0, 0, 1)
+
+    seg = {k: np.concatenate([s[k] for s in segments]) for k in segments[0]}
+    pur = seg["purchase"]
+    t_amount = amount[pur] * seg["sign"]
+    currency = offers.cols["currency"][offer][pur]
+    tax = np.where((currency > 0) & (rng.random(len(pur)) < 0.3), np.round(t_amount / 6), 0)
+    txn = {
+        "purchase": pur.astype(np.int64),
+        "customer": cust[pur].astype(np.int64),
+        "offer": offer[pur].astype(np.int64),
+        "order": np.full(len(pur), NULL, np.int64),
+        "created_at": seg["created_at"].astype(np.int64),
+        "action": seg["action"], "state": seg["state"],
+        "provider": provider[pur],
+        "currency": currency.astype(np.int8),
+        "ptype": ptype[pur].astype(np.int8),
+        "amount_in_cents": t_amount.astype(np.int64),
+        "sales_tax_in_cents": tax.astype(np.int64),
+    }
+    store.new_table("purchases").set_columns({
+        "customer": cust.astype(np.int64), "offer": offer, "site": site,
+        "created_at": created, "updated_at": created.copy(), "amount_in_cents": amount,
+        "quantity": qty, "currency": currency_of(offers, offer), "ptype": ptype.astype(np.int8),
+        "deactivated_at": deactivated, "reason": reason,
+        "opt_in": rng.random(p) < 0.55,
+        "coupon": np.where(rng.random(p) < 0.15, rng.integers(0, len(V.COUPONS), p), -1
+                           ).astype(np.int8),
+        "source": rng.choice(4, p, p=[0.8, 0.08, 0.07, 0.05]).astype(np.int8),
+        "referrer": np.where(rng.random(p) < 0.4, rng.integers(0, len(V.REFERRERS), p), -1
+                             ).astype(np.int8),
+        "zip": rng.integers(10000, 99999, p).astype(np.int64),
+        "extra": rng.random(p) < 0.2,
+    })
+    return txn
+
+
+def at_least_one_per_site(mask: np.ndarray, site: np.ndarray, rng: np.random.Generator,
+                          exclude: np.ndarray | None = None) -> np.ndarray:
+    """Make sure every site present has at least one True (so `tiny` shows every case)."""
+    mask = mask.copy()
+    for s in uniq(site).tolist():
+        mine = site == s
+        if exclude is not None:
+            mine &= ~exclude
+        if mine.any() and not (mask & mine).any():
+            rows = np.flatnonzero(mine)
+            mask[rows[rng.integers(0, len(rows))]] = True
+    return mask
+
+
+def _recent_sales(store: Store, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """One sale per site on each of the last 6 days, by customers older than a week."""
+    customers = store.table("customers")
+    now = store.now
+    custs, times = [], []
+    for s in range(store.table("sites").n):
+        pool = np.flatnonzero((customers.cols["site"] == s)
+                              & (customers.cols["created_at"] < now - 7 * DAY))
+        if not len(pool):
+            continue
+        for d in range(1, 7):
+            custs.append(int(pool[rng.integers(0, len(pool))]))
+            times.append(now - d * DAY + int(rng.integers(0, 3600)))
+    return np.asarray(custs, np.int64), np.asarray(times, np.int64)
+
+
+def currency_of(offers, offer_rows: np.ndarray) -> np.ndarray:
+    return offers.cols["currency"][offer_rows].astype(np.int8)
+
+
+def _orders(store: Store, rng: np.random.Generator, txn: dict[str, np.ndarray]) -> None:
+    customers, products = store.table("customers"), store.table("products")
+    now = store.now
+    count = max(1, round(store.table("contacts").n * 0.24))
+    cust = rng.integers(0, customers.n, count)
+    c_created = customers.cols["created_at"][cust]
+    created = c_created + ((now - 120 - c_created) * rng.random(count)).astype(np.int64)
+    order = np.argsort(created, kind="stable")
+    cust, created = cust[order], created[order]
+    site = customers.cols["site"][cust]
+    number = np.zeros(count, np.int64)
+    for s in uniq(site).tolist():
+        rows = np.flatnonzero(site == s)
+        number[rows] = 1001 + np.arange(len(rows))
+    fulfilled = created + rng.integers(DAY // 2, 5 * DAY, count)
+    fulfilled[(rng.random(count) < 0.15) | (fulfilled > now - 60)] = NULL
+
+    n_items = 1 + rng.binomial(2, 0.25, count)
+    item_order = np.repeat(np.arange(count), n_items)
+    k = len(item_order)
+    live = np.flatnonzero(~products.cols["archived"])
+    item_product = np.empty(k, np.int64)
+    item_site = site[item_order]
+    for s in uniq(item_site).tolist():
+        rows = np.flatnonzero(item_site == s)
+        pool = live[products.cols["site"][live] == s]
+        item_product[rows] = pool[rng.integers(0, len(pool), len(rows))]
+    unit = rng.integers(5, 150, k) * 100 - 1
+    quantity = np.where(rng.random(k) < 0.8, 1, 2).astype(np.int64)
+    subtotal = unit * quantity
+    discount = np.where(rng.random(k) < 0.1, np.minimum(500, subtotal // 2), 0)
+    taxed = rng.random(count) < 0.25
+    tax = np.where(taxed[item_order], np.round((subtotal - discount) * 0.08), 0).astype(np.int64)
+    total = subtotal - discount + tax
+    sums = {name: np.bincount(item_order, weights=arr, minlength=count).astype(np.int64)
+            for name, arr in (("subtotal", subtotal), ("discount", discount), ("tax", tax),
+                              ("total", total))}
+    currency = customers.cols["currency"][cust].astype(np.int8)
+    store.new_table("orders").set_columns({
+        "customer": cust.astype(np.int64), "site": site, "created_at": created,
+        "number": number, "fulfilled_at": fulfilled, "currency": currency,
+        "subtotal": sums["subtotal"], "discount": sums["discount"], "tax": sums["tax"],
+        "total": sums["total"],
+    })
+    store.new_table("order_items").set_columns({
+        "order": item_order.astype(np.int64), "product": item_product, "quantity": quantity,
+        "subtotal": subtotal.astype(np.int64), "discount": discount.astype(np.int64),
+        "tax": tax, "total": total.astype(np.int64), "created_at": created[item_order],
+        "fulfilled_at": fulfilled[item_order], "currency": currency[item_order],
+    })
+    pay = {
+        "purchase": np.full(count, NULL, np.int64), "customer": cust.astype(np.int64),
+        "offer": np.full(count, NULL, np.int64), "order": np.arange(count, dtype=np.int64),
+        "created_at": created.copy(), "action": np.zeros(count, np.int8),
+        "state": np.ones(count, np.int8),
+        "provider": rng.choice(3, count, p=[0.6, 0.3, 0.1]).astype(np.int8),
+        "currency": currency, "ptype": np.zeros(count, np.int8),
+        "amount_in_cents": sums["total"], "sales_tax_in_cents": sums["tax"],
+    }
+    merged = {k: np.concatenate([txn[k], pay[k]]) for k in txn}
+    order = np.argsort(merged["created_at"], kind="stable")
+    merged = {k: v[order] for k, v in merged.items()}
+    merged.update(settlement_columns(merged))
+    store.new_table("transactions").set_columns(merged)
+    refresh_purchase_updated_at(store)

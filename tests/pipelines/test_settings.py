@@ -1,0 +1,49 @@
+"""Settings resolution: flags > env (dlt conventions) > defaults; clear usage errors."""
+
+from __future__ import annotations
+
+import click
+import pytest
+
+from pipelines.sync import resolve_settings
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # no .dlt/ here
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__BASE_URL", "https://api.example.com")
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_ID", "env-client")
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_SECRET", "env-secret-value")
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__LOOKBACK_DAYS__CONTACTS", "3")
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CONCURRENCY", "6")
+    return monkeypatch
+
+
+def test_env_values_and_flag_overrides(env, tmp_path):
+    s = resolve_settings(duckdb=str(tmp_path / "x.duckdb"))
+    assert s.base_url == "https://api.example.com" and s.client_id == "env-client"
+    assert s.client_secret.reveal() == "env-secret-value"
+    assert "env-secret-value" not in repr(s)
+    assert s.concurrency == 6
+    assert s.lookback_s == {"contacts": 3 * 86400}
+    assert s.warehouse.duckdb_path == str(tmp_path / "x.duckdb")
+    assert s.warehouse.dataset == "creator_platform"
+    s2 = resolve_settings(base_url="http://127.0.0.1:9", client_id="flag", concurrency=2,
+                          site_id=("1", "2"), resources="contacts,orders", dataset="raw")
+    assert (s2.base_url, s2.client_id, s2.concurrency) == ("http://127.0.0.1:9", "flag", 2)
+    assert s2.site_ids == ("1", "2") and s2.resources == ("contacts", "orders")
+    assert s2.warehouse.dataset == "raw"
+
+
+def test_missing_secret_and_unknown_resource_are_usage_errors(env):
+    env.delenv("SOURCES__CREATOR_PLATFORM__CLIENT_SECRET")
+    with pytest.raises(click.UsageError, match="SOURCES__CREATOR_PLATFORM__CLIENT_SECRET"):
+        resolve_settings()
+    with pytest.raises(click.UsageError, match="unknown resource"):
+        resolve_settings(client_secret="x", resources="contacts,nope")
+
+
+def test_two_warehouses_never_share_pipeline_state(env, tmp_path):
+    a = resolve_settings(duckdb=str(tmp_path / "a.duckdb")).warehouse
+    b = resolve_settings(duckdb=str(tmp_path / "b.duckdb")).warehouse
+    assert a.pipelines_dir != b.pipelines_dir

@@ -1,0 +1,25 @@
+"""Code-derived sort keys order exactly like the strings they stand for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sandbox import virtuals
+from sandbox.generate import generate
+from sandbox.options import parse_now
+
+
+@pytest.mark.parametrize(("type_name", "column"), [
+    ("contacts", "name"), ("customers", "name"), ("form_submissions", "name"),
+    ("purchases", "cardholder_name"),
+])
+def test_sort_key_agrees_with_string_order(type_name, column):
+    store = generate(13, "demo", 2, parse_now("2026-03-01T12:00:00Z"))
+    virtuals.install(store)
+    table = store.tables[type_name]
+    rows = np.arange(table.n)
+    key = table.sort_keys[column]()
+    by_key = np.lexsort((rows, key)).tolist()
+    strings = table.values(column, rows)
+    assert by_key == sorted(rows.tolist(), key=lambda r: (strings[r], r))
