@@ -17,6 +17,7 @@ from models.adapters import (
     postgres_dsn_from_dlt,
     redact_dsn,
 )
+from models.headline import format_headline, headline_figures_from
 from models.runner import BuildResult, DataTestError, ModelsError, Params, build
 from pipelines.locking import LockTimeout, warehouse_lock
 
@@ -114,6 +115,7 @@ def models_command(
         adapter = _connect(destination, duckdb_path, postgres_dsn)
         try:
             result = build(adapter, params, run_tests=run_tests, strict=strict)
+            headline = format_headline(headline_figures_from(adapter, as_of))
         except DataTestError as exc:
             _print_result(exc.result)
             raise click.ClickException(str(exc)) from exc
@@ -122,3 +124,5 @@ def models_command(
         finally:
             adapter.close()
     _print_result(result)
+    for line in headline:
+        click.echo(line)

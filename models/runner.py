@@ -31,7 +31,6 @@ from models.render import (
 log = logging.getLogger("creator_sync.models")
 
 
-
 class ModelsError(RuntimeError):
     """A build could not run: missing raw data, bad parameter, or a model's SQL failed."""
 
@@ -44,7 +43,10 @@ class Params:
     as_of: dt.date | None = None
 
     def validate(self) -> None:
-        quote_ident(self.dataset)
+        try:
+            quote_ident(self.dataset)
+        except ValueError as exc:
+            raise ModelsError(f"--dataset: {exc}") from exc
         try:
             zoneinfo.ZoneInfo(self.timezone)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
@@ -137,12 +139,15 @@ def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
 def _run_test(adapter: Adapter, name: str, sql: str, severity: str, description: str) -> TestRun:
     start = time.perf_counter()
     body = sql.strip().rstrip(";")
-    _, count = adapter.fetch(f"select count(*) from ({body}) as failing")
-    failures = int(count[0][0])
-    sample: list[dict[str, Any]] = []
-    if failures:
-        names, rows = adapter.fetch(f"select * from ({body}) as failing limit 5")
-        sample = [dict(zip(names, row, strict=True)) for row in rows]
+    try:
+        _, count = adapter.fetch(f"select count(*) from ({body}) as failing")
+        failures = int(count[0][0])
+        sample: list[dict[str, Any]] = []
+        if failures:
+            names, rows = adapter.fetch(f"select * from ({body}) as failing limit 5")
+            sample = [dict(zip(names, row, strict=True)) for row in rows]
+    except Exception as exc:
+        raise ModelsError(f"data test {name} could not run on {adapter.label}: {exc}") from exc
     return TestRun(name, severity, description, failures, sample, time.perf_counter() - start)
 
 
@@ -237,5 +242,6 @@ def run_models(
             return build(adapter, params, run_tests=run_tests, strict=strict)
         finally:
             adapter.close()
+
 
 __all__ = ["BuildResult", "DataTestError", "ModelsError", "build", "headline_figures", "run_models"]

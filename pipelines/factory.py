@@ -23,6 +23,8 @@ SOURCE_SECTION = "sources.creator_platform"
 SYNC_SECTION = "creator_sync"
 DEFAULT_DUCKDB = "creator_platform.duckdb"
 DEFAULT_DATASET = "creator_platform"
+DEFAULT_DUCKDB_MEMORY = "256MB"
+FILE_MAX_ITEMS = 50_000
 
 
 def config_value(section: str, key: str, default: Any = None) -> Any:
@@ -85,15 +87,25 @@ def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
     if warehouse.destination == "duckdb":
         assert warehouse.duckdb_path is not None
         Path(warehouse.duckdb_path).parent.mkdir(parents=True, exist_ok=True)
-        destination: Any = dlt.destinations.duckdb(credentials=warehouse.duckdb_path)
+        from dlt.destinations.impl.duckdb.configuration import DuckDbCredentials
+
+        # DuckDB's default buffer pool is 80% of RAM: cap it so memory stays flat as data grows
+        # (big merges spill to disk instead); `creator_sync.duckdb_memory_limit` overrides
+        limit = config_value(SYNC_SECTION, "duckdb_memory_limit", DEFAULT_DUCKDB_MEMORY)
+        credentials = DuckDbCredentials(
+            warehouse.duckdb_path, global_config={"memory_limit": str(limit)}
+        )
+        destination: Any = dlt.destinations.duckdb(credentials=credentials)
     else:
         destination = warehouse.destination
     Path(warehouse.pipelines_dir).mkdir(parents=True, exist_ok=True)
     # arrow items carry no _dlt_load_id by default: we need it for `_is_deleted` and summaries
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
+    # loaded packages are kept by dlt for inspection: drop their data files, keep the metadata
+    dlt.config["load.delete_completed_jobs"] = True
     # rotate files so normalize and load never hold a whole collection in memory
-    for step in ("extract", "normalize"):
-        dlt.config[f"{step}.data_writer.file_max_items"] = 100_000
+    # (the writers resolve `data_writer.*` without a step section)
+    dlt.config["data_writer.file_max_items"] = FILE_MAX_ITEMS
     return dlt.pipeline(
         pipeline_name=warehouse.pipeline_name,
         destination=destination,

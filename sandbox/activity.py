@@ -18,7 +18,7 @@ from sandbox.store import NULL
 KINDS = (
     ("contact", 0.16), ("purchase", 0.18), ("renewal", 0.10), ("refund", 0.04),
     ("deactivate", 0.05), ("order", 0.09), ("tag_added", 0.10), ("tag_removed", 0.07),
-    ("form", 0.09), ("update", 0.12),
+    ("form", 0.09), ("update", 0.12), ("fulfil", 0.06),
 )
 
 
@@ -85,9 +85,13 @@ class Activity:
             summary: dict[str, int] = {}
             names = [k for k, _ in KINDS]
             weights = np.asarray([w for _, w in KINDS])
-            for _ in range(count):
+            # every kind once (in a seeded order) when the call is big enough, then weighted
+            sequence = [names[k] for k in rng.permutation(len(names))][:count]
+            draws = rng.choice(len(names), max(0, count - len(sequence)),
+                               p=weights / weights.sum())
+            sequence += [names[int(k)] for k in draws]
+            for kind in sequence:
                 store.now += self.step
-                kind = names[int(rng.choice(len(names), p=weights / weights.sum()))]
                 done = getattr(self, f"_{kind}")(rng, batch, events)
                 if done:
                     summary[kind] = summary.get(kind, 0) + 1
@@ -177,6 +181,7 @@ class Activity:
                                 order=NULL, action=3 if ptype in (1, 2) else 0, amount=amount,
                                 currency=currency, provider=provider, ptype=ptype)
         batch.set("customers", customer, "updated_at", store.now)
+        batch.set("contacts", contact, "updated_at", store.now)  # its offers changed
         events.append(("purchase", purchase, NULL))
         events.append(("payment_succeeded", txn, NULL))
         return True
@@ -258,6 +263,19 @@ class Activity:
                                 provider=int(rng.choice(3, p=[0.6, 0.3, 0.1])), ptype=0)
         events.append(("order_created", order, NULL))
         events.append(("payment_succeeded", txn, NULL))
+        return True
+
+    def _fulfil(self, rng, batch: Batch, events) -> bool:
+        """Fulfil the oldest open order (orders have no updated_at: syncs must look back)."""
+        store = self.store
+        orders = store.tables["orders"].cols
+        open_rows = np.flatnonzero(orders["fulfilled_at"] == NULL)
+        if not len(open_rows):
+            return False
+        order = int(open_rows[min(len(open_rows) - 1, int(rng.integers(0, 3)))])
+        batch.set("orders", order, "fulfilled_at", store.now)
+        for item in store.fk_children("order_items", "order", order).tolist():
+            batch.set("order_items", item, "fulfilled_at", store.now)
         return True
 
     def _tag_added(self, rng, batch: Batch, events) -> bool:

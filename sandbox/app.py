@@ -36,7 +36,9 @@ from sandbox.query import (
     run_list,
 )
 from sandbox.ratelimit import RateLimiter
+from sandbox.relations import related
 from sandbox.render import RenderContext, http_date, render, resolve_includes
+from sandbox.schema import REL_INDEX, Rel
 from sandbox.store import NULL
 
 JSON_API = b"application/vnd.api+json"
@@ -219,15 +221,50 @@ class SandboxApp:
             raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
                            headers={"allow": "GET"})
         _require_scope(principal, collection.scope, req.path)
-        if len(parts) > 2 or (len(parts) == 2 and not collection.single):
+        if len(parts) > 4 or (len(parts) >= 2 and not collection.single) or (
+                len(parts) == 4 and parts[2] != "relationships"):
             raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+        if len(parts) >= 3:  # the relationship links of contacts/customers point here
+            rel_name = parts[-1]
+            rel = REL_INDEX[collection.type].get(rel_name)
+            if rel is None:
+                raise ApiError(404, f"{collection.path} has no relationship {rel_name!r}",
+                               pointer=req.path)
+            if len(parts) == 3:
+                target = next((c for c in COLLECTIONS.values() if c.type == rel.type), None)
+                _require_scope(principal, target.scope if target else None, req.path)
         key = (req.path, req.query_string, self.store.data_version)
         body = self.responses.get(key)
         if body is None:
-            body = (self._list(req, collection) if len(parts) == 1
-                    else self._single(req, collection, parts[1]))
+            if len(parts) == 1:
+                body = self._list(req, collection)
+            elif len(parts) == 2:
+                body = self._single(req, collection, parts[1])
+            else:
+                body = self._relationship(req, collection, parts[1], rel, linkage=len(parts) == 4)
             self.responses.put(key, body)
         return 200, body, {}
+
+    def _relationship(self, req: Request, collection: Collection, id_text: str, rel: Rel,
+                      linkage: bool) -> bytes:
+        """`/{id}/relationships/{rel}` (resource identifiers) or `/{id}/{rel}` (the related
+        resources), so that the relationship links in responses lead somewhere."""
+        params = parse_params(req.query, default_size=1, max_size=1, allow_sort=False,
+                              allow_page=False)
+        if params.filters:
+            key = f"filter[{sorted(params.filters)[0]}]"
+            raise ApiError(400, f"{key} is not accepted here", parameter=key)
+        check_fields(params, {rel.type})
+        row = self._find(collection, id_text, None)
+        rows = np.asarray(related(self.store, collection.type, rel, row), dtype=np.int64)
+        target = self.store.tables[rel.type]
+        if linkage:
+            data: object = [{"id": i, "type": rel.type} for i in target.ids(rows)]
+        else:
+            data = render(self._context(params.fields), rel.type, rows)
+        if not rel.many:
+            data = data[0] if data else None  # type: ignore[index]
+        return orjson.dumps({"data": data, "links": {"self": f"{self.api_url}/{req.path[4:]}"}})
 
     def _oauth(self, req: Request, action: str) -> tuple[int, bytes, dict]:
         if req.method != "POST":

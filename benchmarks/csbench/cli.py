@@ -112,14 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     elapsed = time.monotonic() - started
     figs = figures.compute(results, options)
     rows = figures.row_medians(results)
-    header = _header(info, command, options, elapsed)
+    header = _header(info, command, options, elapsed, results.load_avgs)
     print(figures.render(header, rows, figs, results.skipped), flush=True)
     path = _save(args, info, command, options, elapsed, results, rows, figs)
     print(f"\nsaved {path}", flush=True)
     return 1 if results.failures else 0
 
 
-def _header(info: dict[str, object], command: str, options: Options, elapsed: float) -> list[str]:
+def _header(
+    info: dict[str, object],
+    command: str,
+    options: Options,
+    elapsed: float,
+    loads: list[float],
+) -> list[str]:
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())  # type: ignore[attr-defined]
     return [
         f"creator-sync benchmarks: scale {options.scale}, {options.sites} sites, seed "
@@ -128,7 +134,19 @@ def _header(info: dict[str, object], command: str, options: Options, elapsed: fl
         f"date: {info['date_utc']}  (suite took {elapsed / 60:.1f} min)",
         f"machine: {info['cores']} cores, {info['cpu']}, {info['ram_gib']} GiB RAM, {info['os']}",
         f"python {info['python']}; {versions}; commit {info['commit']}",
+        _load_line(info, loads),
     ]
+
+
+def _load_line(info: dict[str, object], loads: list[float]) -> str:
+    """Wall times mean little on a busy machine: say how busy it was."""
+    start = info.get("load_avg_1m_start", float("nan"))
+    peak = max(loads, default=float("nan"))
+    line = f"load average (1 min): {start} at start, {peak:.2f} at most after a client run"
+    cores = info.get("cores") or 1
+    if peak > cores:  # type: ignore[operator]
+        line += f"  WARNING: above {cores} cores, other work competed with the clients"
+    return line
 
 
 def _save(args: argparse.Namespace, info: dict[str, object], command: str, options: Options,
@@ -146,6 +164,7 @@ def _save(args: argparse.Namespace, info: dict[str, object], command: str, optio
         "figures": figures.as_json(figs),
         "facts": results.facts,  # type: ignore[attr-defined]
         "peak_in_flight": results.peak_in_flight,  # type: ignore[attr-defined]
+        "load_avgs": results.load_avgs,  # type: ignore[attr-defined]
         "failures": results.failures,  # type: ignore[attr-defined]
         "skipped": results.skipped,  # type: ignore[attr-defined]
         "runs": {label: [m.summary() for m in ms]

@@ -88,7 +88,7 @@ def compute(results: Results, options: Options) -> list[Figure]:
             value,
             "≤ 0.30",
             0.30,
-            note="" if value else _why_missing(results, "ours_full", "peer"),
+            note="" if value is not None else _why_missing(results, "ours_full", "peer"),
         )
     )
     value = _ratio(ours_wall, _med(ok("floor_seq"), "wall_s"))
@@ -99,7 +99,7 @@ def compute(results: Results, options: Options) -> list[Figure]:
             value,
             "≤ 0.35",
             0.35,
-            note="" if value else _why_missing(results, "ours_full", "floor_seq"),
+            note="" if value is not None else _why_missing(results, "ours_full", "floor_seq"),
         )
     )
     conc = int(traffic.median(results.peak_in_flight)) if results.peak_in_flight else 0
@@ -111,7 +111,7 @@ def compute(results: Results, options: Options) -> list[Figure]:
             value,
             "info (1.0 = at the floor)",
             None,
-            note="" if value else _why_missing(results, "floor_conc"),
+            note="" if value is not None else _why_missing(results, "floor_conc"),
         )
     )
     if options.peer_parallelized:
@@ -153,12 +153,12 @@ def compute(results: Results, options: Options) -> list[Figure]:
     base_rss = _med(ok("ours_baseline"), "max_rss_mib")
     value = _ratio(ours_rss, base_rss)
     figs.append(_fig("rss_flat", f"peak RSS of ours: {options.scale} ÷ {base}", value, "≤ 1.30",
-                     1.30, note=f"{ours_rss:.0f} MiB vs {base_rss:.0f} MiB" if value else
+                     1.30, note=f"{ours_rss:.0f} MiB vs {base_rss:.0f} MiB" if value is not None else
                      _why_missing(results, "ours_cpu", "ours_baseline")))  # fmt: skip
     peer_rss = _med(ok("peer_cpu"), "max_rss_mib")
     value = _ratio(ours_rss, peer_rss)
     figs.append(_fig("rss_vs_peer", f"peak RSS at {options.scale}: ours ÷ peer", value, "info",
-                     None, note=f"peer {peer_rss:.0f} MiB" if value else
+                     None, note=f"peer {peer_rss:.0f} MiB" if value is not None else
                      _why_missing(results, "peer_cpu")))  # fmt: skip
 
     figs.append(_incremental_requests(results))
@@ -171,7 +171,7 @@ def compute(results: Results, options: Options) -> list[Figure]:
                 value,
                 "info",
                 None,
-                note="" if value else _why_missing(results, label),
+                note="" if value is not None else _why_missing(results, label),
             )
         )
     return figs

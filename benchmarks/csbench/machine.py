@@ -51,8 +51,17 @@ def _version(name: str) -> str:
         return "absent"
 
 
+def load_average() -> float:
+    """1-minute load average: above the core count, other work competed with the clients."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return float("nan")
+
+
 def describe() -> dict[str, object]:
     return {
+        "load_avg_1m_start": load_average(),
         "date_utc": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "cores": os.cpu_count(),
         "cpu": _cpu_model(),

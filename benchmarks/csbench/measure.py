@@ -45,6 +45,7 @@ class Measurement:
     stopped_at_bound: bool = False
     log_path: str = ""
     raw_wall_s: float | None = None  # before extrapolation (sampled floors)
+    load_avg: float = float("nan")  # machine's 1-min load average when the run ended
     note: str = ""
 
     def count(self, status: int | None = None) -> int:
@@ -63,6 +64,7 @@ class Measurement:
             "stopped_at_bound": self.stopped_at_bound,
             "raw_wall_s": None if self.raw_wall_s is None else round(self.raw_wall_s, 3),
             "note": self.note,
+            "load_avg_1m": self.load_avg,
             "log": self.log_path,
         }
 

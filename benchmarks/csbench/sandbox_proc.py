@@ -96,6 +96,7 @@ def run_sandbox(
     sites: int = 2,
     latency_ms: int = 0,
     rate_limit: int | None = None,
+    seconds_per_event: int | None = None,
     ready_timeout_s: float = 300.0,
 ) -> Iterator[Sandbox]:
     """Start the sandbox at ``scale`` and yield it once it prints its ready line."""
@@ -111,6 +112,9 @@ def run_sandbox(
     if rate_limit:
         argv += ["--rate-limit", str(rate_limit)]
         options["rate_limit"] = rate_limit
+    if seconds_per_event is not None:
+        argv += ["--seconds-per-event", str(seconds_per_event)]
+        options["seconds_per_event"] = seconds_per_event
     label = f"sandbox-{scale}-lat{latency_ms}" + (f"-rl{rate_limit}" if rate_limit else "")
     log_path = workdir / f"{label}.log"
     with log_path.open("wb") as log:

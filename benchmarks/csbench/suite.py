@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from csbench import ours, traffic
+from csbench import machine, ours, traffic
 from csbench.measure import ClientFailed, Measurement, run_measured
 from csbench.sandbox_proc import CLIENT_ID, CLIENT_SECRET, Sandbox, run_sandbox
 
@@ -25,9 +25,13 @@ from csbench.sandbox_proc import CLIENT_ID, CLIENT_SECRET, Sandbox, run_sandbox
 BASELINE_SCALE = {"tiny": "tiny", "demo": "tiny", "small": "demo", "medium": "small",
                   "large": "medium"}  # fmt: skip
 # How long the rate-limit run may last: long enough for the limit to bind, bounded in time.
-RATE_WINDOW_S = {"tiny": 12.0, "demo": 45.0, "small": 60.0}
+RATE_WINDOW_S = {"tiny": 15.0, "demo": 45.0, "small": 60.0}
 DEFAULT_RATE_WINDOW_S = 120.0
 ACTIVITY_CHANGES = 1000
+# How far one activity event moves the sandbox clock in the latency phase: 1,000 changes then
+# span ~17 hours, a nightly sync's worth. (The sandbox default, 1 h, would move the clock 41
+# days and trip ours' periodic full refresh, measuring a full sync instead of an incremental.)
+SECONDS_PER_EVENT = 60
 
 
 @dataclass
@@ -56,6 +60,7 @@ class Results:
     facts: dict[str, object] = field(default_factory=dict)
     peak_in_flight: list[int] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    load_avgs: list[float] = field(default_factory=list)  # 1-min load after each client run
 
     def ok(self, label: str) -> list[Measurement]:
         return [m for m in self.measurements.get(label, []) if m.exit_code == 0
@@ -96,7 +101,9 @@ class Bench:
             self.results.failures[label] = str(failure).splitlines()[0]
             return None
         self.results.measurements[label].append(m)
-        self._log(f"{label}: wall {m.wall_s:.2f}s cpu {m.cpu_s:.2f}s rss {m.max_rss_mib:.0f}MiB "
+        m.load_avg = machine.load_average()
+        self.results.load_avgs.append(m.load_avg)
+        self._log(f"{label}: load {m.load_avg:.1f} wall {m.wall_s:.2f}s cpu {m.cpu_s:.2f}s rss {m.max_rss_mib:.0f}MiB "
                   f"requests {len(m.requests)} (429: {m.count(429)})")  # fmt: skip
         return m
 
@@ -184,7 +191,8 @@ class Bench:
         """Latency on: ours, floors, peer and ours incremental, side by side."""
         o = self.options
         self._log(f"phase wall: scale {o.scale}, latency {o.latency_ms} ms")
-        with self.sandbox(o.scale, latency_ms=o.latency_ms) as sandbox:
+        with self.sandbox(o.scale, latency_ms=o.latency_ms,
+                          seconds_per_event=SECONDS_PER_EVENT) as sandbox:  # fmt: skip
             self.wall_round(sandbox)
 
     def cpu_round(self, sandbox: Sandbox) -> None:
@@ -247,7 +255,8 @@ class Bench:
                     self._log(f"skip: {self.results.skipped[-1]}")
                     continue
                 self._log(f"{name} run {run}/{o.runs}")
-                with self.sandbox(o.scale, latency_ms=latency) as sandbox:
+                extra = {"seconds_per_event": SECONDS_PER_EVENT} if name == "wall" else {}
+                with self.sandbox(o.scale, latency_ms=latency, **extra) as sandbox:
                     if name == "wall":
                         self.wall_round(sandbox)
                     else:

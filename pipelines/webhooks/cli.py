@@ -221,6 +221,9 @@ def sample_command(ctx: click.Context, event: str) -> None:
 @click.option("--max-body-bytes", default=1024 * 1024, show_default=True, type=click.IntRange(1))
 @click.option("--site-id", default=None,
               help="Site of deliveries whose payload names none (else ?site_id= on the URL).")
+@click.option("--requeue-dead-letters", is_flag=True,
+              help="First put dead letters that were valid but failed to load (e.g. before a "
+              "fix) back into the journal.")
 @click.option("-v", "--verbose", is_flag=True, help="Log every micro-batch.")
 def listen_command(
     port: int,
@@ -234,6 +237,7 @@ def listen_command(
     batch_interval: float,
     max_body_bytes: int,
     site_id: str | None,
+    requeue_dead_letters: bool,
     verbose: bool,
 ) -> None:
     """Receive webhook deliveries and land them in the warehouse in near real time."""
@@ -260,6 +264,7 @@ def listen_command(
         dataset=warehouse.dataset,
         pii=pii,
         pii_salt=_config("pii_salt") or "",
+        requeue_dead_letters=requeue_dead_letters,
         journal_dir=Path(journal_dir) if journal_dir else None,
         batch_size=batch_size,
         batch_interval=batch_interval,

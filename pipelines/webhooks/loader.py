@@ -136,7 +136,7 @@ class Loader:
         give_up_at: float | None = None
         while True:
             try:
-                self._load_isolating(batch)
+                self.load_isolating(batch)
                 return True
             except Exception as exc:  # transient, or a bug: never drop, never die; retry
                 self.stats.retries += 1
@@ -150,7 +150,7 @@ class Loader:
                 time.sleep(delay)
                 delay = min(delay * 2, self.retry_max_s)
 
-    def _load_isolating(self, batch: list[Record]) -> None:
+    def load_isolating(self, batch: list[Record]) -> None:
         """A deterministic failure is bisected down to the delivery causing it, which goes to
         the dead letters with the error; the rest of the batch still loads, in order."""
         try:
@@ -163,8 +163,8 @@ class Loader:
                 self.load(batch, poison={batch[0].seq: str(exc)})
                 return
             middle = len(batch) // 2
-            self._load_isolating(batch[:middle])
-            self._load_isolating(batch[middle:])
+            self.load_isolating(batch[:middle])
+            self.load_isolating(batch[middle:])
 
     def _event_row(self, seq: int, delivery: Delivery) -> dict:
         payload = scrub_payload(delivery.payload, self.pii, self.pii_salt)

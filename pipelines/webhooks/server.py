@@ -18,6 +18,7 @@ import uvicorn
 from pipelines.webhooks.journal import Journal
 from pipelines.webhooks.loader import Loader
 from pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
+from pipelines.webhooks.requeue import requeue_dead_letters
 
 log = logging.getLogger("creator_sync.webhooks")
 
@@ -36,6 +37,7 @@ class ListenOptions:
     site_id: str | None = None
     pii: str | None = None
     pii_salt: str = field(default="", repr=False)
+    requeue_dead_letters: bool = False
 
     @property
     def journal_path(self) -> Path:
@@ -76,6 +78,9 @@ def serve(options: ListenOptions, announce=print) -> Loader:
         pii=options.pii,  # type: ignore[arg-type]
         pii_salt=options.pii_salt,
     )
+    if options.requeue_dead_letters:
+        requeued = requeue_dead_letters(journal, options.duckdb_path, options.dataset)
+        announce(f"requeued {requeued} dead-lettered deliveries for another load attempt")
     pending = journal.durable_seq - journal.loaded_seq()
     app = create_app(
         journal,

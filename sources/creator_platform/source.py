@@ -235,6 +235,7 @@ def make_resource(
     sites: list[str],
     prefetched: list[Page] | None = None,
 ) -> DltResource:
+    frozen = options.freeze_finance_schema and resource.finance
     return dlt.resource(
         _resource_rows(client, resource, options, report, sites, prefetched),
         name=resource.name,
@@ -242,6 +243,8 @@ def make_resource(
         write_disposition="merge",
         primary_key="id",
         parallelized=True,
+        # finance tables may be frozen: a new column then fails the run instead of altering them
+        schema_contract={"columns": "freeze", "data_type": "freeze"} if frozen else None,
     )
 
 

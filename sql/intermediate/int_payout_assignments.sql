@@ -12,6 +12,7 @@ final as (
     select
         windows.payout_id,
         windows.status as payout_status,
+        windows.initiated_date,
         windows.is_rolled_forward,
         settlements.transaction_id,
         settlements.site_id,

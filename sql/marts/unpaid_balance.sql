@@ -1,5 +1,6 @@
 -- description: per site and settlement currency, at the as-of date: what has settled and is
--- not yet in a paid payout, split into in transit and awaiting a payout
+-- not yet in a paid payout, split into in transit and awaiting a payout (payout statuses are
+-- the latest known; payouts initiated after the as-of date are ignored)
 -- grain: site_id, currency
 with settlements as (
     select * from {{ ref('int_settlements') }}
@@ -18,11 +19,14 @@ as_of as (
 ),
 
 carried as (
-    -- the payout (not failed/canceled) that carries each transaction: at most one
-    select transaction_id, min(payout_status) as payout_status
+    -- the payout (not failed/canceled) that carries each transaction: at most one; a payout
+    -- initiated after the as-of date does not exist yet as of then
+    select assignments.transaction_id, min(assignments.payout_status) as payout_status
     from assignments
-    where not is_rolled_forward
-    group by transaction_id
+    cross join as_of
+    where not assignments.is_rolled_forward
+        and assignments.initiated_date <= as_of.as_of_utc_date
+    group by assignments.transaction_id
 ),
 
 classified as (

@@ -21,6 +21,9 @@ def test_models_command_builds_and_summarises(raw_db) -> None:
     passed, total = map(int, re.search(r"Data tests: (\d+)/(\d+) passed", result.output).groups())
     assert total - passed == 2  # the two planted warnings, nothing else
     assert "WARN paid_payouts_reconcile" in result.output  # the planted 1-cent payout
+    # headline figures close the output: in New York, MRR at the end of Mar 31 is still 4300
+    assert "MRR on 2024-03-31: USD 43.00 from 3 active subscriptions" in result.output
+    assert "Unreconciled payouts: 1" in result.output
     (row,) = fetch_dicts(path, "select count(*) as n from analytics.mrr_monthly")
     assert row["n"] == 3
 

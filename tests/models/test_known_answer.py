@@ -194,3 +194,16 @@ def test_build_reports_the_two_planted_warnings(built: tuple[str, object]) -> No
     assert sorted(t.name for t in result.warnings) == [
         "customers_net_revenue_matches_api", "paid_payouts_reconcile",
     ]
+
+
+def test_unpaid_balance_as_of_an_earlier_day(raw_db) -> None:
+    path = raw_db(known_answer_rows())
+    run_models(path, as_of=D(2024, 2, 10))
+    (row,) = _rows(path, "select * from analytics.unpaid_balance")
+    # payable by Feb 10: T1 941 + T2 5225 + T8 1912 + T4 11622 = 19700, all in PO1 and PO3
+    assert (row["settled_in_cents"], row["paid_out_in_cents"]) == (19700, 19700)
+    assert row["unpaid_balance_in_cents"] == 0
+    # payable later: T3 1426 - T5 1080 - T6 1500 + T11 747 + T7 1426 + T13 3854 = 4873
+    assert row["not_yet_settled_in_cents"] == 4873
+    # PO4 and PO5 (Mar 12, Mar 31) do not exist yet on Feb 10
+    assert row["in_transit_in_cents"] == 0

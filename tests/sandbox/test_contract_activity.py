@@ -41,8 +41,8 @@ def live(sandbox_factory_module):
     api = Api(handle.base_url)
     site_id = api.all("sites")[0]["id"]
     before = {name: api.all(name, {"filter[site_id]": site_id})
-              for name in ("contacts", "purchases", "orders", "transactions", "platform_payments_payouts",
-                           "form_submissions")}
+              for name in ("contacts", "customers", "purchases", "orders", "transactions",
+                           "platform_payments_payouts", "form_submissions")}
     now_before = api.server_now()
     wildcard, filtered = Receiver(), Receiver()
     for event in EVENTS:
@@ -460,3 +460,30 @@ def test_listed_transactions_are_immutable(live):
         assert old["id"] in now, f"transaction {old['id']} vanished"
         assert now[old["id"]]["attributes"] == old["attributes"], old["id"]
         assert now[old["id"]]["relationships"] == old["relationships"], old["id"]
+
+
+@pytest.mark.parametrize("collection", ["purchases", "contacts", "customers"])
+def test_any_change_moves_updated_at(live, collection):
+    """Incremental sync on `updated_at` must not miss a change: a record whose attributes or
+    relationships changed has a later `updated_at`."""
+    api, site_id = live["api"], live["site_id"]
+    now = {r["id"]: r for r in api.all(collection, {"filter[site_id]": site_id})}
+    changed = 0
+    for old in live["before"][collection]:
+        new = now[old["id"]]
+        if (new["attributes"], new["relationships"]) != (old["attributes"], old["relationships"]):
+            changed += 1
+            assert parse_ts(new["attributes"]["updated_at"]) > parse_ts(old["attributes"]["updated_at"]), (
+                old["id"])
+    assert changed
+
+
+@pytest.mark.xfail(strict=True, reason="FINDINGS #6")
+def test_activity_fulfils_open_orders(live):
+    """Spec 3: an order is unfulfilled while `fulfilled_at` is null, so it can become fulfilled.
+    Orders have no `updated_at`, so the pipeline needs such transitions to test its lookback."""
+    api, site_id = live["api"], live["site_id"]
+    now = {r["id"]: r for r in api.all("orders", {"filter[site_id]": site_id})}
+    opened = [o for o in live["before"]["orders"] if o["attributes"]["fulfilled_at"] is None]
+    assert opened, "no open order before activity"
+    assert any(now[o["id"]]["attributes"]["fulfilled_at"] for o in opened)

@@ -209,19 +209,22 @@ def test_refresh_token_is_not_a_bearer_credential(fresh):
 
 
 def test_expired_access_token_then_refresh_until_the_refresh_token_expires(sandbox_factory):
-    handle = sandbox_factory(scale="tiny", seed=11, token_ttl=1, refresh_token_ttl=3)
+    """`exp` has whole-second resolution, so the lifetimes leave a second of slack each way."""
+    handle = sandbox_factory(scale="tiny", seed=11, token_ttl=2, refresh_token_ttl=4)
     client = Api(handle.base_url)
+    started = time.monotonic()
     try:
-        assert client.tokens["expires_in"] == 1
+        first = client.tokens
+        assert first["expires_in"] == 2
         assert client.raw_get("sites").status_code == 200
-        time.sleep(1.2)
+        time.sleep(2.1)
         assert_error(client.raw_get("sites"), 401)
-        response = client.token(grant_type="refresh_token", refresh_token=client.tokens["refresh_token"])
+        response = client.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
         assert response.status_code == 200, response.text
         client.tokens = response.json()
         assert client.raw_get("sites").status_code == 200
-        time.sleep(3.1)  # `exp` has whole-second resolution
-        response = client.token(grant_type="refresh_token", refresh_token=client.tokens["refresh_token"])
+        time.sleep(max(0.0, 4.1 - (time.monotonic() - started)))
+        response = client.token(grant_type="refresh_token", refresh_token=first["refresh_token"])
         assert response.status_code in (400, 401), "an expired refresh token must be refused"
         assert_error(response, response.status_code)
     finally:

@@ -188,10 +188,21 @@ def test_unknown_site_gives_empty_list(api):
     assert body["data"] == []
 
 
-def test_every_response_has_a_date_header(api, site_id):
-    response = api.raw_get("contacts", {"filter[site_id]": site_id})
-    assert response.headers.get("date")
-    assert response.headers["content-type"].startswith(("application/json", "application/vnd.api+json"))
+def test_every_response_carries_the_sandbox_clock(api, site_id):
+    """Architecture "Sandbox clock": the Date header is the frozen clock (default
+    2026-03-01T12:00:00Z for the session sandbox), on successes and errors alike."""
+    from email.utils import parsedate_to_datetime
+
+    responses = [
+        api.raw_get("contacts", {"filter[site_id]": site_id}),
+        api.raw_get("contacts"),  # 400
+        api.http.get(api.url("sites")),  # 401
+        api.raw_get("contacts/2999999999"),  # 404
+        api.token(client_id="sandbox", client_secret="sandbox-secret", grant_type="client_credentials"),
+    ]
+    for response in responses:
+        assert parsedate_to_datetime(response.headers["date"]).isoformat() == "2026-03-01T12:00:00+00:00"
+        assert response.headers["content-type"].startswith(("application/json", "application/vnd.api+json"))
 
 
 @pytest.mark.parametrize(("path", "param"), [("contacts", "colour"), ("purchases", "page[offset]"),

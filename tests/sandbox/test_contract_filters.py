@@ -466,3 +466,17 @@ def test_customers_has_product_id(api, catalog, site_id):
     check_filter(api, records, "customers", site_id, {"filter[has_product_id]": product},
                  lambda r: product in products[r["id"]])
 
+
+
+def test_timestamp_filters_honour_offsets(api, catalog, site_id):
+    """The same instant written with another offset filters the same (clients may echo back
+    `-05:00` values seen in quirks mode)."""
+    from datetime import timedelta, timezone
+
+    records = catalog.all("purchases", site_id)
+    raw = _median([attr(r, "updated_at") for r in records])
+    shifted = parse_ts(raw).astimezone(timezone(timedelta(hours=2))).isoformat()
+    assert shifted.endswith("+02:00")
+    base = {"filter[site_id]": site_id}
+    assert set(api.ids("purchases", {**base, "filter[updated_at_gte]": shifted})) == set(
+        api.ids("purchases", {**base, "filter[updated_at_gte]": raw}))

@@ -51,3 +51,23 @@ def test_a_sandbox_bug_is_still_an_error_object(sandbox_factory, monkeypatch):
         assert error["status"] == "500" and error["source"]["pointer"] == "/v1/sites"
     finally:
         client.close()
+
+
+def test_relationship_links_lead_somewhere(sandbox):
+    client = _client(sandbox)
+    try:
+        site = client.get("/sites").json()["data"][0]["id"]
+        customers = client.get("/customers", params={"filter[site_id]": site}).json()["data"]
+        customer = customers[0]
+        links = customer["relationships"]["offers"]["links"]
+        full = client.get(f"/customers/{customer['id']}").json()["data"]
+        expected = [o["id"] for o in full["relationships"]["offers"]["data"]]
+        linkage = client.get(links["self"])
+        assert linkage.status_code == 200
+        assert [o["id"] for o in linkage.json()["data"]] == expected
+        related = client.get(links["related"]).json()["data"]
+        assert [o["id"] for o in related] == expected
+        assert all(o["type"] == "offers" and "attributes" in o for o in related)
+        assert client.get(f"/customers/{customer['id']}/nothing").status_code == 404
+    finally:
+        client.close()

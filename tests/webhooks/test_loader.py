@@ -288,3 +288,55 @@ def test_rows_fit_tables_the_pull_created_with_dlt_columns(env):
         ("3100000001", "3600000001")
     ]
     assert query(db, "SELECT count(*) FROM creator_platform.webhook_dead_letters") == [(0,)]
+
+
+def test_requeued_dead_letters_load_once_the_cause_is_gone(env):
+    from pipelines.webhooks.requeue import requeue_dead_letters
+
+    journal, db, loader = env
+    bad = delivery("payment_succeeded", "3300000007",
+                   [transaction("3300000007", amount_in_cents="12.5")])
+    put(journal, bad, {"id": "1", "event": "nope", "payload": []})
+    load_all(journal, loader)
+    assert query(db, "SELECT reason FROM creator_platform.webhook_dead_letters ORDER BY 1") == [
+        ("normalize_failed",), ("unknown_event",)
+    ]
+    # the "fix": this warehouse now accepts the value (here: we edit the dead letter's body,
+    # standing in for a normaliser that learned to read it)
+    with duckdb.connect(str(db)) as con:
+        con.execute("UPDATE creator_platform.webhook_dead_letters SET body = replace(body, "
+                    "'\"12.5\"', '1250') WHERE reason = 'normalize_failed'")
+    assert requeue_dead_letters(journal, db) == 1
+    assert requeue_dead_letters(journal, db) == 0  # gone from the dead letters
+    load_all(journal, loader)
+    assert query(db, "SELECT id, amount_in_cents FROM creator_platform.transactions") == [
+        ("3300000007", 1250)
+    ]
+    assert query(db, "SELECT reason FROM creator_platform.webhook_dead_letters") == [
+        ("unknown_event",)
+    ]
+    assert query(db, "SELECT received_at FROM creator_platform.webhook_events") == [(NOW,)]
+
+
+def test_requeue_unwraps_journal_records_and_skips_garbage(env):
+    from pipelines.webhooks.requeue import requeue_dead_letters
+
+    journal, db, loader = env
+    put(journal, payment_succeeded("3300000001"))
+    journal.append([b"\x00 garbage"])
+    loader.load_isolating(JournalReader(journal, 0).read(10))  # record 2: a load_failed letter
+    record = encode(parse_delivery(orjson.dumps(payment_succeeded("3300000009")), NOW, "22"))
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            "INSERT INTO creator_platform.webhook_dead_letters VALUES "
+            "('load_failed', 'boom', 'payment_succeeded', ?, 99, now(), now())",
+            [record.decode()],
+        )
+    assert requeue_dead_letters(journal, db) == 1  # the journal record; not the garbage
+    load_all(journal, loader)
+    assert query(db, "SELECT id FROM creator_platform.transactions ORDER BY 1") == [
+        ("3300000001",), ("3300000009",)
+    ]
+    assert query(db, "SELECT body FROM creator_platform.webhook_dead_letters") == [
+        ("\x00 garbage",)
+    ]

@@ -494,11 +494,7 @@ def concurrency_drill(lab: Lab, latency_ms: int = 15) -> DrillOutcome:
                 out.fail(f"the losing sync did not say why clearly: {r.error_line!r}")
             if "traceback" in r.stderr.lower():
                 out.fail("the losing sync printed a traceback")
-        if losers:
-            third = ws.sync(sb.base_url)
-            if not third.ok:
-                out.fail(f"a sync after both finished failed: {third.describe()}")
-    judge_against_reference(out, lab, ws)
+    judge_against_reference(out, lab, ws)  # also: no lock left held by either
     how = "both completed (second waited)" if len(winners) == 2 else (
         f"one won, the other exited: {losers[0].error_line[:90]!r}" if losers else "")
     out.outcome = how if out.ok else "FAILED"
@@ -506,6 +502,12 @@ def concurrency_drill(lab: Lab, latency_ms: int = 15) -> DrillOutcome:
 
 
 # ---------------------------------------------------------------------- bad input
+# A persistent bad body is retried like a transient one before the run gives up; three attempts
+# prove the same as eight in a fraction of the time (read by the sync once it supports them).
+BAD_INPUT_ENV = {"SOURCES__CREATOR_PLATFORM__MAX_ATTEMPTS": "3",
+                 "SOURCES__CREATOR_PLATFORM__BACKOFF_INITIAL": "0.1"}
+
+
 class BadInputBench:
     """Sandbox + proxy + one workspace, and a baseline snapshot per starting point.
 
@@ -519,6 +521,7 @@ class BadInputBench:
         self.evil_hits = evil_hits
         self.ws = lab.workspace("bad_input")
         self.goldens: dict[str, Path] = {}
+        self.ws.extra_env = dict(BAD_INPUT_ENV)
 
     def golden(self, without: str | None) -> Path:
         key = without or "all"
@@ -527,6 +530,7 @@ class BadInputBench:
 
             self.proxy.reset()
             self.ws = self.lab.workspace("bad_input")
+            self.ws.extra_env = dict(BAD_INPUT_ENV)
             args = ("--resources", ",".join(r for r in RESOURCES if r != without)) if without else ()
             run = self.ws.sync(self.proxy.base_url, *args)
             if not run.ok:

@@ -1,0 +1,67 @@
+"""Give dead-lettered deliveries a second chance once the cause is fixed.
+
+Only deliveries that were valid but could not be loaded (`normalize_failed`, `load_failed`) are
+requeued: a malformed body or an unknown event would only be rejected again. They go back into
+the journal with their original `received_at`, and the loader handles them like new deliveries.
+Requeuing twice is harmless because events are deduplicated on (event, id, payload hash).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import orjson
+
+from pipelines.webhooks.journal import Journal
+from pipelines.webhooks.loader import LockFactory, default_lock
+from pipelines.webhooks.records import BadDelivery, encode, parse_delivery
+from pipelines.webhooks.warehouse import existing_columns, quote
+
+REQUEUE_REASONS = ("normalize_failed", "load_failed")
+
+
+def requeue_dead_letters(
+    journal: Journal,
+    duckdb_path: str | Path,
+    dataset: str = "creator_platform",
+    *,
+    lock: LockFactory = default_lock,
+) -> int:
+    """Move loadable dead letters back into the journal; returns how many were requeued."""
+    if not Path(duckdb_path).exists():
+        return 0
+    table = f"{quote(dataset)}.webhook_dead_letters"
+    with lock(str(duckdb_path)), duckdb.connect(str(duckdb_path)) as con:
+        if not existing_columns(con, dataset, "webhook_dead_letters"):
+            return 0
+        rows = con.execute(
+            f"SELECT journal_seq, body, received_at FROM {table} "
+            "WHERE reason IN (?, ?) AND body IS NOT NULL ORDER BY journal_seq",
+            list(REQUEUE_REASONS),
+        ).fetchall()
+        requeued, seqs = [], []
+        for seq, body, received_at in rows:
+            raw = body.encode()
+            try:
+                item = parse_delivery(raw, received_at)
+            except BadDelivery:
+                # a `load_failed` body is the journal record itself: unwrap it
+                try:
+                    record = orjson.loads(raw)
+                    item = parse_delivery(
+                        orjson.dumps({k: record.get(k) for k in ("event", "id", "payload")}),
+                        received_at,
+                        record.get("site_id"),
+                    )
+                except (BadDelivery, orjson.JSONDecodeError, AttributeError):
+                    continue
+            requeued.append(encode(item))
+            seqs.append(seq)
+        if not requeued:
+            return 0
+        journal.append(requeued)  # durable before the dead letters go away
+        con.execute(
+            f"DELETE FROM {table} WHERE journal_seq IN (SELECT unnest(?::BIGINT[]))", [seqs]
+        )
+    return len(requeued)

@@ -1,0 +1,93 @@
+"""The request-log arithmetic behind the benchmark figures (fast, no sandbox)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from csbench import traffic
+from csbench.measure import Request
+
+
+def req(start: float, end: float, path: str = "/v1/contacts", query: str = "", status: int = 200,
+        method: str = "GET") -> Request:  # fmt: skip
+    return Request(start, end, method, path, query, status)
+
+
+def test_peak_in_flight_counts_overlaps_not_requests() -> None:
+    log = [req(0, 1), req(0.5, 1.5), req(0.9, 2), req(1.0, 3), req(2.5, 4)]
+    # at t=0.95 three are open; a request ending exactly when another starts does not overlap
+    assert traffic.peak_in_flight(log) == 3
+    assert traffic.peak_in_flight([req(0, 1), req(1, 2), req(2, 3)]) == 1
+    assert traffic.peak_in_flight([]) == 0
+
+
+def test_achieved_rate_is_between_first_and_last_start() -> None:
+    log = [req(10 + i * 0.1, 10 + i * 0.1 + 0.05) for i in range(601)]  # 10 per second
+    assert traffic.achieved_per_minute(log) == pytest.approx(600.0)
+    assert traffic.achieved_per_minute(log[:1]) != traffic.achieved_per_minute(log[:1])  # NaN
+
+
+def test_pages_keep_start_order_and_skip_failures_and_posts() -> None:
+    log = [
+        req(2, 3, "/v1/contacts", "page%5Bnumber%5D=2"),
+        req(1, 2, "/v1/contacts", "page%5Bnumber%5D=1"),
+        req(0, 1, "/v1/oauth/token", method="POST"),
+        req(3, 4, "/v1/orders/7", "include=order_items", status=429),
+    ]
+    assert traffic.pages(log) == [
+        "/v1/contacts?page%5Bnumber%5D=1",
+        "/v1/contacts?page%5Bnumber%5D=2",
+    ]
+
+
+def test_list_endpoints_are_resource_site_pairs_without_single_reads_or_auth() -> None:
+    log = [
+        req(0, 1, "/v1/sites"),
+        req(0, 1, "/v1/contacts", "filter%5Bsite_id%5D=1&page%5Bnumber%5D=1"),
+        req(0, 1, "/v1/contacts", "filter%5Bsite_id%5D=1&page%5Bnumber%5D=2"),
+        req(0, 1, "/v1/contacts", "filter%5Bsite_id%5D=2&page%5Bnumber%5D=1"),
+        req(0, 1, "/v1/orders/9", "include=order_items"),
+        req(0, 1, "/v1/oauth/token", method="POST"),
+    ]
+    assert traffic.list_endpoints(log) == {
+        ("/v1/sites", ""),
+        ("/v1/contacts", "1"),
+        ("/v1/contacts", "2"),
+    }
+    assert [traffic.is_auth(r) for r in log].count(True) == 1
+
+
+def test_first_pages_pick_page_one_per_endpoint() -> None:
+    log = [
+        req(2, 3, "/v1/contacts", "filter%5Bsite_id%5D=1&page%5Bnumber%5D=2"),
+        req(1, 2, "/v1/contacts", "filter%5Bsite_id%5D=1&page%5Bnumber%5D=1"),
+        req(0, 1, "/v1/platform_payments_payouts", "filter%5Bsite_id%5D=1"),
+    ]
+    assert traffic.first_pages(log) == {
+        ("/v1/contacts", "1"): "filter%5Bsite_id%5D=1&page%5Bnumber%5D=1",
+        ("/v1/platform_payments_payouts", "1"): "filter%5Bsite_id%5D=1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("meta", "total"),
+    [
+        ({"total_pages": 3, "total_count": 250, "current_page": 1}, 250),  # default shape
+        ({"count": 100, "total_count": 7, "total_pages": 1}, 7),  # purchases
+        ({"total": 12, "pagination": {"current": 1, "records": 12}}, 12),  # payouts
+        ({"total": 5}, 5),  # quirk
+        ({"pagination": {"records": 4}}, 4),
+    ],
+)
+def test_total_from_every_meta_shape(meta: dict, total: int) -> None:
+    assert traffic.total_from_meta(meta) == total
+
+
+def test_total_from_meta_names_what_is_missing() -> None:
+    with pytest.raises(ValueError, match="current_page"):
+        traffic.total_from_meta({"current_page": 1})
