@@ -23,7 +23,7 @@ SOURCE_SECTION = "sources.creator_platform"
 SYNC_SECTION = "creator_sync"
 DEFAULT_DUCKDB = "creator_platform.duckdb"
 DEFAULT_DATASET = "creator_platform"
-DEFAULT_DUCKDB_MEMORY = "256MB"
+DEFAULT_DUCKDB_MEMORY = "1GB"
 FILE_MAX_ITEMS = 50_000
 
 
@@ -93,7 +93,9 @@ def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
         # (big merges spill to disk instead); `creator_sync.duckdb_memory_limit` overrides
         limit = config_value(SYNC_SECTION, "duckdb_memory_limit", DEFAULT_DUCKDB_MEMORY)
         credentials = DuckDbCredentials(
-            warehouse.duckdb_path, global_config={"memory_limit": str(limit)}
+            warehouse.duckdb_path,
+            # insertion order is irrelevant to merges; dropping it lets big merges spill
+            global_config={"memory_limit": str(limit), "preserve_insertion_order": False},
         )
         destination: Any = dlt.destinations.duckdb(credentials=credentials)
     else:

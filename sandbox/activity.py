@@ -8,6 +8,8 @@ batch and appended once per call (appending per event would copy the big columns
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from sandbox import rollups as G
@@ -15,11 +17,14 @@ from sandbox.dataset import DAY, Store
 from sandbox.payouts import rebuild_payouts
 from sandbox.store import NULL
 
-KINDS = (
-    ("contact", 0.16), ("purchase", 0.18), ("renewal", 0.10), ("refund", 0.04),
-    ("deactivate", 0.05), ("order", 0.09), ("tag_added", 0.10), ("tag_removed", 0.07),
-    ("form", 0.09), ("update", 0.12), ("fulfil", 0.06),
+KINDS = (  # relative weights; sales dominate so that payouts keep flowing even at `tiny`
+    ("contact", 0.14), ("purchase", 0.28), ("refund", 0.03),
+    ("deactivate", 0.04), ("order", 0.09), ("tag_added", 0.10), ("tag_removed", 0.07),
+    ("form", 0.09), ("update", 0.10), ("fulfil", 0.06),
 )
+
+# new sales mostly go through the platform's own processor, so payouts keep flowing
+ACTIVITY_PROVIDERS = (0.75, 0.2, 0.05)
 
 
 class Batch:
@@ -73,6 +78,8 @@ class Activity:
         self.store = store
         self.seed = seed
         self.step = seconds_per_event
+        self._due: list[tuple[int, int]] = []
+        self._until = 0
 
     def run(self, count: int, advance_seconds: int = 0) -> tuple[dict, list[tuple[str, int, int]]]:
         """Apply `count` events; returns a summary and the webhook events (event, row, extra)."""
@@ -90,12 +97,19 @@ class Activity:
             draws = rng.choice(len(names), max(0, count - len(sequence)),
                                p=weights / weights.sum())
             sequence += [names[int(k)] for k in draws]
+            until = store.now + count * self.step + advance_seconds
+            due = self._due_renewals(until)
+            self._due, self._until = due, until  # new subscriptions join the schedule
             for kind in sequence:
-                store.now += self.step
+                tick = store.now + self.step
+                self._renew(due, until, tick, batch, events, summary)
+                store.now = tick
                 done = getattr(self, f"_{kind}")(rng, batch, events)
                 if done:
                     summary[kind] = summary.get(kind, 0) + 1
-            store.now += advance_seconds
+            end = store.now + advance_seconds
+            self._renew(due, until, end, batch, events, summary)
+            store.now = end
             batch.flush()
             G.refresh_purchase_updated_at(store)
             G.derive_customer_links(store)
@@ -169,7 +183,7 @@ class Activity:
         offer = int(pool[rng.integers(0, len(pool))])
         ptype = int(offers["ptype"][offer])
         amount = int(offers["price_in_cents"][offer])
-        provider = int(rng.choice(3, p=[0.6, 0.3, 0.1]))
+        provider = int(rng.choice(3, p=ACTIVITY_PROVIDERS))
         purchase = batch.add("purchases", {
             "customer": customer, "offer": offer, "site": site, "created_at": store.now,
             "updated_at": store.now, "amount_in_cents": amount, "quantity": 1,
@@ -184,39 +198,74 @@ class Activity:
         batch.set("contacts", contact, "updated_at", store.now)  # its offers changed
         events.append(("purchase", purchase, NULL))
         events.append(("payment_succeeded", txn, NULL))
+        if ptype in (1, 2):
+            following = store.now + int(_period(np.asarray([ptype]))[0])
+            if following <= self._until:
+                heapq.heappush(self._due, (following, purchase))
         return True
 
     def _active_purchases(self, kinds: tuple[int, ...]) -> np.ndarray:
         cols = self.store.tables["purchases"].cols
         return np.flatnonzero((cols["deactivated_at"] == NULL) & np.isin(cols["ptype"], kinds))
 
-    def _purchase_txn_facts(self, purchase: int) -> dict:
-        cols = self.store.tables["purchases"].cols
-        txns = self.store.fk_children("transactions", "purchase", purchase)
-        provider = int(self.store.tables["transactions"].cols["provider"][txns[0]]) if len(txns) \
-            else 0
-        return {"customer": int(cols["customer"][purchase]), "offer": int(cols["offer"][purchase]),
-                "currency": int(cols["currency"][purchase]), "ptype": int(cols["ptype"][purchase]),
-                "amount": int(cols["amount_in_cents"][purchase]), "provider": provider}
+    def _purchase_txn_facts(self, batch: Batch, purchase: int) -> dict:
+        """What a new transaction of `purchase` copies (works for rows still in the batch)."""
+        def get(column: str) -> int:
+            return int(batch.get("purchases", purchase, column))
 
-    def _renewal(self, rng, batch: Batch, events) -> bool:
-        subs = self._active_purchases((1, 2))
-        if not len(subs):
-            return False
-        purchase = int(subs[self._pick(rng, len(subs))])
-        f = self._purchase_txn_facts(purchase)
-        txn = self._transaction(batch, purchase=purchase, customer=f["customer"],
-                                offer=f["offer"], order=NULL, action=3, amount=f["amount"],
-                                currency=f["currency"], provider=f["provider"], ptype=f["ptype"])
-        events.append(("payment_succeeded", txn, NULL))
-        return True
+        if purchase < self.store.tables["purchases"].n:
+            txns = self.store.fk_children("transactions", "purchase", purchase)
+            provider = int(self.store.tables["transactions"].cols["provider"][txns[0]]) \
+                if len(txns) else 0
+        else:
+            provider = next((r["provider"] for r in batch.rows.get("transactions", [])
+                             if r["purchase"] == purchase), 0)
+        return {"customer": get("customer"), "offer": get("offer"), "currency": get("currency"),
+                "ptype": get("ptype"), "amount": get("amount_in_cents"), "provider": provider}
+
+    def _due_renewals(self, until: int) -> list[tuple[int, int]]:
+        """Heap of (due time, purchase) of active subscriptions whose next charge (last
+        successful charge + 30 or 365 days) falls on or before `until`."""
+        purchases, txn = self.store.tables["purchases"].cols, self.store.tables["transactions"].cols
+        charged = (txn["action"] == 3) & (txn["state"] == 1) & (txn["purchase"] >= 0)
+        last = purchases["created_at"].copy()
+        np.maximum.at(last, txn["purchase"][charged], txn["created_at"][charged])
+        subs = np.flatnonzero(np.isin(purchases["ptype"], (1, 2))
+                              & (purchases["deactivated_at"] == NULL))
+        due = last[subs] + _period(purchases["ptype"][subs])
+        keep = due <= until
+        heap = list(zip(due[keep].tolist(), subs[keep].tolist(), strict=True))
+        heapq.heapify(heap)
+        return heap
+
+    def _renew(self, due: list[tuple[int, int]], until: int, to: int, batch: Batch, events,
+               summary: dict[str, int]) -> None:
+        """Charge, at its due time, every subscription falling due while the clock moves from
+        now to `to` (renewals run on schedule; overdue ones are charged now). Stamps never go
+        below the clock, so ids stay in creation order."""
+        store = self.store
+        while due and due[0][0] <= to:
+            when, purchase = heapq.heappop(due)
+            store.now = max(store.now, when)
+            if batch.get("purchases", purchase, "deactivated_at") != NULL:
+                continue
+            f = self._purchase_txn_facts(batch, purchase)
+            txn = self._transaction(batch, purchase=purchase, customer=f["customer"],
+                                    offer=f["offer"], order=NULL, action=3, amount=f["amount"],
+                                    currency=f["currency"], provider=f["provider"],
+                                    ptype=f["ptype"])
+            events.append(("payment_succeeded", txn, NULL))
+            summary["renewal"] = summary.get("renewal", 0) + 1
+            following = store.now + int(_period(np.asarray([f["ptype"]]))[0])
+            if following <= until:
+                heapq.heappush(due, (following, purchase))
 
     def _refund(self, rng, batch: Batch, events) -> bool:
         one = self._active_purchases((0,))
         if not len(one):
             return False
         purchase = int(one[self._pick(rng, len(one))])
-        f = self._purchase_txn_facts(purchase)
+        f = self._purchase_txn_facts(batch, purchase)
         self._transaction(batch, purchase=purchase, customer=f["customer"], offer=f["offer"],
                           order=NULL, action=1, amount=-f["amount"], currency=f["currency"],
                           provider=f["provider"], ptype=f["ptype"])
@@ -260,7 +309,7 @@ class Activity:
                              **totals})
         txn = self._transaction(batch, purchase=NULL, customer=customer, offer=NULL, order=order,
                                 action=0, amount=totals["total"], currency=currency,
-                                provider=int(rng.choice(3, p=[0.6, 0.3, 0.1])), ptype=0)
+                                provider=int(rng.choice(3, p=ACTIVITY_PROVIDERS)), ptype=0)
         events.append(("order_created", order, NULL))
         events.append(("payment_succeeded", txn, NULL))
         return True
@@ -285,8 +334,11 @@ class Activity:
         site = int(contacts.cols["site"][contact])
         tags = store.tables["contact_tags"].cols
         pool = np.flatnonzero((tags["site"] == site) & ~tags["archived"])
-        tag = int(pool[min(len(pool) - 1, int(rng.exponential(len(pool) / 3)))])  # popular first
-        if not store.link("contacts.tags").add(contact, tag):
+        for _ in range(8):  # popular tags first; try another when the contact already has it
+            tag = int(pool[min(len(pool) - 1, int(rng.exponential(len(pool) / 3)))])
+            if store.link("contacts.tags").add(contact, tag):
+                break
+        else:
             return False
         batch.set("contacts", contact, "updated_at", store.now)
         events.append(("tag_added", contact, tag))
@@ -331,4 +383,9 @@ class Activity:
         return True
 
 
-__all__ = ["DAY", "Activity"]
+def _period(ptype: np.ndarray) -> np.ndarray:
+    """Billing period in seconds: 30 days for monthly (1), 365 for annual (2)."""
+    return np.where(np.asarray(ptype) == 1, 30, 365).astype(np.int64) * DAY
+
+
+__all__ = ["Activity"]

@@ -180,7 +180,10 @@ class SandboxApp:
     async def _ticker(self) -> None:
         while True:
             await asyncio.sleep(self.options.activity_interval)
-            await self.run_activity(self.options.activity_count)
+            try:
+                await self.run_activity(self.options.activity_count)
+            except Exception:  # keep ticking: one bad tick must not stop a live demo
+                traceback.print_exc(file=sys.stderr)
 
     async def _send(self, send, status: int, body: bytes, extra: dict | None = None,
                     content_type: bytes = JSON_API) -> None:

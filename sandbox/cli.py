@@ -79,7 +79,12 @@ def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
         raise click.UsageError(str(exc)) from None
     started = time.perf_counter()
     app = build_app(options)
-    server = RunningServer(app, options.host, options.port).start()
+    try:
+        server = RunningServer(app, options.host, options.port).start()
+    except OSError as exc:
+        raise click.ClickException(
+            f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc} "
+            "(use --port 0 for a free port)") from None
     click.echo(f"generated {app.store.total_records():,} records at scale {options.scale} in "
                f"{time.perf_counter() - started:.1f} s", err=True)
     print(f"sandbox ready at {server.base_url}", flush=True)

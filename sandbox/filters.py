@@ -136,57 +136,57 @@ def text_match(arr: np.ndarray, op: str, needle: str) -> np.ndarray:
 
 
 def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
-    """`filter[<attribute>_<suffix>]` with ransack meanings; text matching ignores case."""
+    """`filter[<attribute>_<suffix>]` with ransack meanings; text matching ignores case.
+    Whether the attribute compares as a number, a boolean or text follows its stored column."""
     attr = ATTR_INDEX[type_name][attr_name]
-    is_text = attr.kind not in (TIME, NINT) and not _is_numeric(attr)
 
     def run(store: Store, value: str, parameter: str) -> np.ndarray:
+        kind = _value_kind(store, type_name, attr)
         if suffix in TEXT_SUFFIXES:
             arr, nulls = texts(store, type_name, attr_name, lower=True)
             return text_match(arr, suffix, value.lower()) & (~nulls if suffix != "not_cont"
                                                              else np.ones(len(arr), bool))
         if suffix == "null":
             want = parse_bool(value, parameter)
-            nulls = (numeric(store, type_name, attr_name)[1] if not is_text
-                     else texts(store, type_name, attr_name, lower=False)[1])
+            nulls = (texts(store, type_name, attr_name, lower=False)[1] if kind == "text"
+                     else numeric(store, type_name, attr_name)[1])
             return nulls if want else ~nulls
-        if is_text:
+        if kind == "text":
             arr, nulls = texts(store, type_name, attr_name, lower=False)
             if suffix == "in":
                 return np.isin(arr, [v for v in value.split(",") if v]) & ~nulls
             return _compare(arr, suffix, value) & ~nulls
         vals, nulls = numeric(store, type_name, attr_name)
         if suffix == "in":
-            wanted = [_parse_number(attr, v, parameter) for v in value.split(",") if v]
+            wanted = [_parse_value(kind, v, parameter) for v in value.split(",") if v]
             return np.isin(vals, wanted) & ~nulls
-        return _compare(vals, suffix, _parse_number(attr, value, parameter)) & ~nulls
+        return _compare(vals, suffix, _parse_value(kind, value, parameter)) & ~nulls
 
     return run
 
 
-def _is_numeric(attr) -> bool:
-    from sandbox.schema import DECIMAL, VALUE
+def _value_kind(store: Store, type_name: str, attr) -> str:
+    """time | int | float | bool | text, from the attribute kind and the stored dtype."""
+    from sandbox.schema import DECIMAL
 
-    if attr.kind in (TIME, NINT, DECIMAL):
-        return True
-    if attr.kind == VALUE:
-        return attr.column in NUMERIC_COLUMNS
-    return False
-
-
-NUMERIC_COLUMNS = {
-    "amount_in_cents", "quantity", "number", "total", "subtotal", "tax", "discount",
-    "price_in_cents", "sales_tax_in_cents", "sign_in_count", "members", "position", "duration",
-    "opt_in", "required", "payments_made",
-}
-
-
-def _parse_number(attr, value: str, parameter: str) -> int | float | bool:
     if attr.kind == TIME:
+        return "time"
+    if attr.kind in (NINT, DECIMAL, MONEY):
+        return "int"
+    if attr.kind == ENUM:
+        return "text"
+    column = store.tables[type_name].cols.get(attr.column)
+    if column is None or column.dtype == object:
+        return "text"
+    return {"b": "bool", "f": "float"}.get(column.dtype.kind, "int")
+
+
+def _parse_value(kind: str, value: str, parameter: str) -> int | float | bool:
+    if kind == "time":
         return parse_time(value, parameter)
-    if attr.column in ("opt_in", "required"):
+    if kind == "bool":
         return parse_bool(value, parameter)
-    if attr.column == "duration":
+    if kind == "float":
         try:
             return float(value)
         except ValueError:

@@ -185,11 +185,41 @@ def _people(contacts: Table, customers: Table, submissions: Table, purchases: Ta
         return (first_rank[c["first"][contact_rows]] * len(V.LAST_NAMES)
                 + last_rank[c["last"][contact_rows]])
 
+    first_lower = _ranks(tuple(w.lower() for w in V.FIRST_NAMES))
+    last_lower = _ranks(tuple(w.lower() for w in V.LAST_NAMES))
+
+    def email_key(contact_rows: np.ndarray) -> np.ndarray:
+        # "first.last<row>@example.com": '.' and the digits sort below letters, so the order is
+        # (first, last, digits of row) where a shorter digit string sorts *after* its extensions
+        # ('@' is above '9'); padding with an 11th digit value reproduces that numerically
+        pair = first_lower[c["first"][contact_rows]] * len(V.LAST_NAMES) \
+            + last_lower[c["last"][contact_rows]]
+        return pair * 11**DIGITS + _digits_key(contact_rows)
+
+    contacts.sort_keys["email"] = lambda: email_key(np.arange(contacts.n))
+    customers.sort_keys["email"] = lambda: email_key(u["contact"])
+    submissions.sort_keys["email"] = lambda: email_key(submissions.cols["contact"])
     contacts.sort_keys["name"] = lambda: name_key(np.arange(contacts.n))
     customers.sort_keys["name"] = lambda: name_key(u["contact"])
     submissions.sort_keys["name"] = lambda: name_key(submissions.cols["contact"])
     purchases.sort_keys["cardholder_name"] = lambda: name_key(
         u["contact"][purchases.cols["customer"]])
+
+
+DIGITS = 9  # row numbers below 10^9
+
+
+def _digits_key(rows: np.ndarray) -> np.ndarray:
+    """Order of str(row) + '@' as a base-11 number: each digit, then 10 for 'past the end'."""
+    rows = np.asarray(rows, dtype=np.int64)
+    width = np.ones(len(rows), np.int64)
+    for k in range(1, DIGITS):
+        width += rows >= 10**k
+    key = np.zeros(len(rows), np.int64)
+    for pos in range(DIGITS):  # pos 0 is the most significant digit of str(row)
+        digit = (rows // 10 ** np.maximum(width - 1 - pos, 0)) % 10
+        key = key * 11 + np.where(pos < width, digit, 10)
+    return key
 
 
 def _ranks(words: tuple[str, ...]) -> np.ndarray:

@@ -1,8 +1,9 @@
 """The benchmark phases: every client measured side by side against the same sandbox.
 
-Each phase starts one sandbox (its own process) with the options it needs, runs the clients in
-turn (``--runs`` times, interleaved so that drift on a noisy machine hits all of them alike), and
-records every measurement. Ratios are built from medians in ``csbench.figures``.
+Each phase starts its own sandbox process with the options it needs and runs the clients in
+turn against it, so that drift on a noisy machine hits all of them alike. Every phase runs once;
+then rounds 2..N of the latency and no-latency phases run while they fit the time budget.
+Ratios are built from the medians in ``csbench.figures``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -105,8 +105,11 @@ def iter_pages(
     page_size: int | None = 100,
     concurrency: int | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
+    on_end: Callable[[Page], None] | None = None,
 ) -> Iterator[Page]:
     """Yield non-empty pages in page order; stop at the first empty page.
+
+    `on_end` receives that final empty page (its meta has the freshest total).
 
     When the first page announces `total_pages`, pages 2..N are fetched `concurrency` at a time
     (bounded read-ahead, so memory stays flat); afterwards pages continue one by one until an
@@ -116,6 +119,8 @@ def iter_pages(
     pool = client.pool
     first = pool.submit(fetch_page, client, resource, params, 1, page_size).result()
     if not first.data:
+        if on_end is not None:
+            on_end(first)
         return
     announced = total_pages(
         first.doc.get("meta"), page_size=page_size if resource.page_size else None,
@@ -145,6 +150,8 @@ def iter_pages(
                 page = pool.submit(fetch_page, client, resource, params, next_number, page_size).result()
                 next_number += 1
             if not page.data:
+                if on_end is not None:
+                    on_end(page)
                 return
             ids = _ids(page)
             if ids == previous_ids:

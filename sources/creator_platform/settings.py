@@ -290,6 +290,20 @@ class Incremental:
 
 
 @dataclass(frozen=True)
+class ChangeFeed:
+    """A second, descending listing for a mutable field that has its own filter and sort.
+
+    Orders have no `updated_at`, but fulfilment can come months after creation: listing
+    `fulfilled_at_null=false` by `-fulfilled_at` until before the last cursor finds them all.
+    """
+
+    params: tuple[tuple[str, str], ...]
+    sort: str  # "-<field>"
+    field: str
+    lookback_s: int = 3600
+
+
+@dataclass(frozen=True)
 class Resource:
     """One collection endpoint and how we read it."""
 
@@ -308,6 +322,7 @@ class Resource:
     # on incremental runs, re-read details only of records with one of these fields >= the
     # previous run's server time (new or changed since); full runs re-read all
     detail_if_changed: tuple[str, ...] = ()
+    change_feed: ChangeFeed | None = None  # incremental runs also read this (see ChangeFeed)
     finance: bool = False  # may be frozen by the `freeze_finance_schema` option
     # dimension tables a complete listing of this resource fully covers (for `_is_deleted`)
     owns: tuple[str, ...] = ()
@@ -367,6 +382,9 @@ RESOURCES: dict[str, Resource] = {
             ),
             include=(("order_items",),), include_via="detail",
             detail_if_changed=("created_at", "fulfilled_at"),
+            change_feed=ChangeFeed(
+                (("filter[fulfilled_at_null]", "false"),), "-fulfilled_at", "fulfilled_at"
+            ),
             finance=True,
         ),
         Resource(

@@ -11,12 +11,14 @@ import logging
 import os
 import signal
 import threading
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import dlt
+import numpy as np
 import pyarrow as pa
 from dlt.sources import DltResource
 
@@ -31,10 +33,32 @@ from .normalize import (
     rows_to_arrow,
     table_hints,
 )
-from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages
-from .settings import FINANCE_TABLES, RESOURCES, Resource, get_resource
+from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages, total_count
+from .settings import FINANCE_TABLES, RESOURCES, ChangeFeed, Resource, get_resource
 
 log = logging.getLogger("creator_sync.source")
+MAX_PASSES = 3
+
+
+class IdTally:
+    """Distinct record ids of one listing, 8 bytes each (ids are integers in practice)."""
+
+    def __init__(self) -> None:
+        self._ints = array("q")
+        self._other: set[str] = set()
+
+    def add(self, records: list[Any]) -> None:
+        for item in records:
+            rid = item.get("id") if isinstance(item, dict) else None
+            text = str(rid)
+            if text.isdigit() and len(text) < 19:
+                self._ints.append(int(text))
+            else:
+                self._other.add(text)
+
+    def distinct(self) -> int:
+        ints = np.unique(np.frombuffer(self._ints, dtype=np.int64)) if self._ints else ()
+        return len(ints) + len(self._other)
 
 
 @dataclass
@@ -185,10 +209,19 @@ def _resource_rows(
             changed_since = parse_timestamp(site_state["detail_since"]) - timedelta(hours=1)
         run_started = client.server_now
         max_cursor = None
-        pages = prefetched if prefetched is not None and site is None else iter_pages(
-            client, resource, params, page_size=options.page_size, max_pages=options.max_pages
-        )
-        for page in pages:
+        feed = resource.change_feed
+        old_feed = site_state.get("feed_cursor")
+        feed_cursor: list[datetime | None] = [parse_timestamp(old_feed) if old_feed else None]
+
+        def emit(
+            page: Page,
+            site: str | None = site,
+            changed_since: datetime | None = changed_since,
+            feed: ChangeFeed | None = feed,
+            feed_cursor: list[datetime | None] = feed_cursor,
+        ) -> Iterator[Any]:
+            """Normalise one page (plus details) and yield its arrow tables."""
+            nonlocal max_cursor
             client.stats.add_page(resource.name)
             if os.environ.get("CREATOR_SYNC_KILL_AT") == f"page:{resource.name}:{page.number}":
                 os.kill(os.getpid(), signal.SIGKILL)  # crash drills: die mid-extract
@@ -196,11 +229,10 @@ def _resource_rows(
                 records = _with_details(client, resource, page, changed_since)
             else:
                 records = page.data + page.included
-            extracted_at = datetime.now(UTC)
             rows = normalize_resources(
                 records,
                 site_id=site,
-                extracted_at=extracted_at,
+                extracted_at=datetime.now(UTC),
                 pii=options.pii,
                 pii_salt=options.pii_salt,
                 resource=resource.name,
@@ -209,6 +241,10 @@ def _resource_rows(
             cursor = _max_cursor(rows.get(resource.table, []), resource.incremental.cursor_field)
             if cursor is not None and (max_cursor is None or cursor > max_cursor):
                 max_cursor = cursor
+            if feed is not None:
+                feed_max = _max_cursor(rows.get(resource.table, []), feed.field)
+                if feed_max is not None and (feed_cursor[0] is None or feed_max > feed_cursor[0]):
+                    feed_cursor[0] = feed_max
             for table, tbl in rows_to_arrow(rows, pii=options.pii).items():
                 client.stats.add_rows(table, tbl.num_rows)
                 if table not in seen_tables:
@@ -219,6 +255,49 @@ def _resource_rows(
                     )
                 else:
                     yield dlt.mark.with_table_name(tbl, table)
+
+        passes = 0
+        while True:
+            passes += 1
+            seen = IdTally()
+            end: list[Page] = []
+            pages = prefetched if prefetched is not None and site is None else iter_pages(
+                client, resource, params, page_size=options.page_size,
+                max_pages=options.max_pages, on_end=end.append,
+            )
+            for page in pages:
+                seen.add(page.data)
+                yield from emit(page)
+            # drift check: records that moved pages during the listing (a sort key changed)
+            # can push an unread record onto a page already read; the final total tells
+            total = total_count(end[0].doc.get("meta")) if end else None
+            distinct = seen.distinct()
+            if total is None or distinct >= total or passes >= MAX_PASSES:
+                if total is not None and distinct < total:
+                    log.warning("%s site=%s: %s of %s records after %s passes", resource.name,
+                                site or "*", distinct, total, passes)
+                break
+            log.info("%s site=%s: %s of %s records listed, re-reading (records moved)",
+                     resource.name, site or "*", distinct, total)
+        if feed is not None and not p.full and old_feed:
+            # changes of a mutable field since the last run, newest first, until older
+            since = parse_timestamp(old_feed) - timedelta(seconds=feed.lookback_s)
+            feed_params = dict(feed.params, sort=feed.sort)
+            if site is not None:
+                feed_params["filter[site_id]"] = site
+            for page in iter_pages(client, resource, feed_params, page_size=options.page_size,
+                                   concurrency=1, max_pages=options.max_pages):
+                yield from emit(page)
+                values = [parse_timestamp((r.get("attributes") or {}).get(feed.field))
+                          for r in page.data if isinstance(r, dict)]
+                values = [v for v in values if v is not None]
+                if not values or min(values) < since:
+                    break
+        if feed is not None:
+            if feed_cursor[0] is not None:
+                site_state["feed_cursor"] = feed_cursor[0].strftime("%Y-%m-%dT%H:%M:%SZ")
+            elif not old_feed:
+                site_state["feed_cursor"] = client.server_now.strftime("%Y-%m-%dT%H:%M:%SZ")
         advance(site_state, p, max_cursor, now=client.server_now)
         log.info("%s site=%s: done, cursor %s", resource.name, site or "*", site_state.get("cursor"))
         if resource.detail_if_changed:

@@ -21,9 +21,18 @@ def test_plain_http_refused_unless_insecure(lab):
     assert out.ok, out.explain()
 
 
-def test_tls_verification_on_by_default(lab):
-    out = security.tls_verify_drill(lab)
-    assert out.ok, out.explain()
+@pytest.fixture(scope="module")
+def tls_outcome(lab):
+    return security.tls_verify_drill(lab, clear_message=False)
+
+
+def test_tls_verification_on_by_default(tls_outcome):
+    assert tls_outcome.ok, tls_outcome.explain()
+
+
+def test_tls_refusal_names_the_certificate(tls_outcome):
+    reason = next(d for d in tls_outcome.details if d.startswith("reason: ")).lower()
+    assert any(w in reason for w in security.TLS_WORDS), reason
 
 
 def test_secrets_toml_is_git_ignored():

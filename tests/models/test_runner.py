@@ -236,3 +236,20 @@ def test_models_follow_the_house_sql_style() -> None:
         assert len(set(imports)) == len(imports), f"{model.name}: one import CTE per input"
         assert "\nfinal as (\n" in text, model.name
         assert text.rstrip().endswith("select * from final"), model.name
+
+
+def test_an_account_with_no_transactions_yet_builds_empty_marts(tmp_path: Path) -> None:
+    from models.headline import format_headline
+    from models.runner import headline_figures
+
+    path = str(tmp_path / "empty.duckdb")
+    con = duckdb.connect(path)
+    con.execute("create schema creator_platform")
+    con.execute("create table creator_platform.transactions (id varchar, created_at timestamptz)")
+    con.close()
+    result = run_models(path)
+    assert all(t.passed for t in result.tests)
+    assert result.row_counts["revenue_daily"] == result.row_counts["mrr_monthly"] == 0
+    figures = headline_figures(path)
+    assert figures["as_of_date"] is None and figures["net_revenue_last_30_days_in_cents"] == {}
+    assert format_headline(figures) == ["Unreconciled payouts: 0", "Settled, not yet paid out: none"]

@@ -140,3 +140,31 @@ def test_pii_hash_reaches_the_warehouse(fake_api, settings_for):
     run_sync(settings, transport=fake_api.transport(), show_progress=False)
     emails = [r[0] for r in query(settings.warehouse.duckdb_path, "select email from creator_platform.contacts")]
     assert len(emails) == 30 and all(len(e) == 64 and "@" not in e for e in emails)
+
+
+def test_records_moving_during_the_listing_are_not_lost(fake_api, settings_for):
+    """A purchase updated mid-listing jumps to the end (sort=updated_at): the record that slid
+    onto an already-read page is caught by the drift check's second pass."""
+    from fakeapi import record
+
+    fake_api.collections["purchases"] = [
+        record("purchases", 3000001000 + i, site="2147483650", updated_at=f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
+        for i in range(250)
+    ]
+    moved = {"done": False}
+
+    def hook(request):
+        if request.url.path == "/v1/purchases" and request.url.params.get("page[number]") == "2" and not moved["done"]:
+            moved["done"] = True
+            rows = fake_api.collections["purchases"]
+            first = rows.pop(0)  # record 0 (already read on page 1) is updated: goes last
+            first["attributes"]["updated_at"] = "2025-02-01T00:00:00Z"
+            rows.append(first)
+        return None
+
+    fake_api.hook = hook
+    settings = settings_for(resources=("purchases",), concurrency=1)
+    result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    ids = {r[0] for r in query(settings.warehouse.duckdb_path, "select id from creator_platform.purchases where site_id = '2147483650'")}
+    assert ids == {str(3000001000 + i) for i in range(250)}
+    assert result.stats.pages["purchases"] > 4  # a second pass happened

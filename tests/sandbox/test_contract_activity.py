@@ -124,13 +124,8 @@ def test_new_refunds_among_new_transactions(live):
     new = [r for r in api.all("transactions", {"filter[site_id]": site_id}) if r["id"] not in old]
     assert any(r["attributes"]["action"] == "refund" for r in new), "activity made no refund"
     for record in new:
-        assert parse_ts(record["attributes"]["created_at"]) > live["now_before"] - _slack()
-
-
-def _slack():
-    from datetime import timedelta
-
-    return timedelta(seconds=1)
+        created = parse_ts(record["attributes"]["created_at"])
+        assert live["now_before"] < created <= api.server_now(), "new records happen in the advanced window"
 
 
 def test_recent_payouts_are_pending_or_in_transit(live):
@@ -478,7 +473,6 @@ def test_any_change_moves_updated_at(live, collection):
     assert changed
 
 
-@pytest.mark.xfail(strict=True, reason="FINDINGS #6")
 def test_activity_fulfils_open_orders(live):
     """Spec 3: an order is unfulfilled while `fulfilled_at` is null, so it can become fulfilled.
     Orders have no `updated_at`, so the pipeline needs such transitions to test its lookback."""
@@ -486,4 +480,10 @@ def test_activity_fulfils_open_orders(live):
     now = {r["id"]: r for r in api.all("orders", {"filter[site_id]": site_id})}
     opened = [o for o in live["before"]["orders"] if o["attributes"]["fulfilled_at"] is None]
     assert opened, "no open order before activity"
-    assert any(now[o["id"]]["attributes"]["fulfilled_at"] for o in opened)
+    fulfilled = [o["id"] for o in opened if now[o["id"]]["attributes"]["fulfilled_at"]]
+    assert fulfilled, "no open order was fulfilled"
+    for order_id in fulfilled:
+        at = now[order_id]["attributes"]["fulfilled_at"]
+        assert live["now_before"] < parse_ts(at) <= api.server_now()
+        body = api.get(f"orders/{order_id}", {"include": "order_items"})
+        assert all(i["attributes"]["fulfilled_at"] == at for i in body["included"]), order_id

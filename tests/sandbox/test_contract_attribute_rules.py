@@ -130,3 +130,20 @@ def test_customer_activity_fields(catalog, each_site):
         assert a["sign_in_count"] >= 0
         if a["last_request_at"]:
             assert parse_ts(a["last_request_at"]) >= parse_ts(a["created_at"]), customer["id"]
+
+
+def test_external_user_id_is_shared_by_contact_and_customer(catalog, each_site):
+    """Spec 2.1: the external reference is shared with the customer."""
+    contacts = catalog.by_id("contacts", each_site)
+    for customer in catalog.all("customers", each_site):
+        contact = contacts[rel_id(customer, "contact")]
+        assert contact["attributes"]["external_user_id"] == customer["attributes"]["external_user_id"]
+
+
+def test_product_member_count_matches_customers_holding_it(api, catalog, each_site):
+    holders: dict[str, int] = defaultdict(int)
+    for customer in catalog.all("customers", each_site):
+        for product in rel_ids(api.get(f"customers/{customer['id']}")["data"], "products"):
+            holders[product] += 1
+    for product in catalog.all("products", each_site):
+        assert product["attributes"]["members_aggregate_count"] == holders.get(product["id"], 0), product["id"]

@@ -359,3 +359,11 @@ def test_tokens_carry_no_secret_and_errors_echo_no_token(fresh):
 def test_fields_of_another_grant_are_named(fresh, extra, field):
     response = fresh.token(**CLIENT, **extra)
     assert_error(response, 400, field)
+
+
+def test_user_login_accepts_an_explicit_password_grant(fresh):
+    """The spec does not show the grant_type of user login; the sandbox documents `password`
+    as optional."""
+    response = fresh.token(username=OWNER_USERNAME, password=OWNER_PASSWORD, grant_type="password")
+    assert response.status_code == 200, response.text
+    assert response.json()["token_type"] == "Bearer"

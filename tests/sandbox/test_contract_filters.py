@@ -400,6 +400,8 @@ def test_search_matches_name_or_email(api, catalog, site_id, collection):
         a = record["attributes"]
         assert local.lower() in f"{a['name'] or ''} {a['email']}".lower(), a
     assert api.all(collection, {"filter[site_id]": site_id, "filter[search]": "qqzzxxnomatch"}) == []
+    upper = api.ids(collection, {"filter[site_id]": site_id, "filter[search]": local.upper()})
+    assert set(upper) == {r["id"] for r in got}, "documented: search ignores case"
 
 
 @pytest.mark.parametrize("collection", ["contacts", "customers"])

@@ -232,3 +232,10 @@ def test_archived_records_referenced_by_purchases_are_readable(api, catalog, sit
         offer_id = purchase["relationships"]["offer"]["data"]["id"]
         if offer_id not in offers:
             assert api.raw_get(f"offers/{offer_id}").status_code == 200
+
+
+@pytest.mark.parametrize("resource", ["contacts", "customers", "offers", "forms", "transactions"])
+def test_single_read_self_link_is_absolute(api, catalog, site_id, resource):
+    record = catalog.all(resource, site_id)[0]
+    body = api.get(f"{resource}/{record['id']}")
+    assert body["links"]["self"] == f"{api.api_url}/{resource}/{record['id']}"

@@ -61,3 +61,17 @@ def test_invariants_hold_after_activity():
     today = store.now // 86_400
     assert set(payouts["status"][payouts["day"] == today].tolist()) <= {PENDING}
     assert (payouts["day"] <= today).all()
+
+
+def test_subscriptions_renew_on_schedule_as_the_clock_moves():
+    store = generate(12, "tiny", 2, NOW)
+    virtuals.install(store)
+    summary, events = Activity(store, 12, 3600).run(20, advance_seconds=70 * 86_400)
+    assert summary.get("renewal", 0) > 0
+    p, t = store.tables["purchases"].cols, store.tables["transactions"].cols
+    charged = (t["action"] == 3) & (t["state"] == 1)
+    for row in np.flatnonzero(np.isin(p["ptype"], (1, 2)) & (p["deactivated_at"] == -1)):
+        times = np.sort(t["created_at"][charged & (t["purchase"] == row)])
+        period = (30 if p["ptype"][row] == 1 else 365) * 86_400
+        assert times[-1] + period > store.now, f"purchase {row} is overdue"
+        assert np.all(np.diff(times) >= period), f"purchase {row} charged early"

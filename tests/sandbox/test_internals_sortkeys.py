@@ -12,7 +12,8 @@ from sandbox.options import parse_now
 
 @pytest.mark.parametrize(("type_name", "column"), [
     ("contacts", "name"), ("customers", "name"), ("form_submissions", "name"),
-    ("purchases", "cardholder_name"),
+    ("purchases", "cardholder_name"), ("contacts", "email"), ("customers", "email"),
+    ("form_submissions", "email"),
 ])
 def test_sort_key_agrees_with_string_order(type_name, column):
     store = generate(13, "demo", 2, parse_now("2026-03-01T12:00:00Z"))
@@ -23,3 +24,12 @@ def test_sort_key_agrees_with_string_order(type_name, column):
     by_key = np.lexsort((rows, key)).tolist()
     strings = table.values(column, rows)
     assert by_key == sorted(rows.tolist(), key=lambda r: (strings[r], r))
+
+
+def test_digit_key_orders_like_strings_with_a_high_terminator():
+    from sandbox.virtuals import _digits_key
+
+    rows = np.asarray([0, 1, 9, 10, 11, 100, 99, 1000, 5, 123456789, 12, 120])
+    key = _digits_key(rows)
+    assert [int(r) for r in rows[np.argsort(key)]] == sorted(
+        rows.tolist(), key=lambda r: str(r) + "@")

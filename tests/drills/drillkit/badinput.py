@@ -386,9 +386,9 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
         C("integer_id", "customers", "customers", "id sent as a JSON integer",
           lambda run, doc, ex: _int_id(doc), words=("id",)),
         C("attributes_missing", "transactions", "transactions", "a record without attributes",
-          set_record("attributes", _DELETE, "transactions"), words=("attributes",)),
+          set_record("attributes", _DELETE, "transactions"), words=("attributes",), ci=True),
         C("attributes_not_object", "orders", "orders", "attributes is a string",
-          set_record("attributes", "oops", "orders"), words=("attributes",)),
+          set_record("attributes", "oops", "orders"), words=("attributes",), ci=True),
         C("relationship_malformed", "purchases", "purchases",
           "relationships.customer.data is a string",
           lambda run, doc, ex: _bad_relationship(run, doc),
@@ -428,7 +428,7 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
           unknown_included, detail=True, needs_record=False,
           extra_tables=frozenset({"widgets"}), words=("widgets", "type", "included"), ci=True),
         C("included_without_id", "courses", "courses", "included module without id",
-          included_without_id, detail=True, needs_record=False, words=("id", "included")),
+          included_without_id, detail=True, needs_record=False, words=("id", "included"), ci=True),
     ]
 
 

@@ -21,13 +21,21 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from .badinput import Case, CaseRun
 from .proxy import DrillProxy, Exchange, Fetch, Reply
 from .runner import SyncResult, Workspace, kill_group
-from .warehouse import check_versions, compare_warehouses, copy_warehouse, duplicated_keys
+from .warehouse import (
+    check_versions,
+    compare_warehouses,
+    copy_warehouse,
+    duplicated_keys,
+    table_ids,
+)
 
+CORE_TABLES = ("sites", "contacts", "customers", "products", "offers", "courses", "purchases",
+               "orders", "order_items", "transactions", "payouts")
 DRILL_SEED = 5150
 DRILL_NOW = "2026-06-30T12:00:00Z"
 
@@ -91,6 +99,9 @@ class Lab:
         dups = duplicated_keys(ws.warehouse)
         if dups:
             raise RuntimeError(f"reference sync holds duplicated ids: {dups}")
+        empty = [t for t in CORE_TABLES if not table_ids(ws.warehouse, t)]
+        if empty:  # a drill against an empty reference would prove nothing
+            raise RuntimeError(f"reference sync left core tables empty: {empty}")
         return ws.warehouse
 
 
@@ -295,9 +306,12 @@ def activity_drill(lab: Lab, plan: ActivityPlan = ActivityPlan()) -> DrillOutcom
         def trigger(ex: Exchange) -> None:
             with lock:
                 if not fired and ex.collection == plan.collection and ex.page == plan.page:
+                    before = _total_pages(proxy, ex)
                     summary = sb.activity(plan.count)
+                    after = _total_pages(proxy, ex)
                     fired.append(f"{plan.count} events at {plan.collection} page {plan.page} "
-                                 f"(request {ex.number}): {_short(summary)}")
+                                 f"(request {ex.number}), total_pages {before}->{after}: "
+                                 f"{_short(summary)}")
 
         proxy.triggers.append(trigger)
         first = ws.sync(proxy.base_url)
@@ -340,6 +354,18 @@ def activity_drill(lab: Lab, plan: ActivityPlan = ActivityPlan()) -> DrillOutcom
     out.outcome = ("consistent; follow-up = R1" + (f" (stale by design: {stale})" if stale else "")
                    if out.ok else "FAILED")
     return out
+
+
+def _total_pages(proxy: DrillProxy, ex: Exchange) -> object:
+    """What page 1 of the same listing announces now (to show the meta changing under the run)."""
+    query = [(k, v) for k, v in ex.query if k != "page[number]"]
+    target = ex.path + "?" + urlencode([*query, ("page[number]", "1")])
+    reply = proxy._forward("GET", target, ex.headers, b"")
+    try:
+        meta = reply.json().get("meta") or {}
+    except (ValueError, AttributeError):
+        return "?"
+    return meta.get("total_pages", meta.get("pagination", {}).get("last", "?"))
 
 
 def _short(summary: object) -> str:
