@@ -13,7 +13,14 @@ from pathlib import Path
 
 from csbench import figures, machine
 from csbench.measure import BENCH_DIR
-from csbench.suite import DEFAULT_RATE_WINDOW_S, RATE_WINDOW_S, Bench, Options, cleanup
+from csbench.suite import (
+    DEFAULT_RATE_WINDOW_S,
+    PHASES,
+    RATE_WINDOW_S,
+    Bench,
+    Options,
+    cleanup,
+)
 
 SCALES = ("tiny", "demo", "small", "medium", "large")
 DEFAULT_BUDGET_MIN = {"tiny": 14.0, "demo": 14.0, "small": 14.0}
@@ -65,6 +72,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "seconds, then extrapolate (0: replay every page)",
     )
     parser.add_argument(
+        "--phases",
+        default=",".join(PHASES),
+        help="comma-separated subset of wall,cpu,baseline,rate (e.g. cpu,baseline for memory "
+        "flatness at medium without the long latency runs)",
+    )
+    parser.add_argument(
+        "--no-peer",
+        action="store_true",
+        help="skip the peer (its figures print n/a): e.g. memory flatness at medium, where the "
+        "peer alone takes most of an hour",
+    )
+    parser.add_argument(
         "--client-timeout",
         type=float,
         default=1800.0,
@@ -86,6 +105,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
+    phases = tuple(p.strip() for p in args.phases.split(",") if p.strip())
+    unknown = sorted(set(phases) - set(PHASES))
+    if unknown or not phases:
+        parser.error(
+            f"--phases: unknown {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(PHASES)}"
+        )
+    args.phases = phases
     return args
 
 
@@ -94,15 +121,27 @@ def main(argv: list[str] | None = None) -> int:
     command = "benchmarks/run " + shlex.join(sys.argv[1:] if argv is None else argv)
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="csbench-"))
     options = Options(
-        scale=args.scale, runs=args.runs, seed=args.seed, sites=args.sites,
-        latency_ms=args.latency_ms, rate_limit=args.rate_limit,
+        scale=args.scale,
+        runs=args.runs,
+        seed=args.seed,
+        sites=args.sites,
+        latency_ms=args.latency_ms,
+        rate_limit=args.rate_limit,
         rate_window_s=args.rate_window or RATE_WINDOW_S.get(args.scale, DEFAULT_RATE_WINDOW_S),
-        concurrency=args.concurrency, peer_parallelized=args.peer_parallelized,
-        workdir=workdir, client_timeout_s=args.client_timeout,
-        budget_s=60 * (args.budget_min if args.budget_min is not None
-                       else DEFAULT_BUDGET_MIN.get(args.scale, 0)),
+        concurrency=args.concurrency,
+        peer_parallelized=args.peer_parallelized,
+        phases=args.phases,
+        with_peer=not args.no_peer,
+        workdir=workdir,
+        client_timeout_s=args.client_timeout,
+        budget_s=60
+        * (
+            args.budget_min
+            if args.budget_min is not None
+            else DEFAULT_BUDGET_MIN.get(args.scale, 0)
+        ),
         floor_budget_s=args.floor_budget,
-    )  # fmt: skip
+    )
     info = machine.describe()
     started = time.monotonic()
     try:
@@ -149,9 +188,16 @@ def _load_line(info: dict[str, object], loads: list[float]) -> str:
     return line
 
 
-def _save(args: argparse.Namespace, info: dict[str, object], command: str, options: Options,
-          elapsed: float, results: object, rows: list[dict[str, object]],
-          figs: list[figures.Figure]) -> Path:  # fmt: skip
+def _save(
+    args: argparse.Namespace,
+    info: dict[str, object],
+    command: str,
+    options: Options,
+    elapsed: float,
+    results: object,
+    rows: list[dict[str, object]],
+    figs: list[figures.Figure],
+) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     path = args.json or RESULTS_DIR / f"{stamp}-{options.scale}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,8 +213,7 @@ def _save(args: argparse.Namespace, info: dict[str, object], command: str, optio
         "load_avgs": results.load_avgs,  # type: ignore[attr-defined]
         "failures": results.failures,  # type: ignore[attr-defined]
         "skipped": results.skipped,  # type: ignore[attr-defined]
-        "runs": {label: [m.summary() for m in ms]
-                 for label, ms in results.measurements.items()},  # type: ignore[attr-defined]
-    }  # fmt: skip
+        "runs": {label: [m.summary() for m in ms] for label, ms in results.measurements.items()},  # type: ignore[attr-defined]
+    }
     path.write_text(json.dumps(payload, indent=2, default=str, allow_nan=True))
     return path

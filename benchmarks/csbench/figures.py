@@ -61,8 +61,16 @@ def _judge(value: float | None, limit: float | None, at_most: bool) -> str:
     return "met" if (value <= limit if at_most else value >= limit) else "MISSED"
 
 
-def _fig(key: str, name: str, value: float | None, target: str, limit: float | None,
-         at_most: bool = True, note: str = "", fmt: str = "{:.2f}") -> Figure:  # fmt: skip
+def _fig(
+    key: str,
+    name: str,
+    value: float | None,
+    target: str,
+    limit: float | None,
+    at_most: bool = True,
+    note: str = "",
+    fmt: str = "{:.2f}",
+) -> Figure:
     shown = fmt.format(value) if value is not None else "n/a"
     return Figure(key, name, value, shown, target, _judge(value, limit, at_most), note)
 
@@ -152,14 +160,32 @@ def compute(results: Results, options: Options) -> list[Figure]:
     ours_rss = _med(ok("ours_cpu"), "max_rss_mib")
     base_rss = _med(ok("ours_baseline"), "max_rss_mib")
     value = _ratio(ours_rss, base_rss)
-    figs.append(_fig("rss_flat", f"peak RSS of ours: {options.scale} ÷ {base}", value, "≤ 1.30",
-                     1.30, note=f"{ours_rss:.0f} MiB vs {base_rss:.0f} MiB" if value is not None else
-                     _why_missing(results, "ours_cpu", "ours_baseline")))  # fmt: skip
+    figs.append(
+        _fig(
+            "rss_flat",
+            f"peak RSS of ours: {options.scale} ÷ {base}",
+            value,
+            "≤ 1.30",
+            1.30,
+            note=f"{ours_rss:.0f} MiB vs {base_rss:.0f} MiB"
+            if value is not None
+            else _why_missing(results, "ours_cpu", "ours_baseline"),
+        )
+    )
     peer_rss = _med(ok("peer_cpu"), "max_rss_mib")
     value = _ratio(ours_rss, peer_rss)
-    figs.append(_fig("rss_vs_peer", f"peak RSS at {options.scale}: ours ÷ peer", value, "info",
-                     None, note=f"peer {peer_rss:.0f} MiB" if value is not None else
-                     _why_missing(results, "peer_cpu")))  # fmt: skip
+    figs.append(
+        _fig(
+            "rss_vs_peer",
+            f"peak RSS at {options.scale}: ours ÷ peer",
+            value,
+            "info",
+            None,
+            note=f"peer {peer_rss:.0f} MiB"
+            if value is not None
+            else _why_missing(results, "peer_cpu"),
+        )
+    )
 
     figs.append(_incremental_requests(results))
     for label, changes in (("ours_incr_none", "nothing new"), ("ours_incr_1000", "1,000 changes")):
@@ -194,9 +220,16 @@ def _rate_figure(results: Results, options: Options) -> Figure:
     achieved = traffic.achieved_per_minute(run.requests)
     too_many = run.count(429)
     value = None if math.isnan(achieved) else achieved / options.rate_limit
-    figure = _fig("rate_use", name, value, "≥ 0.90, 0 × 429", 0.90, at_most=False,
-                  note=f"{achieved:.0f}/min over {len(run.requests)} requests, {too_many} × 429, "
-                  f"client flag {results.facts.get('rate_limit_flag') or 'none'}")  # fmt: skip
+    figure = _fig(
+        "rate_use",
+        name,
+        value,
+        "≥ 0.90, 0 × 429",
+        0.90,
+        at_most=False,
+        note=f"{achieved:.0f}/min over {len(run.requests)} requests, {too_many} × 429, "
+        f"client flag {results.facts.get('rate_limit_flag') or 'none'}",
+    )
     if too_many and figure.status == "met":
         figure.status = "MISSED"
     return figure
@@ -218,9 +251,14 @@ def _incremental_requests(results: Results) -> Figure:
     made = traffic.median(len(m.requests) for m in runs)
     auth = traffic.median(sum(1 for r in m.requests if traffic.is_auth(r)) for m in runs)
     budget = 2 * pairs + auth
-    return _fig("incr_requests", name, made / budget, "≤ 1.00", 1.0,
-                note=f"{made:.0f} requests, budget {budget:.0f} ({pairs} resource×site, "
-                f"{auth:.0f} auth)")  # fmt: skip
+    return _fig(
+        "incr_requests",
+        name,
+        made / budget,
+        "≤ 1.00",
+        1.0,
+        note=f"{made:.0f} requests, budget {budget:.0f} ({pairs} resource×site, {auth:.0f} auth)",
+    )
 
 
 def row_medians(results: Results) -> list[dict[str, Any]]:
@@ -231,20 +269,23 @@ def row_medians(results: Results) -> list[dict[str, Any]]:
         if not runs and label in OPTIONAL_ROWS and label not in results.failures:
             continue
         cpu = _med(runs, "cpu_s")
-        rows.append({
-            "label": label,
-            "row": description,
-            "runs": len(runs),
-            "wall_s": _med(runs, "wall_s"),
-            "cpu_s": cpu,
-            "cpu_per_100k_s": cpu * 100_000 / records if isinstance(records, int) and records
-            else float("nan"),
-            "max_rss_mib": _med(runs, "max_rss_mib"),
-            "requests": traffic.median(len(m.requests) for m in runs),
-            "status_429": sum(m.count(429) for m in runs),
-            "failure": results.failures.get(label, ""),
-            "note": runs[-1].note if runs else "",
-        })  # fmt: skip
+        rows.append(
+            {
+                "label": label,
+                "row": description,
+                "runs": len(runs),
+                "wall_s": _med(runs, "wall_s"),
+                "cpu_s": cpu,
+                "cpu_per_100k_s": cpu * 100_000 / records
+                if isinstance(records, int) and records
+                else float("nan"),
+                "max_rss_mib": _med(runs, "max_rss_mib"),
+                "requests": traffic.median(len(m.requests) for m in runs),
+                "status_429": sum(m.count(429) for m in runs),
+                "failure": results.failures.get(label, ""),
+                "note": runs[-1].note if runs else "",
+            }
+        )
     return rows
 
 
@@ -260,14 +301,24 @@ def render(
     header: list[str], rows: list[dict[str, Any]], figures: list[Figure], skipped: list[str]
 ) -> str:
     lines = [*header, "", "Medians per row (the inputs of the ratios):", ""]
-    table = [("row", "runs", "wall s", "CPU s", "CPU s/100k", "peak RSS MiB", "requests", "429s",
-              "note")]  # fmt: skip
+    table = [
+        ("row", "runs", "wall s", "CPU s", "CPU s/100k", "peak RSS MiB", "requests", "429s", "note")
+    ]
     for r in rows:
         note = f"FAILED: {r['failure']}" if r["failure"] else r["note"]
-        table.append((r["row"], str(r["runs"]), _cell(r["wall_s"], "{:.2f}"),
-                      _cell(r["cpu_s"], "{:.2f}"), _cell(r["cpu_per_100k_s"], "{:.2f}"),
-                      _cell(r["max_rss_mib"], "{:.0f}"), _cell(r["requests"], "{:.0f}"),
-                      str(r["status_429"]), note))  # fmt: skip
+        table.append(
+            (
+                r["row"],
+                str(r["runs"]),
+                _cell(r["wall_s"], "{:.2f}"),
+                _cell(r["cpu_s"], "{:.2f}"),
+                _cell(r["cpu_per_100k_s"], "{:.2f}"),
+                _cell(r["max_rss_mib"], "{:.0f}"),
+                _cell(r["requests"], "{:.0f}"),
+                str(r["status_429"]),
+                note,
+            )
+        )
     lines += _grid(table)
     lines += [f"skipped {item}" for item in skipped]
     lines += ["", "Ratios (medians, measured side by side in this run):", ""]
@@ -281,8 +332,10 @@ def _grid(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     out = []
     for n, row in enumerate(rows):
-        cells = [cell.ljust(widths[i]) if i == 0 or i == len(row) - 1 else cell.rjust(widths[i])
-                 for i, cell in enumerate(row)]  # fmt: skip
+        cells = [
+            cell.ljust(widths[i]) if i == 0 or i == len(row) - 1 else cell.rjust(widths[i])
+            for i, cell in enumerate(row)
+        ]
         out.append("| " + " | ".join(cells) + " |")
         if n == 0:
             out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")

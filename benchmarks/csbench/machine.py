@@ -37,8 +37,12 @@ def _ram_gib() -> float:
 
 def _commit() -> str:
     try:
-        out = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                             capture_output=True, text=True, timeout=10)  # fmt: skip
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"

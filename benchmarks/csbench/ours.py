@@ -21,8 +21,12 @@ RATE_LIMIT_FLAGS = ("--rate-limit", "--requests-per-minute", "--max-requests-per
 def sync_help() -> str:
     result = subprocess.run(
         [creator_sync_executable(), "sync", "--help"],
-        cwd=REPO, env=child_env(), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if result.returncode != 0:
         raise RuntimeError(f"`creator-sync sync --help` failed: {result.stderr.strip()[-500:]}")
     return result.stdout
@@ -49,11 +53,15 @@ def sync_target(
     The same ``run_dir`` twice means an incremental run on the same warehouse and dlt state.
     """
     argv = [
-        os.environ.get("CSBENCH_CREATOR_SYNC", "creator-sync"), "sync",
-        "--base-url", base_url,
-        "--client-id", CLIENT_ID,
-        "--duckdb", str(run_dir / "ours.duckdb"),
-    ]  # fmt: skip
+        os.environ.get("CSBENCH_CREATOR_SYNC", "creator-sync"),
+        "sync",
+        "--base-url",
+        base_url,
+        "--client-id",
+        CLIENT_ID,
+        "--duckdb",
+        str(run_dir / "ours.duckdb"),
+    ]
     if has_flag("--pipelines-dir"):
         argv += ["--pipelines-dir", str(run_dir / "pipelines")]
     if concurrency is not None:

@@ -6,7 +6,8 @@ Configured the way dlt's rest_api documentation shows, so that it is a fair peer
 - ``PageNumberPaginator`` (``page_number``) on ``page[number]``, base page 1, ``total_path``
   ``meta.total_pages``; ``page[size]=100`` (the sandbox's maximum, as ours uses);
 - bearer auth with a token obtained first by the client-credentials grant (spec 5.1);
-- every collection; site-owned ones as dependent resources of ``sites`` that pass
+- every collection ours reads (taken from ours' per-resource facts table, so the two cannot
+  drift apart); site-owned ones as dependent resources of ``sites`` that pass
   ``filter[site_id]`` from ``{resources.sites.id}`` (the documented way to bind a parent field);
 - the same single reads ours makes for nested data (courses, forms, orders with ``include``),
   as dependent resources with ``parallelized: True`` (what the docs advise for per-parent child
@@ -30,37 +31,63 @@ import dlt
 import requests
 from dlt.sources.rest_api import rest_api_source
 
-PAGE_SIZE = 100
+from sources.creator_platform.settings import RESOURCES
 
-# collection path -> table name, for collections listed per site.
-SITE_COLLECTIONS: dict[str, str] = {
-    "contacts": "contacts",
-    "customers": "customers",
-    "products": "products",
-    "offers": "offers",
-    "courses": "courses",
-    "forms": "forms",
-    "custom_fields": "custom_fields",
-    "form_submissions": "form_submissions",
-    "purchases": "purchases",
-    "orders": "orders",
-    "transactions": "transactions",
-    "contact_tags": "contact_tags",
-    "blog_posts": "blog_posts",
-    "website_pages": "website_pages",
-    "hooks": "hooks",
+PAGE_SIZE = 100
+PAGE_NUMBER = {"type": "page_number", "base_page": 1, "page_param": "page[number]"}
+# total_path per meta shape (spec 1.1): default and purchases carry meta.total_pages, payouts
+# carry meta.pagination.last.
+TOTAL_PATH = {
+    "default": "meta.total_pages",
+    "purchases": "meta.total_pages",
+    "payouts": "meta.pagination.last",
 }
 
-# Single reads that carry nested records in ``included`` (the same ones ours makes, since the
-# API lists nested records on no collection): (name, path, include). Their records land in
-# ``<name>_<type>`` tables (course_modules, form_fields, order_order_items, ...). They are
-# dependent resources with ``parallelized: True``, as dlt's docs advise for fetching child data
-# per parent item: each runs in dlt's thread pool instead of one by one.
-DETAIL_READS: list[tuple[str, str, str]] = [
-    ("course", "courses/{resources.courses.id}", "modules,lessons,lessons.media"),
-    ("form", "forms/{resources.forms.id}", "fields,contact_tags"),
-    ("order", "orders/{resources.orders.id}", "order_items"),
-]
+
+def _include(resource: Any) -> str:
+    """All of a resource's include groups in one ``include=`` (one read per record, as a
+    rest_api user would write it; ours may split them into groups)."""
+    names: list[str] = []
+    for group in resource.include:
+        names.extend([group] if isinstance(group, str) else group)
+    return ",".join(names)
+
+
+def endpoint_resources() -> list[dict[str, Any]]:
+    """One rest_api resource per collection, from ours' own per-resource facts table, so that
+    the peer reads exactly the collections (and the nested single reads) ours reads."""
+    resources: list[dict[str, Any]] = []
+    for r in RESOURCES.values():
+        params: dict[str, Any] = {}
+        if r.site_scoped:
+            params["filter[site_id]"] = "{resources.sites.id}"
+        if not r.page_size:
+            params["page[size]"] = None  # e.g. payouts take only page[number] (spec 4.2)
+        endpoint: dict[str, Any] = {"path": r.path.lstrip("/"), "params": params}
+        if r.meta != "default":
+            endpoint["paginator"] = {**PAGE_NUMBER, "total_path": TOTAL_PATH[r.meta]}
+        resources.append({"name": r.name, "endpoint": endpoint})
+        if r.include and r.include_via == "detail":
+            # the API lists nested records on no collection: one single read per record, as a
+            # dependent resource with parallelized=True, as dlt's docs advise for per-parent
+            # child reads; its `included` records land in `<name>_<type>` tables.
+            resources.append(
+                {
+                    "name": f"{r.name}_details",
+                    "parallelized": True,
+                    "table_name": lambda item, prefix=r.name: (
+                        f"{prefix}_{item.get('type', 'included')}"
+                    ),
+                    "endpoint": {
+                        "path": f"{r.path.lstrip('/')}/{{resources.{r.name}.id}}",
+                        "params": {"include": _include(r), "page[size]": None},
+                        "paginator": "single_page",
+                        "data_selector": "included",
+                    },
+                }
+            )
+    # `sites` first: every site-owned resource depends on it
+    return sorted(resources, key=lambda res: res["name"] != "sites")
 
 
 def fetch_token(api_url: str) -> str:
@@ -79,57 +106,18 @@ def fetch_token(api_url: str) -> str:
 
 def build_config(api_url: str, token: str) -> dict[str, Any]:
     """The rest_api configuration a careful user would write from dlt's docs."""
-    site_param = {"filter[site_id]": "{resources.sites.id}"}
-    resources: list[dict[str, Any]] = [{"name": "sites", "endpoint": {"path": "sites"}}]
-    for path, table in SITE_COLLECTIONS.items():
-        resources.append({"name": table, "endpoint": {"path": path, "params": dict(site_param)}})
-    resources.append(
-        {
-            "name": "payouts",
-            "endpoint": {
-                "path": "platform_payments_payouts",
-                # payouts take only page[number] (spec 4.2) and carry the payouts meta shape
-                "params": {**site_param, "page[size]": None},
-                "paginator": {
-                    "type": "page_number",
-                    "base_page": 1,
-                    "page_param": "page[number]",
-                    "total_path": "meta.pagination.last",
-                },
-            },
-        }
-    )
-    for name, path, include in DETAIL_READS:
-        resources.append(
-            {
-                "name": f"{name}_details",
-                "parallelized": True,
-                "table_name": lambda item, prefix=name: f"{prefix}_{item.get('type', 'included')}",
-                "endpoint": {
-                    "path": path,
-                    "params": {"include": include, "page[size]": None},
-                    "paginator": "single_page",
-                    "data_selector": "included",
-                },
-            }
-        )
     return {
         "client": {
             "base_url": f"{api_url}/",
             "auth": {"type": "bearer", "token": token},
-            "paginator": {
-                "type": "page_number",
-                "base_page": 1,
-                "page_param": "page[number]",
-                "total_path": "meta.total_pages",
-            },
+            "paginator": {**PAGE_NUMBER, "total_path": TOTAL_PATH["default"]},
         },
         "resource_defaults": {
             "primary_key": "id",
             "write_disposition": "replace",
             "endpoint": {"data_selector": "data", "params": {"page[size]": PAGE_SIZE}},
         },
-        "resources": resources,
+        "resources": endpoint_resources(),
     }
 
 

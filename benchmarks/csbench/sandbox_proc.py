@@ -103,10 +103,19 @@ def run_sandbox(
     workdir.mkdir(parents=True, exist_ok=True)
     options: dict[str, object] = {"seed": seed, "sites": sites, "latency_ms": latency_ms}
     argv = [
-        creator_sync_executable(), "sandbox",
-        "--host", "127.0.0.1", "--port", str(_free_port()),
-        "--scale", scale, "--seed", str(seed), "--sites", str(sites),
-    ]  # fmt: skip
+        creator_sync_executable(),
+        "sandbox",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(_free_port()),
+        "--scale",
+        scale,
+        "--seed",
+        str(seed),
+        "--sites",
+        str(sites),
+    ]
     if latency_ms:
         argv += ["--latency-ms", str(latency_ms)]
     if rate_limit:
@@ -119,9 +128,14 @@ def run_sandbox(
     log_path = workdir / f"{label}.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            argv, cwd=REPO, env=child_env({"PYTHONUNBUFFERED": "1"}), stdout=log,
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent,
-        )  # fmt: skip
+            argv,
+            cwd=REPO,
+            env=child_env({"PYTHONUNBUFFERED": "1"}),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
     try:
         base_url = _await_ready(proc, log_path, ready_timeout_s)
         yield Sandbox(base_url=base_url, scale=scale, options=options, log_path=log_path)

@@ -23,12 +23,18 @@ from csbench.measure import ClientFailed, Measurement, run_measured
 from csbench.sandbox_proc import CLIENT_ID, CLIENT_SECRET, Sandbox, run_sandbox
 
 # The next smaller scale, to see whether peak RSS grows with data size.
-BASELINE_SCALE = {"tiny": "tiny", "demo": "tiny", "small": "demo", "medium": "small",
-                  "large": "medium"}  # fmt: skip
+BASELINE_SCALE = {
+    "tiny": "tiny",
+    "demo": "tiny",
+    "small": "demo",
+    "medium": "small",
+    "large": "medium",
+}
 # How long the rate-limit run may last: long enough for the limit to bind, bounded in time.
 RATE_WINDOW_S = {"tiny": 15.0, "demo": 45.0, "small": 60.0}
 DEFAULT_RATE_WINDOW_S = 120.0
 ACTIVITY_CHANGES = 1000
+PHASES = ("wall", "cpu", "baseline", "rate")
 # How far one activity event moves the sandbox clock in the latency phase: 1,000 changes then
 # span ~17 hours, a nightly sync's worth. (The sandbox default, 1 h, would move the clock 41
 # days and trip ours' periodic full refresh, measuring a full sync instead of an incremental.)
@@ -50,6 +56,8 @@ class Options:
     client_timeout_s: float
     budget_s: float = 0.0  # 0: no budget; else repeat rounds only while they fit
     floor_budget_s: float = 30.0  # sample the floors' pages to fetch for about this long
+    phases: tuple[str, ...] = PHASES
+    with_peer: bool = True  # False: ours only (e.g. memory flatness at medium)
 
 
 @dataclass
@@ -64,8 +72,9 @@ class Results:
     load_avgs: list[float] = field(default_factory=list)  # 1-min load after each client run
 
     def ok(self, label: str) -> list[Measurement]:
-        return [m for m in self.measurements.get(label, []) if m.exit_code == 0
-                or m.stopped_at_bound]  # fmt: skip
+        return [
+            m for m in self.measurements.get(label, []) if m.exit_code == 0 or m.stopped_at_bound
+        ]
 
 
 class Bench:
@@ -95,8 +104,14 @@ class Bench:
         """Run one client; a failure is recorded against its row instead of ending the suite."""
         self._log(f"{label}: running in {run_dir}")
         try:
-            m = run_measured(label, target, run_dir, env=env, stop_after_s=stop_after_s,
-                             timeout_s=self.options.client_timeout_s)  # fmt: skip
+            m = run_measured(
+                label,
+                target,
+                run_dir,
+                env=env,
+                stop_after_s=stop_after_s,
+                timeout_s=self.options.client_timeout_s,
+            )
         except ClientFailed as failure:
             self._log(f"{label}: FAILED {failure}")
             self.results.failures[label] = str(failure).splitlines()[0]
@@ -104,28 +119,39 @@ class Bench:
         self.results.measurements[label].append(m)
         m.load_avg = machine.load_average()
         self.results.load_avgs.append(m.load_avg)
-        self._log(f"{label}: load {m.load_avg:.1f} wall {m.wall_s:.2f}s cpu {m.cpu_s:.2f}s rss {m.max_rss_mib:.0f}MiB "
-                  f"requests {len(m.requests)} (429: {m.count(429)})")  # fmt: skip
+        self._log(
+            f"{label}: load {m.load_avg:.1f} wall {m.wall_s:.2f}s cpu {m.cpu_s:.2f}s rss {m.max_rss_mib:.0f}MiB "
+            f"requests {len(m.requests)} (429: {m.count(429)})"
+        )
         return m
 
     # -- clients ---------------------------------------------------------------------------
 
     def ours_full(self, sandbox: Sandbox, label: str) -> tuple[Measurement | None, Path]:
         run_dir = self._run_dir(label)
-        argv, env = ours.sync_target(sandbox.base_url, run_dir,
-                                     concurrency=self.options.concurrency)  # fmt: skip
+        argv, env = ours.sync_target(
+            sandbox.base_url, run_dir, concurrency=self.options.concurrency
+        )
         return self.measure(label, argv, run_dir, env), run_dir
 
     def ours_again(self, sandbox: Sandbox, label: str, state_dir: Path) -> Measurement | None:
-        argv, env = ours.sync_target(sandbox.base_url, state_dir,
-                                     concurrency=self.options.concurrency)  # fmt: skip
+        argv, env = ours.sync_target(
+            sandbox.base_url, state_dir, concurrency=self.options.concurrency
+        )
         return self.measure(label, argv, state_dir, env)
 
     def peer(self, sandbox: Sandbox, label: str, parallelized: bool = False) -> None:
         run_dir = self._run_dir(label)
-        target = ["-m", "csbench.peer", "--base-url", sandbox.base_url,
-                  "--duckdb", str(run_dir / "peer.duckdb"),
-                  "--pipelines-dir", str(run_dir / "pipelines")]  # fmt: skip
+        target = [
+            "-m",
+            "csbench.peer",
+            "--base-url",
+            sandbox.base_url,
+            "--duckdb",
+            str(run_dir / "peer.duckdb"),
+            "--pipelines-dir",
+            str(run_dir / "pipelines"),
+        ]
         if parallelized:
             target.append("--parallelized")
         self.measure(label, target, run_dir, _credentials())
@@ -142,9 +168,18 @@ class Bench:
         sample = pages[::every]
         (run_dir / "pages.txt").write_text("\n".join(sample) + "\n")
         report = run_dir / "floor.json"
-        target = ["-m", "csbench.floor", "--base-url", sandbox.base_url,
-                  "--pages", str(run_dir / "pages.txt"), "--concurrency", str(concurrency),
-                  "--report", str(report)]  # fmt: skip
+        target = [
+            "-m",
+            "csbench.floor",
+            "--base-url",
+            sandbox.base_url,
+            "--pages",
+            str(run_dir / "pages.txt"),
+            "--concurrency",
+            str(concurrency),
+            "--report",
+            str(report),
+        ]
         measured = self.measure(label, target, run_dir, _credentials())
         if measured is None or every == 1:
             return
@@ -181,8 +216,9 @@ class Bench:
         every = self._floor_every(len(pages))
         self.floor(sandbox, "floor_seq", pages, 1, every)
         self.floor(sandbox, "floor_conc", pages, concurrency, every)
-        self.peer(sandbox, "peer")
-        if o.peer_parallelized:
+        if o.with_peer:
+            self.peer(sandbox, "peer")
+        if o.with_peer and o.peer_parallelized:
             self.peer(sandbox, "peer_parallel", parallelized=True)
         self.ours_again(sandbox, "ours_incr_none", state_dir)
         self.results.facts["activity"] = sandbox.activity(ACTIVITY_CHANGES)
@@ -192,13 +228,15 @@ class Bench:
         """Latency on: ours, floors, peer and ours incremental, side by side."""
         o = self.options
         self._log(f"phase wall: scale {o.scale}, latency {o.latency_ms} ms")
-        with self.sandbox(o.scale, latency_ms=o.latency_ms,
-                          seconds_per_event=SECONDS_PER_EVENT) as sandbox:  # fmt: skip
+        with self.sandbox(
+            o.scale, latency_ms=o.latency_ms, seconds_per_event=SECONDS_PER_EVENT
+        ) as sandbox:
             self.wall_round(sandbox)
 
     def cpu_round(self, sandbox: Sandbox) -> None:
         measured, _ = self.ours_full(sandbox, "ours_cpu")
-        self.peer(sandbox, "peer_cpu")
+        if self.options.with_peer:
+            self.peer(sandbox, "peer_cpu")
         if measured is not None and "records" not in self.results.facts:
             counts = traffic.census(sandbox.base_url, sandbox.token(), measured.requests)
             self.results.facts["census"] = counts
@@ -236,9 +274,11 @@ class Bench:
         with self.sandbox(o.scale, rate_limit=o.rate_limit) as sandbox:
             run_dir = self._run_dir("ours_rate")
             argv, env = ours.sync_target(
-                sandbox.base_url, run_dir, concurrency=o.concurrency,
+                sandbox.base_url,
+                run_dir,
+                concurrency=o.concurrency,
                 rate_limit=o.rate_limit if flag else None,
-            )  # fmt: skip
+            )
             env["CSBENCH_PROBE_FLUSH_S"] = "1"
             self.measure("ours_rate", argv, run_dir, env, stop_after_s=o.rate_window_s)
 
@@ -247,6 +287,8 @@ class Bench:
         o = self.options
         for run in range(2, o.runs + 1):
             for name, latency in (("wall", o.latency_ms), ("cpu", 0)):
+                if name not in durations:
+                    continue
                 spent = time.monotonic() - started
                 if o.budget_s and spent + durations[name] > o.budget_s:
                     self.results.skipped.append(
@@ -266,8 +308,15 @@ class Bench:
     def run_all(self) -> Results:
         started = self.started = time.monotonic()
         durations: dict[str, float] = {}
-        for name, phase in (("wall", self.phase_wall), ("cpu", self.phase_cpu),
-                            ("baseline", self.phase_baseline), ("rate", self.phase_rate)):  # fmt: skip
+        for name, phase in (
+            ("wall", self.phase_wall),
+            ("cpu", self.phase_cpu),
+            ("baseline", self.phase_baseline),
+            ("rate", self.phase_rate),
+        ):
+            if name not in self.options.phases:
+                self.results.skipped.append(f"{name} phase: not selected (--phases)")
+                continue
             begun = time.monotonic()
             phase()
             durations[name] = time.monotonic() - begun
@@ -276,8 +325,9 @@ class Bench:
         return self.results
 
     def sandbox(self, scale: str, **kwargs: int) -> AbstractContextManager[Sandbox]:
-        return run_sandbox(scale, self.options.workdir, seed=self.options.seed,
-                           sites=self.options.sites, **kwargs)  # fmt: skip
+        return run_sandbox(
+            scale, self.options.workdir, seed=self.options.seed, sites=self.options.sites, **kwargs
+        )
 
 
 def _credentials() -> dict[str, str]:

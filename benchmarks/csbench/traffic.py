@@ -30,8 +30,9 @@ def is_list(request: Request) -> bool:
 
 def pages(requests: Sequence[Request]) -> list[str]:
     """Every successful GET as ``path?query``, in the order it was started."""
-    ordered = sorted((r for r in requests if r.method == "GET" and r.status == 200),
-                     key=lambda r: r.start_s)  # fmt: skip
+    ordered = sorted(
+        (r for r in requests if r.method == "GET" and r.status == 200), key=lambda r: r.start_s
+    )
     return [f"{r.path}?{r.query}" if r.query else r.path for r in ordered]
 
 
@@ -47,8 +48,10 @@ def list_endpoints(requests: Sequence[Request]) -> set[tuple[str, str]]:
 
 def peak_in_flight(requests: Sequence[Request]) -> int:
     """Most requests that were open at one instant (ours' real concurrency, all resources)."""
-    events = sorted([(r.start_s, 1) for r in requests] + [(r.end_s, -1) for r in requests],
-                    key=lambda e: (e[0], e[1]))  # fmt: skip
+    events = sorted(
+        [(r.start_s, 1) for r in requests] + [(r.end_s, -1) for r in requests],
+        key=lambda e: (e[0], e[1]),
+    )
     level = peak = 0
     for _, step in events:
         level += step
@@ -91,8 +94,9 @@ def total_from_meta(meta: dict[str, object]) -> int:
 def census(base_url: str, token: str, requests: Sequence[Request]) -> dict[str, int]:
     """How many records the API lists, per ``path[site]``: the denominator of CPU per 100k."""
     counts: dict[str, int] = {}
-    with httpx.Client(base_url=base_url, headers={"Authorization": f"Bearer {token}"},
-                      timeout=60.0) as client:  # fmt: skip
+    with httpx.Client(
+        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60.0
+    ) as client:
         for (path, site), query in sorted(first_pages(requests).items()):
             response = client.get(f"{path}?{query}")
             response.raise_for_status()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from dlt.sources.rest_api import rest_api_source  # noqa: E402
+from csbench.peer import build_config
+from dlt.sources.rest_api import rest_api_source
 
-from csbench.peer import build_config  # noqa: E402
-from sources.creator_platform.settings import RESOURCES  # noqa: E402
+from sources.creator_platform.settings import RESOURCES
 
 
 def _by_name() -> dict[str, dict]:
@@ -39,7 +39,9 @@ def test_site_owned_collections_are_read_per_site_with_the_page_size_rules() -> 
 
 def test_nested_records_come_from_parallel_single_reads_like_ours() -> None:
     resources = _by_name()
-    detail = [facts for facts in RESOURCES.values() if facts.include_via == "detail" and facts.include]
+    detail = [
+        facts for facts in RESOURCES.values() if facts.include_via == "detail" and facts.include
+    ]
     assert detail, "ours reads no nested records by single reads any more: revisit the peer"
     for facts in detail:
         peer = resources[f"{facts.name}_details"]

@@ -43,8 +43,18 @@ def smoke(
     out = tmp_path_factory.mktemp("bench") / "tiny.json"
     result = subprocess.run(
         # 20 ms latency instead of 100: the same code paths, a shorter smoke run
-        [sys.executable, str(RUN), "--scale", "tiny", "--runs", "1", "--latency-ms", "20",
-         "--json", str(out)],  # fmt: skip
+        [
+            sys.executable,
+            str(RUN),
+            "--scale",
+            "tiny",
+            "--runs",
+            "1",
+            "--latency-ms",
+            "20",
+            "--json",
+            str(out),
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

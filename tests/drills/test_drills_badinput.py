@@ -27,7 +27,19 @@ def bench(lab):
             yield bench
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# Cases that expose open bugs (tests/drills/FINDINGS.md): strict, so a fix turns them red until
+# the mark is removed.
+OPEN_FINDINGS = {"attributes_not_object": 5, "included_without_id": 6, "attributes_missing": 7}
+
+
+def _param(name: str) -> object:
+    if name in OPEN_FINDINGS:
+        reason = f"drills FINDINGS #{OPEN_FINDINGS[name]}"
+        return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason))
+    return name
+
+
+@pytest.mark.parametrize("name", [_param(n) for n in sorted(CASES)])
 def test_bad_input_case(bench, name):
     out = bench.run(bench.cases[name])
     assert out.ok, out.explain()

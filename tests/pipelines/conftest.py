@@ -10,12 +10,11 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sources"))
 
 from fakeapi import FakeApi, record
+from pipeline_fakes import FAKE_SECRET
 
 from pipelines.factory import resolve_warehouse
 from pipelines.sync import SyncSettings
 from sources.creator_platform.auth import Secret
-
-FAKE_SECRET = "fake-client-secret-7f3a9c"
 
 
 def fake_world() -> FakeApi:

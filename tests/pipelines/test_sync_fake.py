@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from conftest import FAKE_SECRET
+from pipeline_fakes import FAKE_SECRET
 
 from pipelines.sync import run_sync
 

@@ -211,6 +211,8 @@ def token_ttl_drill(lab: Lab, ttl: int, latency_ms: int = 10) -> DrillOutcome:
     """
     out = DrillOutcome(f"token_ttl_{ttl}s", "", "")
     lab.reference  # noqa: B018
+    # Enough latency that the run lasts about two token lifetimes at 4 requests in flight.
+    latency_ms = max(latency_ms, 2000 * ttl * 4 // max(1, len(lab.reference_requests)))
     ws = lab.workspace(f"token_ttl_{ttl}")
     with lab.sandbox(token_ttl=ttl, latency_ms=latency_ms) as sb, DrillProxy(sb.base_url) as proxy:
         run = ws.sync(proxy.base_url, timeout=1800)

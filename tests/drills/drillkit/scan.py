@@ -86,7 +86,7 @@ class Scanner:
     def scan_tree(self, root: Path) -> list[Finding]:
         found: list[Finding] = []
         for path in sorted(root.rglob("*")):
-            if path.is_file() and not path.name.endswith(".wal"):
+            if path.is_file():
                 found += self.scan_file(path)
         return found
 
