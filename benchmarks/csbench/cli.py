@@ -168,7 +168,7 @@ def _header(
     versions = ", ".join(f"{k} {v}" for k, v in info["versions"].items())  # type: ignore[attr-defined]
     return [
         f"creator-sync benchmarks: scale {options.scale}, {options.sites} sites, seed "
-        f"{options.seed}, medians of {options.runs} run(s)",
+        f"{options.seed}, medians of up to {options.runs} run(s) per row (see column runs)",
         f"command: {command}",
         f"date: {info['date_utc']}  (suite took {elapsed / 60:.1f} min)",
         f"machine: {info['cores']} cores, {info['cpu']}, {info['ram_gib']} GiB RAM, {info['os']}",

@@ -31,7 +31,7 @@ BASELINE_SCALE = {
     "large": "medium",
 }
 # How long the rate-limit run may last: long enough for the limit to bind, bounded in time.
-RATE_WINDOW_S = {"tiny": 15.0, "demo": 45.0, "small": 60.0}
+RATE_WINDOW_S = {"tiny": 15.0, "demo": 45.0, "small": 45.0}
 DEFAULT_RATE_WINDOW_S = 120.0
 ACTIVITY_CHANGES = 1000
 PHASES = ("wall", "cpu", "baseline", "rate")

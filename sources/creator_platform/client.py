@@ -17,6 +17,7 @@ import ipaddress
 import json
 import logging
 import random
+import ssl
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -155,6 +156,8 @@ class CreatorPlatformClient:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._server_date: datetime | None = None
+        # resource -> the largest page[size] the server accepted (after a 400 on ours)
+        self.page_size_caps: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"CreatorPlatformClient(api_url={self.api_url!r})"
@@ -263,6 +266,8 @@ class CreatorPlatformClient:
                     resource="oauth", url=url, status=exc.status, detail=exc.detail,
                 ) from None
             except ApiError as exc:
+                if exc.status is None:  # not an answer (e.g. TLS failure): keep the reason
+                    raise
                 raise AuthError(
                     "the token endpoint refused the request",
                     resource="oauth", url=url, status=exc.status, detail=exc.detail,
@@ -325,6 +330,11 @@ class CreatorPlatformClient:
         except httpx.TimeoutException:
             raise _Retryable("timeout") from None
         except httpx.TransportError as exc:  # resets, refused, truncated bodies
+            if _is_certificate_error(exc):  # not transient: fail at once
+                raise ApiError(
+                    "TLS certificate verification failed (self-signed or untrusted certificate)",
+                    resource=resource, url=url,
+                ) from None
             raise _Retryable(f"connection problem ({type(exc).__name__})") from None
         self.stats.add("bytes", len(body))
         self._note_date(response.headers.get("date"))
@@ -368,6 +378,17 @@ class CreatorPlatformClient:
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
         self._server_date = when.astimezone(UTC)
+
+
+def _is_certificate_error(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class _Unauthorized(Exception):

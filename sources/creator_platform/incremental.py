@@ -63,9 +63,20 @@ def plan(
 
 
 def advance(
-    state: dict[str, Any], plan_: Plan, max_cursor: datetime | None, *, now: datetime
+    state: dict[str, Any],
+    plan_: Plan,
+    max_cursor: datetime | None,
+    *,
+    now: datetime,
+    started: datetime | None = None,
 ) -> None:
-    """Move the cursor forward (never back) after a successful listing."""
+    """Move the cursor forward (never back) after a successful listing.
+
+    The cursor never passes the server clock at the start of the listing (`started`): a record
+    read before an update made during the run is then re-read by the next run.
+    """
+    if max_cursor is not None and started is not None and max_cursor > started:
+        max_cursor = started
     old = parse_timestamp(state.get("cursor")) if state.get("cursor") else None
     if max_cursor is not None and (old is None or max_cursor > old):
         state["cursor"] = _iso(max_cursor)

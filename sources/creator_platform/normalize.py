@@ -240,9 +240,14 @@ def normalize_resource(
     rid = _record_id(resource.get("id"), where, jtype)
     row: dict[str, Any] = {"id": rid}
 
-    attributes = resource.get("attributes") or {}
+    if "attributes" not in resource:
+        # merging an attribute-less record would blank the stored row: refuse it
+        raise where.fail("record has no `attributes`", rid, "attributes")
+    attributes = resource["attributes"] if resource["attributes"] is not None else {}
     if not isinstance(attributes, dict):
-        raise where.fail("`attributes` is not an object", rid, "attributes")
+        raise where.fail(
+            f"record attributes must be an object, got {type(attributes).__name__}", rid, "attributes"
+        )
     for name, value in attributes.items():
         if name in _RESERVED:
             name = f"attr_{name}"  # never let an attribute overwrite our keys

@@ -7,6 +7,7 @@ server points it at another host).
 from __future__ import annotations
 
 import math
+import re
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .client import CreatorPlatformClient
-from .errors import BadResponseError, PaginationError
+from .errors import ApiError, BadResponseError, PaginationError
 from .settings import Resource
 
 DEFAULT_MAX_PAGES = 100_000
@@ -80,15 +81,31 @@ def fetch_page(
     number: int,
     page_size: int | None,
 ) -> Page:
-    """GET one page and check the envelope (`data` must be a list)."""
-    query = dict(params)
-    query["page[number]"] = number
-    if resource.page_size and page_size:
-        query["page[size]"] = page_size
-    url = client.url(resource.path, query)
-    doc = client.get(
-        resource.path, query, resource=resource.name, exact_decimals=resource.meta == "payouts"
-    )
+    """GET one page and check the envelope (`data` must be a list).
+
+    A 400 about `page[size]` (the server caps it lower than we asked) steps down to the size it
+    announces ("at most N") or halves, and the cap is remembered for the resource.
+    """
+    while True:
+        size = client.page_size_caps.get(resource.name, page_size) if page_size else None
+        query = dict(params)
+        query["page[number]"] = number
+        if resource.page_size and size:
+            query["page[size]"] = size
+        url = client.url(resource.path, query)
+        try:
+            doc = client.get(
+                resource.path, query, resource=resource.name,
+                exact_decimals=resource.meta == "payouts",
+            )
+            break
+        except ApiError as exc:
+            text = f"{exc.pointer or ''} {exc.detail or ''}"
+            if exc.status != 400 or not size or size <= 1 or "page[size]" not in text:
+                raise
+            announced = re.search(r"at most (\d+)", exc.detail or "")
+            smaller = int(announced.group(1)) if announced else size // 2
+            client.page_size_caps[resource.name] = max(1, min(smaller, size - 1))
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
         got = type(doc).__name__ if not isinstance(doc, dict) else f"keys {sorted(doc)[:6]}"
         raise BadResponseError(
@@ -122,6 +139,8 @@ def iter_pages(
         if on_end is not None:
             on_end(first)
         return
+    if page_size:
+        page_size = client.page_size_caps.get(resource.name, page_size)
     announced = total_pages(
         first.doc.get("meta"), page_size=page_size if resource.page_size else None,
         first_page_len=len(first.data),

@@ -38,6 +38,35 @@ from .settings import FINANCE_TABLES, RESOURCES, ChangeFeed, Resource, get_resou
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
+BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
+
+
+class Batches:
+    """Arrow tables per warehouse table, held until enough rows to yield as one item."""
+
+    def __init__(self) -> None:
+        self._parts: dict[str, list[pa.Table]] = {}
+        self._rows: dict[str, int] = {}
+
+    def add(self, table: str, tbl: pa.Table) -> None:
+        self._parts.setdefault(table, []).append(tbl)
+        self._rows[table] = self._rows.get(table, 0) + tbl.num_rows
+
+    def rows(self, table: str) -> int:
+        return self._rows.get(table, 0)
+
+    def tables(self) -> list[str]:
+        return [t for t, parts in self._parts.items() if parts]
+
+    def take(self, table: str) -> pa.Table | None:
+        parts = self._parts.pop(table, [])
+        self._rows.pop(table, None)
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        # pages may differ in columns (drift): missing ones become nulls
+        return pa.concat_tables(parts, promote_options="permissive")
 
 
 class IdTally:
@@ -150,7 +179,9 @@ def _with_details(
     def needs(item: dict[str, Any]) -> bool:
         if changed_since is None or not resource.detail_if_changed:
             return True
-        attrs = item.get("attributes") or {}
+        attrs = item.get("attributes")
+        if not isinstance(attrs, dict):
+            return True  # malformed: normalisation reports it with resource, URL and id
         for name in resource.detail_if_changed:
             try:
                 value = parse_timestamp(attrs.get(name))
@@ -184,6 +215,7 @@ def _resource_rows(
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
     seen_tables: set[str] = set()
+    batches = Batches()
     site_list: list[str | None] = list(sites) if resource.site_scoped else [None]
     for site in site_list:
         site_state = state.setdefault(site or "_all", {})
@@ -247,14 +279,21 @@ def _resource_rows(
                     feed_cursor[0] = feed_max
             for table, tbl in rows_to_arrow(rows, pii=options.pii).items():
                 client.stats.add_rows(table, tbl.num_rows)
-                if table not in seen_tables:
-                    seen_tables.add(table)
-                    hints = _hints(table, tbl, options.freeze_finance_schema)
-                    yield dlt.mark.with_hints(
-                        tbl, dlt.mark.make_hints(**hints), create_table_variant=True
-                    )
-                else:
-                    yield dlt.mark.with_table_name(tbl, table)
+                batches.add(table, tbl)
+                if batches.rows(table) >= BATCH_ROWS:
+                    yield from flush(table)
+
+        def flush(table: str) -> Iterator[Any]:
+            """One arrow table per ~BATCH_ROWS rows: dlt's per-item work is not per page."""
+            tbl = batches.take(table)
+            if tbl is None:
+                return
+            if table not in seen_tables:
+                seen_tables.add(table)
+                hints = _hints(table, tbl, options.freeze_finance_schema)
+                yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
+            else:
+                yield dlt.mark.with_table_name(tbl, table)
 
         passes = 0
         while True:
@@ -288,17 +327,19 @@ def _resource_rows(
             for page in iter_pages(client, resource, feed_params, page_size=options.page_size,
                                    concurrency=1, max_pages=options.max_pages):
                 yield from emit(page)
-                values = [parse_timestamp((r.get("attributes") or {}).get(feed.field))
-                          for r in page.data if isinstance(r, dict)]
+                values = [parse_timestamp(r["attributes"].get(feed.field)) for r in page.data
+                          if isinstance(r, dict) and isinstance(r.get("attributes"), dict)]
                 values = [v for v in values if v is not None]
                 if not values or min(values) < since:
                     break
+        for table in batches.tables():
+            yield from flush(table)
         if feed is not None:
             if feed_cursor[0] is not None:
                 site_state["feed_cursor"] = feed_cursor[0].strftime("%Y-%m-%dT%H:%M:%SZ")
             elif not old_feed:
                 site_state["feed_cursor"] = client.server_now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        advance(site_state, p, max_cursor, now=client.server_now)
+        advance(site_state, p, max_cursor, now=client.server_now, started=run_started)
         log.info("%s site=%s: done, cursor %s", resource.name, site or "*", site_state.get("cursor"))
         if resource.detail_if_changed:
             site_state["detail_since"] = run_started.strftime("%Y-%m-%dT%H:%M:%SZ")

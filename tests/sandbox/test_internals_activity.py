@@ -68,6 +68,7 @@ def test_subscriptions_renew_on_schedule_as_the_clock_moves():
     virtuals.install(store)
     summary, events = Activity(store, 12, 3600).run(20, advance_seconds=70 * 86_400)
     assert summary.get("renewal", 0) > 0
+    assert sum(e[0] == "payment_succeeded" for e in events) >= summary["renewal"]
     p, t = store.tables["purchases"].cols, store.tables["transactions"].cols
     charged = (t["action"] == 3) & (t["state"] == 1)
     for row in np.flatnonzero(np.isin(p["ptype"], (1, 2)) & (p["deactivated_at"] == -1)):

@@ -216,3 +216,14 @@ def test_rate_limiter_spaces_requests_evenly():
     assert now[0] == pytest.approx(1.0)  # 11 requests at 10/s: the 11th starts at t=1s
     with pytest.raises(ValueError):
         RateLimiter(0)
+
+
+def test_certificate_errors_fail_at_once(api):
+    def hook(request):
+        raise httpx.ConnectError("[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate")
+
+    api.hook = hook
+    client = make(api, max_attempts=5)
+    with pytest.raises(ApiError, match="TLS certificate verification failed"):
+        client.get("/contacts", resource="contacts")
+    assert client.stats.retries == 0 and client.stats.requests == 1

@@ -226,3 +226,10 @@ def test_pii_hash_reaches_every_table_and_drop_removes_columns():
 def test_attribute_cannot_overwrite_bookkeeping_columns():
     rows = normalize_resources([res("orders", "1", {"site_id": "evil", "id": "evil"})], site_id="s", extracted_at=AT)
     assert rows["orders"][0]["id"] == "1" and rows["orders"][0]["site_id"] == "s"
+
+
+@pytest.mark.parametrize("doc", [{"id": "1", "type": "orders"}, {"id": "1", "type": "orders", "attributes": "oops"}])
+def test_missing_or_non_object_attributes_are_refused(doc):
+    with pytest.raises(NormalizationError, match="attributes") as err:
+        normalize_resources([doc], site_id="1", extracted_at=AT, resource="orders", url="https://h/v1/orders")
+    assert "id=1" in str(err.value) and "resource=orders" in str(err.value)

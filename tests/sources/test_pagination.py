@@ -135,3 +135,19 @@ def test_page_without_data_list_is_a_clear_error():
     with client_for(api) as client, pytest.raises(BadResponseError, match="no `data` list") as err:
         list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100))
     assert "contacts" in str(err.value) and "page%5Bnumber%5D=1" not in str(err.value)
+
+
+def test_page_size_steps_down_to_the_server_cap():
+    api = contacts_api(35)
+
+    def hook(request):
+        size = request.url.params.get("page[size]")
+        if request.url.path == "/v1/contacts" and size and int(size) > 10:
+            return api._json(400, {"errors": [{"status": "400", "detail": f"page[size] must be at most 10, got {size}", "source": {"pointer": "page[size]"}}]})
+        return None
+
+    api.hook = hook
+    with client_for(api) as client:
+        pages = list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100))
+        assert client.page_size_caps == {"contacts": 10}
+    assert [len(p.data) for p in pages] == [10, 10, 10, 5]

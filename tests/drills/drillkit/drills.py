@@ -273,6 +273,12 @@ class ActivityPlan:
     collection: str = "contacts"
     page: int = 2
     count: int = 150
+    # Sandbox clock advance per event. 20 s x 150 events = 50 min of changes inside one run:
+    # within the 1 h look-back of `updated_at` cursors (see FINDINGS #8 for longer overlaps).
+    seconds_per_event: int | None = 20
+
+    def sandbox_options(self) -> dict[str, Any]:
+        return {} if self.seconds_per_event is None else {"seconds_per_event": self.seconds_per_event}
 
 
 def activity_drill(lab: Lab, plan: ActivityPlan = ActivityPlan()) -> DrillOutcome:
@@ -290,7 +296,7 @@ def activity_drill(lab: Lab, plan: ActivityPlan = ActivityPlan()) -> DrillOutcom
     out = DrillOutcome("activity_during_sync", "", "")
     r0 = lab.reference
     after_ws = lab.workspace("activity_reference")
-    with lab.sandbox() as sb:
+    with lab.sandbox(**plan.sandbox_options()) as sb:
         sb.activity(plan.count)
         ref_run = after_ws.sync(sb.base_url)
     if not ref_run.ok:
@@ -303,7 +309,7 @@ def activity_drill(lab: Lab, plan: ActivityPlan = ActivityPlan()) -> DrillOutcom
     first_copy = ws.root / "after_first_run.duckdb"
     fired: list[str] = []
     lock = threading.Lock()
-    with lab.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
+    with lab.sandbox(**plan.sandbox_options()) as sb, DrillProxy(sb.base_url) as proxy:
 
         def trigger(ex: Exchange) -> None:
             with lock:
