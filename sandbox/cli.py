@@ -32,7 +32,7 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
 @click.option("--seed", default=42, show_default=True, type=int,
               help="Same seed, same data (byte for byte).")
 @click.option("--scale", default="demo", show_default=True, type=click.Choice(list(SCALES)),
-              help="tiny ~500 records, demo ~10k, small ~100k, medium ~1M, large ~10M.")
+              help="tiny ~700 records, demo ~10k, small ~100k, medium ~1.2M, large ~11M.")
 @click.option("--sites", default=2, show_default=True, type=click.IntRange(1, 999))
 @click.option("--now", default=DEFAULT_NOW, show_default=True,
               help="Sandbox clock (ISO 8601); data covers the 18 months before it.")

@@ -143,6 +143,8 @@ def compute(results: Results, options: Options) -> list[Figure]:
         peer_cpu = _med(ok("peer_cpu"), "cpu_s") * per
         value = _ratio(ours_cpu, peer_cpu)
         note = f"ours {ours_cpu:.1f} s, peer {peer_cpu:.1f} s per 100k of {records:,} records"
+        if value is None:
+            note = f"ours {ours_cpu:.1f} s per 100k; " + _why_missing(results, "peer_cpu")
     else:
         value, note = None, _why_missing(results, "ours_cpu", "peer_cpu")
     figs.append(

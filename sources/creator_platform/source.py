@@ -147,10 +147,12 @@ def _max_cursor(rows: list[dict[str, Any]], cursor_field: str | None) -> datetim
     return max(values) if values else None
 
 
-def _detail_docs(client: CreatorPlatformClient, resource: Resource, rid: str) -> list[Any]:
-    """One record re-read with every include group: [record, *included]."""
+def _detail_docs(
+    client: CreatorPlatformClient, resource: Resource, rid: str
+) -> list[tuple[str, list[Any]]]:
+    """One record re-read with every include group: [(url, [record?, *included]), ...]."""
     record: Any = None
-    included: list[Any] = []
+    groups: list[tuple[str, list[Any]]] = []
     for group in resource.include:
         params = {"include": ",".join(group)}
         url = client.url(f"{resource.path}/{rid}", params)
@@ -162,10 +164,13 @@ def _detail_docs(client: CreatorPlatformClient, resource: Resource, rid: str) ->
         if not isinstance(found, list):
             # quirk: some records carry `included` inside the resource object
             found = data.pop("included", None)
-        included.extend(found if isinstance(found, list) else [])
         data.pop("included", None)
+        groups.append((url, list(found) if isinstance(found, list) else []))
         record = data
-    return [record, *included]
+    if groups:  # the record itself, in its freshest form, with the last response
+        url, items = groups[-1]
+        groups[-1] = (url, [record, *items])
+    return groups
 
 
 def _with_details(
@@ -198,9 +203,14 @@ def _with_details(
         client.pool.map(lambda r: _detail_docs(client, resource, str(r["id"])), todo),
         strict=True,
     ))
-    out: list[Any] = []
+    # (url, records) groups, so that an error names the response the bad record came from
+    out: list[tuple[str, list[Any]]] = [(page.url, [])]
     for record in records:
-        out.extend(fetched.get(str(record["id"]), [record]))
+        groups = fetched.get(str(record["id"]))
+        if groups is None:
+            out[0][1].append(record)
+        else:
+            out.extend(groups)
     return out
 
 
@@ -258,18 +268,23 @@ def _resource_rows(
             if os.environ.get("CREATOR_SYNC_KILL_AT") == f"page:{resource.name}:{page.number}":
                 os.kill(os.getpid(), signal.SIGKILL)  # crash drills: die mid-extract
             if resource.include and resource.include_via == "detail" and options.details:
-                records = _with_details(client, resource, page, changed_since)
+                groups = _with_details(client, resource, page, changed_since)
             else:
-                records = page.data + page.included
-            rows = normalize_resources(
-                records,
-                site_id=site,
-                extracted_at=datetime.now(UTC),
-                pii=options.pii,
-                pii_salt=options.pii_salt,
-                resource=resource.name,
-                url=page.url,
-            )
+                groups = [(page.url, page.data + page.included)]
+            rows: dict[str, list[dict[str, Any]]] = {}
+            extracted_at = datetime.now(UTC)
+            for url, records in groups:
+                part = normalize_resources(
+                    records,
+                    site_id=site,
+                    extracted_at=extracted_at,
+                    pii=options.pii,
+                    pii_salt=options.pii_salt,
+                    resource=resource.name,
+                    url=url,
+                )
+                for table, table_rows in part.items():
+                    rows.setdefault(table, []).extend(table_rows)
             cursor = _max_cursor(rows.get(resource.table, []), resource.incremental.cursor_field)
             if cursor is not None and (max_cursor is None or cursor > max_cursor):
                 max_cursor = cursor

@@ -30,7 +30,6 @@ def test_tls_verification_on_by_default(tls_outcome):
     assert tls_outcome.ok, tls_outcome.explain()
 
 
-@pytest.mark.xfail(strict=True, reason="drills FINDINGS #4")
 def test_tls_refusal_names_the_certificate(tls_outcome):
     reason = next(d for d in tls_outcome.details if d.startswith("reason: ")).lower()
     assert any(w in reason for w in security.TLS_WORDS), reason

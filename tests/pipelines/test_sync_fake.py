@@ -168,3 +168,20 @@ def test_records_moving_during_the_listing_are_not_lost(fake_api, settings_for):
     ids = {r[0] for r in query(settings.warehouse.duckdb_path, "select id from creator_platform.purchases where site_id = '2147483650'")}
     assert ids == {str(3000001000 + i) for i in range(250)}
     assert result.stats.pages["purchases"] > 4  # a second pass happened
+
+
+def test_bad_included_record_names_the_detail_response(fake_api, settings_for):
+    from fakeapi import record
+
+    course = record("courses", "2700000000", site="2147483650", title="C")
+    fake_api.collections["courses"] = [course]
+    fake_api.details[("courses", "2700000000")] = {
+        "data": course, "included": [{"type": "modules", "attributes": {"title": "no id"}}]
+    }
+    settings = settings_for(resources=("courses",))
+    with pytest.raises(Exception) as err:
+        run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    from pipelines.sync import one_line
+
+    line = one_line(err.value)
+    assert "no usable id" in line and "/v1/courses/2700000000?include=" in line
