@@ -36,15 +36,6 @@ def _optional(module: str, attribute: str) -> Any | None:
         return None
 
 
-def _figure(key: str, value: Any) -> str:
-    """Cents per currency as money; anything else as is."""
-    if key.endswith("_in_cents") and isinstance(value, dict):
-        parts = [f"{cur} {int(c) / 100:,.2f}" if isinstance(c, int) else f"{cur} {c}"
-                 for cur, c in sorted(value.items())]
-        return ", ".join(parts) or "none"
-    return str(value)
-
-
 def _run_number(counter: Path, reset: bool) -> int:
     if reset or not counter.exists():
         return 1
@@ -103,13 +94,14 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
         path = write_report(str(db), report)
         click.echo(f"report: {path}")
         out["report"] = str(path)
-    figures = _optional("models.runner", "headline_figures")
-    if figures is not None and out.get("models"):
+    figures = _optional("models.headline", "headline_figures")
+    fmt = _optional("models.headline", "format_headline")  # integer cents, never float
+    if figures is not None and fmt is not None and out.get("models"):
         headline = figures(str(db))
         out["headline"] = headline
         click.echo("headline figures:")
-        for key, value in headline.items():
-            click.echo(f"  {key}: {_figure(key, value)}")
+        for line in fmt(headline):
+            click.echo(f"  {line}")
     click.echo(
         "\nnext:\n"
         f"  duckdb {db}   # then: SELECT * FROM creator_platform.transactions LIMIT 10;\n"

@@ -7,6 +7,7 @@ under the warehouse lock (DuckDB has a single writer).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 import dlt
@@ -63,10 +64,15 @@ def loaded_counts(pipeline: dlt.Pipeline, tables: Iterable[str], load_ids: list[
 
 
 def mark_deleted(
-    pipeline: dlt.Pipeline, complete: Iterable[tuple[str, str | None]], load_ids: list[str]
+    pipeline: dlt.Pipeline,
+    complete: Iterable[tuple[str, str | None]],
+    load_ids: list[str],
+    extract_started: datetime | None = None,
 ) -> dict[str, int]:
     """After complete listings: rows of that (table, site) not written by this run are deleted.
 
+    Only rows extracted before this run's extract started qualify: a row the webhook loader
+    wrote meanwhile is newer than the listing, which could not have seen it.
     A row that comes back later is rewritten by the merge with `_is_deleted = false`.
     """
     marked: dict[str, int] = {}
@@ -81,14 +87,17 @@ def mark_deleted(
                 continue
             q = client.make_qualified_table_name(table)
             where = "" if site is None else " AND site_id = %s"
-            args: list[Any] = [*load_ids] + ([] if site is None else [site])
+            gone = f"_dlt_load_id NOT IN ({placeholders})"
+            args: list[Any] = [*load_ids]
+            if extract_started is not None:
+                gone += " AND (_extracted_at IS NULL OR _extracted_at < %s)"
+                args.append(extract_started)
+            args += [] if site is None else [site]
             before = client.execute_sql(
-                f"SELECT COUNT(*) FROM {q} WHERE _is_deleted IS NOT TRUE "
-                f"AND _dlt_load_id NOT IN ({placeholders}){where}", *args,
+                f"SELECT COUNT(*) FROM {q} WHERE _is_deleted IS NOT TRUE AND {gone}{where}", *args,
             )
             client.execute_sql(
-                f"UPDATE {q} SET _is_deleted = (_dlt_load_id NOT IN ({placeholders})) "
-                f"WHERE 1 = 1{where}", *args,
+                f"UPDATE {q} SET _is_deleted = ({gone}) WHERE 1 = 1{where}", *args,
             )
             if int(before[0][0]):
                 marked[table] = marked.get(table, 0) + int(before[0][0])

@@ -14,6 +14,7 @@ import signal
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from sources.creator_platform import (
     SourceOptions,
     creator_platform_source,
 )
+from sources.creator_platform.refresh import customer_refresh, stale_customers
 from sources.creator_platform.settings import DAY_S, RESOURCES
 from sources.creator_platform.stats import RunStats
 
@@ -50,6 +52,7 @@ class SyncSettings:
     site_ids: tuple[str, ...] | None = None
     full_refresh: bool = False
     concurrency: int = 4
+    detail_concurrency: int = 16
     rate_limit: float | None = None
     page_size: int = 100
     pii: str | None = None
@@ -140,6 +143,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         site_ids=_split(pick("site_ids") if not flags.get("site_id") else flags["site_id"]),
         full_refresh=bool(flags.get("full_refresh")),
         concurrency=int(pick("concurrency", 4)),
+        detail_concurrency=int(pick("detail_concurrency", 16)),
         rate_limit=float(pick("rate_limit")) if pick("rate_limit") else None,
         page_size=int(pick("page_size", 100)),
         pii=pii,
@@ -205,6 +209,7 @@ def run_sync(
             settings.client_secret,
             rate_limit=settings.rate_limit,
             concurrency=settings.concurrency,
+            detail_concurrency=settings.detail_concurrency,
             timeout=settings.timeout,
             max_attempts=settings.max_attempts,
             backoff_initial=settings.backoff_initial,
@@ -213,6 +218,7 @@ def run_sync(
             stats=stats,
             transport=transport,
         )
+        extract_started = datetime.now(UTC)  # rows pushed after this are not the listing's to judge
         with client, progress_reporter(stats, enabled=show_progress):
             source = creator_platform_source(client, options, report)
             pipeline.extract(
@@ -220,6 +226,7 @@ def run_sync(
                 refresh="drop_resources" if settings.full_refresh else None,
                 workers=max(2, settings.concurrency),
             )
+            _refresh_customers(pipeline, client, options, report)
         _kill_point("extracted")
         log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
         pipeline.normalize()
@@ -230,7 +237,7 @@ def run_sync(
             info = pipeline.load()
             _kill_point("loaded")
             load_ids = list(info.loads_ids)
-            deleted = mark_deleted(pipeline, report.complete, load_ids)
+            deleted = mark_deleted(pipeline, report.complete, load_ids, extract_started)
             drop_link_markers(pipeline)
             after = row_counts(pipeline, tables)
             loaded = loaded_counts(pipeline, tables, load_ids)
@@ -248,6 +255,15 @@ def run_sync(
         warehouse=wh,
         pending_loaded=pending_loaded,
     )
+
+
+def _refresh_customers(pipeline: Any, client: Any, options: SourceOptions, report: RunReport) -> None:
+    """Dependent refresh: customers named by this run's new money, re-read by id (refresh.py)."""
+    if options.resources is not None and "customers" not in options.resources:
+        return  # the user did not ask for customers
+    todo = stale_customers(report)
+    if todo:
+        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt))
 
 
 def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
@@ -338,7 +354,9 @@ def one_line(exc: BaseException) -> str:
 @click.option("--resources", help="Comma-separated resources to sync [all].")
 @click.option("--site-id", "site_id", multiple=True, help="Only these sites (repeatable) [discover].")
 @click.option("--full-refresh", is_flag=True, help="Drop state and tables of the selected resources and start over.")
-@click.option("--concurrency", type=int, help="Requests in flight [4].")
+@click.option("--concurrency", type=int, help="List-page requests in flight [4].")
+@click.option("--detail-concurrency", type=int,
+              help="Single-record (include=) reads in flight [16]; the rate limit bounds both.")
 @click.option("--rate-limit", type=float, help="Client-side limit, requests per minute [none].")
 @click.option("--page-size", type=int, help="page[size] to ask for [100].")
 @click.option("--pii", type=click.Choice(["hash", "drop"]), help="Hash or drop email/phone/address columns.")

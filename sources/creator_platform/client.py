@@ -120,6 +120,7 @@ class CreatorPlatformClient:
         *,
         rate_limit: float | None = None,
         concurrency: int = 4,
+        detail_concurrency: int = 16,
         timeout: float = 30.0,
         max_attempts: int = 8,
         backoff_initial: float = 0.25,
@@ -137,6 +138,7 @@ class CreatorPlatformClient:
             )
         self.api_url = api_root(base_url, insecure=insecure)
         self.concurrency = max(1, int(concurrency))
+        self.detail_concurrency = max(1, int(detail_concurrency))
         self.max_attempts = max(1, int(max_attempts))
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -145,8 +147,8 @@ class CreatorPlatformClient:
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=httpx.Limits(
-                max_connections=self.concurrency + 4,
-                max_keepalive_connections=self.concurrency + 4,
+                max_connections=self.concurrency + self.detail_concurrency + 4,
+                max_keepalive_connections=self.concurrency + self.detail_concurrency + 4,
             ),
             verify=verify,
             transport=transport,
@@ -154,6 +156,7 @@ class CreatorPlatformClient:
         )
         self.tokens = TokenManager(self._post_form, client_id, Secret(client_secret))
         self._pool: ThreadPoolExecutor | None = None
+        self._detail_pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._server_date: datetime | None = None
         # resource -> the largest page[size] the server accepted (after a 400 on ours)
@@ -174,8 +177,9 @@ class CreatorPlatformClient:
         try:
             self.tokens.revoke()
         finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
+            for pool in (self._pool, self._detail_pool):
+                if pool is not None:
+                    pool.shutdown(wait=False, cancel_futures=True)
             self._http.close()
 
     @property
@@ -185,6 +189,17 @@ class CreatorPlatformClient:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="cp-http")
             return self._pool
+
+    @property
+    def detail_pool(self) -> ThreadPoolExecutor:
+        """Pool for single-record reads (`include=` per record): independent GETs, so more in
+        flight than for list pages; the shared rate limiter still bounds the request rate."""
+        with self._pool_lock:
+            if self._detail_pool is None:
+                self._detail_pool = ThreadPoolExecutor(
+                    self.detail_concurrency, thread_name_prefix="cp-detail"
+                )
+            return self._detail_pool
 
     @property
     def server_now(self) -> datetime:

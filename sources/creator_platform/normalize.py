@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 import orjson
 import pyarrow as pa
+
+from pipelines.webhooks.urls import redact_target_url
 
 from .errors import NormalizationError
 from .settings import (
@@ -319,6 +321,19 @@ def _link_row(
     return {parent_col: parent, child_col: child, "site_id": site, "_extracted_at": at}
 
 
+# (table, column) -> masking function: values that are credentials must not reach the warehouse
+# (the `listen` receiver authenticates deliveries by the secret segment of the hook's URL)
+REDACTED_COLUMNS: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("hooks", "target_url"): redact_target_url,
+}
+
+
+def _redact(table: str, row: dict[str, Any]) -> None:
+    for (name, column), mask in REDACTED_COLUMNS.items():
+        if name == table and row.get(column) is not None:
+            row[column] = mask(row[column])
+
+
 def normalize_resources(
     resources: Iterable[Mapping[str, Any]],
     *,
@@ -341,6 +356,7 @@ def normalize_resources(
     for item in resources:
         table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links, where=where)
         apply_pii(row, pii, pii_salt)
+        _redact(table, row)
         tables.setdefault(table, {})[row["id"]] = row
     out: dict[str, list[dict[str, Any]]] = {t: list(rows.values()) for t, rows in tables.items()}
     for table, rows in links.items():

@@ -58,6 +58,16 @@ def total_pages(meta: Any, *, page_size: int | None, first_page_len: int) -> int
     return None
 
 
+def pages_explicit(meta: Any) -> bool:
+    """True if the meta states a page count (not only a record count, which may be a quirk)."""
+    if not isinstance(meta, Mapping):
+        return False
+    pagination = meta.get("pagination")
+    return _is_count(meta.get("total_pages")) or (
+        isinstance(pagination, Mapping) and _is_count(pagination.get("last"))
+    )
+
+
 def total_count(meta: Any) -> int | None:
     if not isinstance(meta, Mapping):
         return None
@@ -124,13 +134,15 @@ def iter_pages(
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
 ) -> Iterator[Page]:
-    """Yield non-empty pages in page order; stop at the first empty page.
+    """Yield non-empty pages in page order.
 
-    `on_end` receives that final empty page (its meta has the freshest total).
+    `on_end` receives the final page (its meta has the freshest total).
 
     When the first page announces `total_pages`, pages 2..N are fetched `concurrency` at a time
-    (bounded read-ahead, so memory stays flat); afterwards pages continue one by one until an
-    empty page, because `total_pages` may be stale (records added mid-sync) or a lie.
+    (bounded read-ahead, so memory stays flat). The listing ends at page N when the meta states
+    a page count and page N is not full: nothing can sit beyond it. Otherwise (page N full,
+    so records created mid-sync may have spilled over, or only a record count / no count was
+    given) pages continue one by one until an empty page.
     """
     window = max(1, concurrency or client.concurrency)
     pool = client.pool
@@ -146,12 +158,25 @@ def iter_pages(
         first_page_len=len(first.data),
     )
     client.stats.add_announced(resource.name, min(announced or 1, max_pages))
+    explicit = pages_explicit(first.doc.get("meta"))
+    # a page shorter than this is the last one (the server may cap page[size] silently)
+    full_len = len(first.data) if not page_size or not resource.page_size or (
+        announced and announced > 1 and len(first.data) < page_size) else page_size
+
+    def is_last(page: Page) -> bool:
+        return bool(explicit and announced and page.number >= announced
+                    and len(page.data) < full_len)
+
     previous_ids = _ids(first)
+    if is_last(first):
+        yield first
+        if on_end is not None:
+            on_end(first)
+        return
     yield first
     pending: deque[Future[Page]] = deque()
     next_number = 2
-    # read-ahead also covers page N+1, the (normally empty) page that proves the end
-    concurrent_until = min(announced + 1, max_pages) if announced else 1
+    concurrent_until = min(announced, max_pages) if announced else 1
     try:
         while True:
             while len(pending) < window and next_number <= concurrent_until:
@@ -181,6 +206,10 @@ def iter_pages(
                 )
             previous_ids = ids
             yield page
+            if is_last(page):
+                if on_end is not None:
+                    on_end(page)
+                return
     finally:
         for fut in pending:
             fut.cancel()

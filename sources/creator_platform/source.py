@@ -23,6 +23,7 @@ import pyarrow as pa
 from dlt.sources import DltResource
 
 from .client import CreatorPlatformClient
+from .details import DetailGate, detail_gate, save_gate
 from .errors import BadResponseError
 from .incremental import Plan, advance, plan
 from .normalize import (
@@ -34,6 +35,7 @@ from .normalize import (
     table_hints,
 )
 from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages, total_count
+from .refresh import FEEDERS, TARGET
 from .settings import FINANCE_TABLES, RESOURCES, ChangeFeed, Resource, get_resource
 
 log = logging.getLogger("creator_sync.source")
@@ -116,6 +118,10 @@ class RunReport:
     complete: set[tuple[str, str | None]] = field(default_factory=set)  # (table, site_id)
     plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
     sites: list[str] = field(default_factory=list)
+    # for the dependent customers refresh (see refresh.py), per site
+    customer_refs: dict[str | None, set[str]] = field(default_factory=dict)
+    customers_listed: dict[str | None, set[str]] = field(default_factory=dict)
+    customers_full: set[str | None] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_complete(self, tables: tuple[str, ...], site: str | None) -> None:
@@ -125,6 +131,12 @@ class RunReport:
     def add_plan(self, key: str, reason: str) -> None:
         with self._lock:
             self.plans[key] = reason
+
+    def add_ids(self, kind: str, site: str | None, ids: set[str]) -> None:
+        """kind: "refs" (customers named by new money) or "listed" (customers read this run)."""
+        target = self.customer_refs if kind == "refs" else self.customers_listed
+        with self._lock:
+            target.setdefault(site, set()).update(ids)
 
 
 def discover_sites(client: CreatorPlatformClient, page_size: int) -> list[Page]:
@@ -177,30 +189,14 @@ def _with_details(
     client: CreatorPlatformClient,
     resource: Resource,
     page: Page,
-    changed_since: datetime | None,
+    gate: DetailGate,
 ) -> list[Any]:
-    """Page records, re-read with `include=` where needed (concurrently, order kept)."""
-
-    def needs(item: dict[str, Any]) -> bool:
-        if changed_since is None or not resource.detail_if_changed:
-            return True
-        attrs = item.get("attributes")
-        if not isinstance(attrs, dict):
-            return True  # malformed: normalisation reports it with resource, URL and id
-        for name in resource.detail_if_changed:
-            try:
-                value = parse_timestamp(attrs.get(name))
-            except (ValueError, TypeError):
-                return True  # let normalisation report it with full context
-            if value is not None and value >= changed_since:
-                return True
-        return False
-
+    """Page records, re-read with `include=` where the gate says so (concurrently, order kept)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
-    todo = [r for r in records if needs(r)]
+    todo = [r for r in records if gate.needs(r)]
     fetched = dict(zip(
         (str(r["id"]) for r in todo),
-        client.pool.map(lambda r: _detail_docs(client, resource, str(r["id"])), todo),
+        client.detail_pool.map(lambda r: _detail_docs(client, resource, str(r["id"])), todo),
         strict=True,
     ))
     # (url, records) groups, so that an error names the response the bad record came from
@@ -227,6 +223,8 @@ def _resource_rows(
     seen_tables: set[str] = set()
     batches = Batches()
     site_list: list[str | None] = list(sites) if resource.site_scoped else [None]
+    cursor_field = resource.incremental.cursor_field or "created_at"
+    with_details = bool(resource.include and resource.include_via == "detail" and options.details)
     for site in site_list:
         site_state = state.setdefault(site or "_all", {})
         p: Plan = plan(
@@ -246,10 +244,13 @@ def _resource_rows(
             params["sort"] = resource.sort
         if resource.include and resource.include_via == "list":
             params["include"] = ",".join(name for group in resource.include for name in group)
-        changed_since = None
-        if not p.full and site_state.get("detail_since"):
-            changed_since = parse_timestamp(site_state["detail_since"]) - timedelta(hours=1)
         run_started = client.server_now
+        prev_cursor = parse_timestamp(site_state["cursor"]) if site_state.get("cursor") else None
+        gate = detail_gate(
+            resource, site_state, full_listing=p.full and resource.incremental.strategy != "full",
+            force=options.full_refresh, now=client.server_now, started=run_started,
+            refresh_every_s=options.full_refresh_every_s,
+        )
         max_cursor = None
         feed = resource.change_feed
         old_feed = site_state.get("feed_cursor")
@@ -258,7 +259,8 @@ def _resource_rows(
         def emit(
             page: Page,
             site: str | None = site,
-            changed_since: datetime | None = changed_since,
+            gate: DetailGate = gate,
+            prev_cursor: datetime | None = prev_cursor,
             feed: ChangeFeed | None = feed,
             feed_cursor: list[datetime | None] = feed_cursor,
         ) -> Iterator[Any]:
@@ -267,8 +269,8 @@ def _resource_rows(
             client.stats.add_page(resource.name)
             if os.environ.get("CREATOR_SYNC_KILL_AT") == f"page:{resource.name}:{page.number}":
                 os.kill(os.getpid(), signal.SIGKILL)  # crash drills: die mid-extract
-            if resource.include and resource.include_via == "detail" and options.details:
-                groups = _with_details(client, resource, page, changed_since)
+            if with_details:
+                groups = _with_details(client, resource, page, gate)
             else:
                 groups = [(page.url, page.data + page.included)]
             rows: dict[str, list[dict[str, Any]]] = {}
@@ -285,6 +287,12 @@ def _resource_rows(
                 )
                 for table, table_rows in part.items():
                     rows.setdefault(table, []).extend(table_rows)
+            primary = rows.get(resource.table, [])
+            if resource.name in FEEDERS:  # only money newer than the last run (not the look-back)
+                new = [r for r in primary if prev_cursor is None or (r.get(cursor_field) or prev_cursor) > prev_cursor]
+                report.add_ids("refs", site, {str(r["customer_id"]) for r in new if r.get("customer_id")})
+            elif resource.name == TARGET:
+                report.add_ids("listed", site, {str(r["id"]) for r in primary})
             cursor = _max_cursor(rows.get(resource.table, []), resource.incremental.cursor_field)
             if cursor is not None and (max_cursor is None or cursor > max_cursor):
                 max_cursor = cursor
@@ -356,10 +364,16 @@ def _resource_rows(
                 site_state["feed_cursor"] = client.server_now.strftime("%Y-%m-%dT%H:%M:%SZ")
         advance(site_state, p, max_cursor, now=client.server_now, started=run_started)
         log.info("%s site=%s: done, cursor %s", resource.name, site or "*", site_state.get("cursor"))
-        if resource.detail_if_changed:
-            site_state["detail_since"] = run_started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        if with_details:
+            save_gate(site_state, gate, started=run_started)
+        if p.full and resource.name == TARGET:
+            report.customers_full.add(site)
         if p.full and resource.complete_tables:
-            report.add_complete(resource.complete_tables, site)
+            complete = resource.complete_tables
+            if resource.include_via == "detail" and (not with_details or gate.skipped):
+                # included tables were not re-read for every record: only the list is complete
+                complete = tuple(t for t in complete if t == resource.table)
+            report.add_complete(complete, site)
 
 
 def make_resource(

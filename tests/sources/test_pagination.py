@@ -51,7 +51,38 @@ def test_all_pages_in_order_and_links_never_followed():
     assert hosts == {"127.0.0.1"}  # the fake's links point at evil.example
     listed = [r for r in api.requests if r.url.path == "/v1/contacts"]
     assert all(r.url.params["page[size]"] == "100" for r in listed)
-    assert len(listed) == 12  # 11 pages + one empty page past total_pages
+    assert len(listed) == 11  # page 11 is short: nothing can sit past it, no probe
+
+
+def _list_calls(api: FakeApi) -> list[int]:
+    return [int(r.url.params["page[number]"]) for r in api.requests if r.url.path == "/v1/contacts"]
+
+
+def test_full_last_page_is_probed_once_more():
+    api = contacts_api(200)  # 2 full pages: a record created mid-sync may sit on page 3
+    with client_for(api) as client:
+        pages = list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100))
+    assert [len(p.data) for p in pages] == [100, 100]
+    assert sorted(_list_calls(api)) == [1, 2, 3]
+
+
+def test_single_short_page_is_one_request():
+    api = contacts_api(7)
+    ends = []
+    with client_for(api) as client:
+        pages = list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100, on_end=ends.append))
+    assert [len(p.data) for p in pages] == [7]
+    assert _list_calls(api) == [1]
+    assert ends and ends[0].number == 1  # the drift check still gets the final meta
+
+
+def test_count_only_meta_is_probed_past_the_computed_last_page():
+    api = contacts_api(150)
+    api.meta_shape = lambda name, n, size, total, pages: {"total": total}  # quirk: no page count
+    with client_for(api) as client:
+        pages = list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100))
+    assert [len(p.data) for p in pages] == [100, 50]
+    assert sorted(_list_calls(api)) == [1, 2, 3]
 
 
 def test_records_added_during_sync_are_picked_up_past_total_pages():

@@ -1,0 +1,116 @@
+"""Which listed records get their `include=` single read: the N+1 of detail resources.
+
+A detail read costs one request per record (and group), so it is done only when the list
+record is new or changed: a short hash of its `attributes` and `relationships` is kept per id in
+dlt state and compared on the next run. Timestamps alone are not enough (records dated after
+the server clock always look "changed"); hashes alone would make the state grow with every
+order ever listed, so resources with `detail_if_changed` keep hashes only for records recent
+enough to pass that timestamp gate on the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from .normalize import parse_timestamp
+from .settings import DAY_S, Resource
+
+DEFAULT_DETAIL_REFRESH_S = 7 * DAY_S  # re-read every detail at least this often
+GRACE = timedelta(hours=1)  # timestamp gate slack (clock skew between list and cursor)
+
+
+def record_hash(item: dict[str, Any]) -> str:
+    """Stable 16-hex digest of what the list shows of a record."""
+    body = {"a": item.get("attributes"), "r": item.get("relationships")}
+    raw = orjson.dumps(body, option=orjson.OPT_SORT_KEYS, default=str)
+    return hashlib.blake2b(raw, digest_size=8).hexdigest()
+
+
+@dataclass
+class DetailGate:
+    """Per (resource, site) decision and the hashes to keep for the next run."""
+
+    resource: Resource
+    known: dict[str, str]  # id -> hash, from the last run's state
+    reread_all: bool  # first run, --full-refresh or periodic detail refresh
+    changed_since: datetime | None  # timestamp gate (resources with detail_if_changed)
+    keep_since: datetime | None  # hashes of records older than this are not kept
+    seen: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0
+
+    def _recent(self, attrs: Any, since: datetime | None) -> bool:
+        if since is None or not self.resource.detail_if_changed:
+            return True
+        if not isinstance(attrs, dict):
+            return True  # malformed: normalisation reports it with resource, URL and id
+        for name in self.resource.detail_if_changed:
+            try:
+                value = parse_timestamp(attrs.get(name))
+            except (ValueError, TypeError):
+                return True  # let normalisation report it with full context
+            if value is not None and value >= since:
+                return True
+        return False
+
+    def needs(self, item: dict[str, Any]) -> bool:
+        """True if the record's details must be read now (and remember its hash)."""
+        rid = str(item["id"])
+        digest = record_hash(item)
+        attrs = item.get("attributes")
+        already = self.seen.get(rid) == digest  # read earlier in this run (re-pass, feed)
+        if self._recent(attrs, self.keep_since):
+            self.seen[rid] = digest
+        if already:
+            self.skipped += 1
+            return False
+        if self.reread_all:
+            return True
+        if self._recent(attrs, self.changed_since) and self.known.get(rid) != digest:
+            return True
+        self.skipped += 1
+        return False
+
+
+def detail_gate(
+    resource: Resource,
+    site_state: dict[str, Any],
+    *,
+    full_listing: bool,
+    force: bool,
+    now: datetime,
+    started: datetime,
+    refresh_every_s: int | None,
+) -> DetailGate:
+    """Build the gate from state. `full_listing`: the plan re-reads everything anyway
+    (periodic full refresh of a windowed resource); `force`: --full-refresh."""
+    known = site_state.get("detail_hash")
+    last = site_state.get("detail_full_at")
+    every = refresh_every_s or DEFAULT_DETAIL_REFRESH_S
+    stale = last is None or (now - parse_timestamp(last)).total_seconds() >= every
+    if resource.detail_if_changed:
+        # windowed resources (orders): their own periodic full refresh re-reads all
+        reread = force or full_listing or not isinstance(known, dict)
+    else:
+        reread = force or stale or not isinstance(known, dict)
+    changed_since = None
+    if resource.detail_if_changed and site_state.get("detail_since"):
+        changed_since = parse_timestamp(site_state["detail_since"]) - GRACE
+    keep_since = started - GRACE if resource.detail_if_changed else None
+    return DetailGate(
+        resource, dict(known) if isinstance(known, dict) else {}, reread, changed_since, keep_since
+    )
+
+
+def save_gate(site_state: dict[str, Any], gate: DetailGate, *, started: datetime) -> None:
+    """Persist the hashes (and when details were last all re-read) after a good listing."""
+    site_state["detail_hash"] = gate.seen
+    stamp = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if gate.reread_all:
+        site_state["detail_full_at"] = stamp
+    if gate.resource.detail_if_changed:
+        site_state["detail_since"] = stamp

@@ -1,0 +1,83 @@
+"""Dependent refresh: customers referenced by this run's new money, re-read by id.
+
+`customers` can only be windowed on `created_at`, so a customer created before the look-back
+whose `net_revenue` moved (a new purchase, a refund) would stay stale until the periodic full
+refresh. After `transactions`/`purchases` are extracted, the customers they reference that the
+customers listing of this run did not cover are read with `GET /v1/customers/{id}` (detail
+concurrency) and merged into `customers`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import dlt
+from dlt.sources import DltResource
+
+from .client import CreatorPlatformClient
+from .errors import ApiError, BadResponseError
+from .normalize import normalize_resources, rows_to_arrow
+
+log = logging.getLogger("creator_sync.refresh")
+FEEDERS = ("transactions", "purchases")  # resources whose rows name a customer
+TARGET = "customers"
+
+
+def stale_customers(report: Any) -> dict[str | None, list[str]]:
+    """Site -> customer ids referenced by this run's feeders but not listed this run."""
+    out: dict[str | None, list[str]] = {}
+    for site, refs in report.customer_refs.items():
+        if site in report.customers_full:
+            continue  # a complete listing already read every customer of the site
+        todo = sorted(refs - report.customers_listed.get(site, set()))
+        if todo:
+            out[site] = todo
+    return out
+
+
+def _read(client: CreatorPlatformClient, cid: str) -> tuple[str, Any] | None:
+    path = f"/customers/{cid}"
+    url = client.url(path)
+    try:
+        doc = client.get(path, resource=TARGET)
+    except ApiError as exc:
+        if exc.status == 404:
+            log.info("customer %s referenced but not found (deleted?)", cid)
+            return None
+        raise
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, dict):
+        raise BadResponseError("detail response has no `data` object", resource=TARGET, url=url)
+    return url, data
+
+
+def customer_refresh(
+    client: CreatorPlatformClient,
+    todo: dict[str | None, list[str]],
+    *,
+    pii: Any = None,
+    pii_salt: str = "",
+) -> DltResource:
+    """A resource writing the re-read customers into `customers` (merge on id)."""
+
+    def rows() -> Iterator[Any]:
+        for site, ids in todo.items():
+            found = [r for r in client.detail_pool.map(lambda c: _read(client, c), ids) if r]
+            at = datetime.now(UTC)
+            records: list[dict[str, Any]] = []
+            for url, data in found:
+                part = normalize_resources([data], site_id=site, extracted_at=at, pii=pii,
+                                           pii_salt=pii_salt, resource=TARGET, url=url)
+                records.extend(part.get(TARGET, []))
+            if not records:
+                continue
+            tbl = rows_to_arrow({TARGET: records}, pii=pii)[TARGET]
+            client.stats.add_rows(TARGET, tbl.num_rows)
+            log.info("customers site=%s: %s re-read after new transactions", site, tbl.num_rows)
+            yield tbl
+
+    return dlt.resource(rows(), name="customers_refresh", table_name=TARGET,
+                        write_disposition="merge", primary_key="id")

@@ -1,0 +1,1 @@
+"""Drill harness: sync runner, proxy, warehouse comparison, secret scanner, the drills."""
