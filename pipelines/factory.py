@@ -92,11 +92,12 @@ def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
         # DuckDB's default buffer pool is 80% of RAM: cap it so memory stays flat as data grows
         # (big merges spill to disk instead); `creator_sync.duckdb_memory_limit` overrides
         limit = config_value(SYNC_SECTION, "duckdb_memory_limit", DEFAULT_DUCKDB_MEMORY)
-        credentials = DuckDbCredentials(
-            warehouse.duckdb_path,
-            # insertion order is irrelevant to merges; dropping it lets big merges spill
-            global_config={"memory_limit": str(limit), "preserve_insertion_order": False},
-        )
+        # insertion order is irrelevant to merges; dropping it lets big merges spill
+        global_config: dict[str, Any] = {"memory_limit": str(limit), "preserve_insertion_order": False}
+        threads = config_value(SYNC_SECTION, "duckdb_threads")
+        if threads:  # fewer threads, less memory per merge (`creator_sync.duckdb_threads`)
+            global_config["threads"] = int(threads)
+        credentials = DuckDbCredentials(warehouse.duckdb_path, global_config=global_config)
         destination: Any = dlt.destinations.duckdb(credentials=credentials)
     else:
         destination = warehouse.destination

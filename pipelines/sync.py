@@ -154,6 +154,9 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         full_refresh_every_s=int(float(every_days) * DAY_S) if every_days is not None else None,
         freeze_finance_schema=bool(pick("freeze_finance_schema", False)),
         details=not flags.get("no_details") and bool(pick("details", True)),
+        max_attempts=int(pick("max_attempts", 8)),
+        timeout=float(pick("timeout", 30.0)),
+        backoff_initial=float(pick("backoff_initial", 0.25)),
     )
 
 

@@ -235,7 +235,8 @@ class Dispatcher:
         """Queue a delivery; the returned event is set once its first attempt has finished."""
         self._counter += 1
         entry = {"delivery": self._counter, "event": event, "id": resource_id,
-                 "target_url": target, "attempts": 0, "status": None, "delivered": False}
+                 "target_url": target, "attempts": 0, "status": None, "delivered": False,
+                 "finished": False}
         self.log.append(entry)
         first = asyncio.Event()
         task = asyncio.get_running_loop().create_task(self._deliver(target, body, entry, first))
@@ -247,6 +248,7 @@ class Dispatcher:
         try:
             await self._attempts(target, body, entry, first)
         finally:
+            entry["finished"] = True  # delivered, or retries exhausted: the log entry is final
             first.set()
 
     async def _attempts(self, target: str, body: bytes, entry: dict, first: asyncio.Event) -> None:

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import re
+from sources.creator_platform.redact import redact_target_url
 
 HOOKS_PREFIX = "/hooks/"
-_SECRET_SEGMENT = re.compile(r"(/hooks/)[^/?#]+")
 
-
-def redact_target_url(url: str | None) -> str | None:
-    """Mask the secret path segment: hook listings, logs and the warehouse's `hooks.target_url`
-    must not hand out the credential that authenticates deliveries."""
-    if not url:
-        return url
-    return _SECRET_SEGMENT.sub(r"\1***", url, count=1)
+__all__ = ["HOOKS_PREFIX", "redact_target_url"]

@@ -23,9 +23,8 @@ from typing import Any, Literal
 import orjson
 import pyarrow as pa
 
-from pipelines.webhooks.urls import redact_target_url
-
 from .errors import NormalizationError
+from .redact import redact_target_url
 from .settings import (
     DECIMAL_PRECISION,
     PII_COLUMNS,
@@ -62,6 +61,12 @@ class _Where:
 
 
 # ------------------------------------------------------------------ value conversion
+
+def _preview(value: Any, limit: int = 40) -> str:
+    """A short, safe rendering of a bad value for an error message."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
 def parse_timestamp(value: Any) -> datetime | None:
     """ISO 8601 with any offset (or `Z`, or a bare date) -> aware UTC datetime."""
     if value is None or value == "":
@@ -263,7 +268,8 @@ def normalize_resource(
         try:
             row[name] = CONVERTERS[kind](value)
         except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
-            raise where.fail(f"bad {kind} value: {exc}", rid, name) from None
+            reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
+            raise where.fail(f"bad {kind} value {_preview(value)}: {reason}", rid, name) from None
     if info.table == "payouts" and isinstance(row.get("status"), str):
         row["status"] = row["status"].lower()
 

@@ -329,7 +329,9 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
 
     `fresh=True` cases start from a warehouse without the target resource, so the bad run reads
     it from scratch and the bad page (2) comes after a good one; the others corrupt the first
-    page of an ordinary incremental run over a full warehouse.
+    page of an ordinary incremental run over a full warehouse. Detail cases are fresh too: an
+    incremental run re-reads only new or changed records, so the crafted detail would never be
+    asked for.
     """
     C = Case
     return [
@@ -425,10 +427,11 @@ def catalogue(evil_base: str = "http://127.0.0.1:9") -> list[Case]:
         C("oversized_string", "contacts", "contacts", "a 4 MiB contact name", oversized_name,
           check=check_oversized, words=("size", "long", "large", "name"), ci=True),
         C("unknown_included_type", "courses", "courses", "included record of type `widgets`",
-          unknown_included, detail=True, needs_record=False,
+          unknown_included, detail=True, fresh=True, needs_record=False,
           extra_tables=frozenset({"widgets"}), words=("widgets", "type", "included"), ci=True),
         C("included_without_id", "courses", "courses", "included module without id",
-          included_without_id, detail=True, needs_record=False, words=("id", "included"), ci=True),
+          included_without_id, detail=True, fresh=True, needs_record=False,
+          words=("id", "included"), ci=True),
     ]
 
 
