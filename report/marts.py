@@ -28,7 +28,7 @@ PAYOUT_ITEM_COLUMNS: Mapping[str, str] = {
     "is_rolled_forward": "Rolled forward",
 }
 
-# mart -> columns the report selects. Names follow issue 4 and docs/readme/models.md.
+# mart -> columns the report selects. Names follow issue 4 and the README's models section.
 MARTS: Mapping[str, tuple[str, ...]] = {
     "revenue_daily": (
         "site_id",

@@ -1,4 +1,4 @@
-"""docs/readme/models.md lists every mart with exactly the columns the build produces."""
+"""The README's models section lists every mart with exactly the columns the build produces."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ from known_answer_data import known_answer_rows
 from models.project import load_project
 from models.runner import run_models
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "readme" / "models.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
+SECTION = "## Warehouse models"
 
 
 def _documented() -> dict[str, set[str]]:
     marts: dict[str, set[str]] = {}
-    for line in DOC.read_text().splitlines():
+    text = README.read_text()
+    assert SECTION in text, f"README.md has no {SECTION!r} section"
+    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) != 3 or not re.fullmatch(r"`[a-z_]+`", cells[0]):
             continue

@@ -1,5 +1,5 @@
 """Spec 4.3: the contact/customer filters whose names the spec leaves out. The names are the
-sandbox's documented choice (docs/readme/sandbox.md); the meanings come from the spec and are
+sandbox's documented choice (the README's sandbox section); the meanings come from the spec and are
 recomputed here from the listed data."""
 
 from __future__ import annotations
