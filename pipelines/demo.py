@@ -104,9 +104,11 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
             click.echo(f"  {line}")
     click.echo(
         "\nnext:\n"
-        f"  duckdb {db}   # then: SELECT * FROM creator_platform.transactions LIMIT 10;\n"
-        "  look at analytics marts (revenue by day and currency, MRR, payout reconciliation),\n"
-        "  unreconciled payouts first; open the report in a browser.\n"
+        f"  open {report or 'the report'} in a browser (no network needed)\n"
+        f"  .venv/bin/python -c \"import duckdb; duckdb.connect('{db}').sql("
+        "'select * from analytics.payout_reconciliation where not is_reconciled').show()\"\n"
+        "  marts in schema analytics: revenue_daily, mrr_monthly, orders, customers,\n"
+        "  payout_reconciliation, payout_transactions, unpaid_balance (raw tables: creator_platform)\n"
         "  run `creator-sync demo` again: new platform activity, incremental sync."
     )
     return out
