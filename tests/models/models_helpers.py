@@ -22,6 +22,31 @@ def ts(text: str) -> dt.datetime:
     return value
 
 
+def _column_names(table: str, records: list[dict[str, Any]]) -> list[str]:
+    """Columns a hand-built raw table gets: those the rows use, plus dlt's load metadata."""
+    contract = SOURCE_TABLES[table].columns
+    names: list[str] = []
+    for record in records:
+        names.extend(n for n in record if n not in names)
+    for meta in ("_extracted_at", "_dlt_load_id"):
+        if meta in contract and meta not in names:
+            names.append(meta)
+    return names
+
+
+def _row_values(names: list[str], record: dict[str, Any], index: int) -> list[Any]:
+    """One row's values, with the load metadata dlt would have written filled in."""
+    values = []
+    for name in names:
+        value = record.get(name)
+        if value is None and name == "_extracted_at":
+            value = EXTRACTED_AT
+        elif value is None and name == "_dlt_load_id":
+            value = f"load-{index:04d}"
+        values.append(value)
+    return values
+
+
 def write_raw(path: Path, rows: Rows, dataset: str = "creator_platform") -> str:
     """Create `dataset.<table>` in a DuckDB file with only the columns the rows use (as dlt
     would), typed by the contract in models/sources.py. Returns the file path."""
@@ -30,23 +55,13 @@ def write_raw(path: Path, rows: Rows, dataset: str = "creator_platform") -> str:
     con.execute(f'create schema if not exists "{dataset}"')
     for table, records in rows.items():
         contract = SOURCE_TABLES[table].columns
-        names: list[str] = []
-        for record in records:
-            names.extend(n for n in record if n not in names)
-        for meta in ("_extracted_at", "_dlt_load_id"):
-            if meta in contract and meta not in names:
-                names.append(meta)
+        names = _column_names(table, records)
         cols = ", ".join(f'"{n}" {contract[n]}' for n in names)
         con.execute(f'create table "{dataset}"."{table}" ({cols})')
+        marks = ", ".join("?" for _ in names)
         for i, record in enumerate(records):
-            values = [record.get(n) for n in names]
-            values = [
-                EXTRACTED_AT if n == "_extracted_at" and v is None
-                else (f"load-{i:04d}" if n == "_dlt_load_id" and v is None else v)
-                for n, v in zip(names, values, strict=True)
-            ]
-            marks = ", ".join("?" for _ in names)
-            con.execute(f'insert into "{dataset}"."{table}" values ({marks})', values)
+            con.execute(f'insert into "{dataset}"."{table}" values ({marks})',
+                        _row_values(names, record, i))
     con.close()
     return str(path)
 
@@ -75,23 +90,13 @@ def write_raw_postgres(dsn: str, rows: Rows, dataset: str = "creator_platform") 
         cur.execute(f'create schema "{dataset}"')
         for table, records in rows.items():
             contract = SOURCE_TABLES[table].columns
-            names: list[str] = []
-            for record in records:
-                names.extend(n for n in record if n not in names)
-            for meta in ("_extracted_at", "_dlt_load_id"):
-                if meta in contract and meta not in names:
-                    names.append(meta)
+            names = _column_names(table, records)
             cols = ", ".join(f'"{n}" {PG_TYPES.get(contract[n], contract[n])}' for n in names)
             cur.execute(f'create table "{dataset}"."{table}" ({cols})')
+            marks = ", ".join("%s" for _ in names)
             for i, record in enumerate(records):
-                values = [
-                    EXTRACTED_AT if n == "_extracted_at" and record.get(n) is None
-                    else (f"load-{i:04d}" if n == "_dlt_load_id" and record.get(n) is None
-                          else record.get(n))
-                    for n in names
-                ]
-                marks = ", ".join("%s" for _ in names)
-                cur.execute(f'insert into "{dataset}"."{table}" values ({marks})', values)
+                cur.execute(f'insert into "{dataset}"."{table}" values ({marks})',
+                            _row_values(names, record, i))
     con.close()
 
 
