@@ -6,8 +6,8 @@ under the warehouse lock (DuckDB has a single writer).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from datetime import datetime
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import dlt
@@ -68,16 +68,21 @@ def mark_deleted(
     complete: Iterable[tuple[str, str | None]],
     load_ids: list[str],
     extract_started: datetime | None = None,
+    listed: Mapping[tuple[str, str | None], set[str]] | None = None,
 ) -> dict[str, int]:
-    """After complete listings: rows of that (table, site) not written by this run are deleted.
+    """After complete listings, set `_is_deleted` for each (table, site) they cover.
 
-    Only rows extracted before this run's extract started qualify: a row the webhook loader
-    wrote meanwhile is newer than the listing, which could not have seen it.
-    A row that comes back later is rewritten by the merge with `_is_deleted = false`.
+    Where the listing's ids are known (`listed`: a dimension's own listing), a row is alive iff
+    it was listed: a row another resource's `include` wrote this run (an archived tag a form
+    still names) is not. Otherwise (tables filled by detail reads) a row is alive iff this run
+    wrote it. Either way a row someone else wrote after the extract started (the webhook
+    loader) is spared: the listing could not have seen it. A deleted row that is listed again
+    gets `_is_deleted = false` back.
     """
     marked: dict[str, int] = {}
     if not load_ids:
         return marked
+    listed = listed or {}
     placeholders = ", ".join(["%s"] * len(load_ids))
     with pipeline.sql_client() as client:
         pairs = list(complete)
@@ -85,23 +90,76 @@ def mark_deleted(
         for table, site in pairs:
             if table not in existing:
                 continue
-            q = client.make_qualified_table_name(table)
-            where = "" if site is None else " AND site_id = %s"
-            gone = f"_dlt_load_id NOT IN ({placeholders})"
-            args: list[Any] = [*load_ids]
-            if extract_started is not None:
-                gone += " AND (_extracted_at IS NULL OR _extracted_at < %s)"
-                args.append(extract_started)
-            args += [] if site is None else [site]
-            before = client.execute_sql(
-                f"SELECT COUNT(*) FROM {q} WHERE _is_deleted IS NOT TRUE AND {gone}{where}", *args,
-            )
-            client.execute_sql(
-                f"UPDATE {q} SET _is_deleted = ({gone}) WHERE 1 = 1{where}", *args,
-            )
-            if int(before[0][0]):
-                marked[table] = marked.get(table, 0) + int(before[0][0])
+            if (table, site) in listed:
+                count = _mark_unlisted(client, table, site, listed[(table, site)], load_ids, extract_started)
+            else:
+                count = _mark_unwritten(client, table, site, placeholders, load_ids, extract_started)
+            if count:
+                marked[table] = marked.get(table, 0) + count
     return marked
+
+
+def _mark_unwritten(
+    client: Any, table: str, site: str | None, placeholders: str, load_ids: list[str],
+    extract_started: datetime | None,
+) -> int:
+    q = client.make_qualified_table_name(table)
+    where = "" if site is None else " AND site_id = %s"
+    gone = f"_dlt_load_id NOT IN ({placeholders})"
+    args: list[Any] = [*load_ids]
+    if extract_started is not None:
+        gone += " AND (_extracted_at IS NULL OR _extracted_at < %s)"
+        args.append(extract_started)
+    args += [] if site is None else [site]
+    before = client.execute_sql(
+        f"SELECT COUNT(*) FROM {q} WHERE _is_deleted IS NOT TRUE AND {gone}{where}", *args,
+    )
+    client.execute_sql(f"UPDATE {q} SET _is_deleted = ({gone}) WHERE 1 = 1{where}", *args)
+    return int(before[0][0])
+
+
+def _mark_unlisted(
+    client: Any, table: str, site: str | None, ids: set[str], load_ids: list[str],
+    extract_started: datetime | None,
+) -> int:
+    """Diff the stored rows against the listed ids in Python, then flip only what changed.
+
+    Dimension listings are small (hundreds to a few thousand ids), and the diff keeps the SQL
+    portable (no temp tables, no parameter-count limits).
+    """
+    q = client.make_qualified_table_name(table)
+    where, args = ("", []) if site is None else (" WHERE site_id = %s", [site])
+    rows = client.execute_sql(
+        f"SELECT id, _is_deleted, _dlt_load_id, _extracted_at FROM {q}{where}", *args
+    ) or []
+    ours = set(load_ids)
+    to_delete: list[str] = []
+    to_restore: list[str] = []
+    for rid, deleted, load_id, extracted_at in rows:
+        if str(rid) in ids:
+            if deleted is not False:
+                to_restore.append(rid)
+        elif deleted is not True:
+            pushed_later = (
+                load_id not in ours and extract_started is not None
+                and extracted_at is not None and _aware(extracted_at) >= extract_started
+            )
+            if not pushed_later:
+                to_delete.append(rid)
+    for flag, todo in ((True, to_delete), (False, to_restore)):
+        for start in range(0, len(todo), 1000):
+            chunk = todo[start:start + 1000]
+            marks = ", ".join(["%s"] * len(chunk))
+            extra = "" if site is None else " AND site_id = %s"
+            client.execute_sql(
+                f"UPDATE {q} SET _is_deleted = %s WHERE id IN ({marks}){extra}",
+                flag, *chunk, *([] if site is None else [site]),
+            )
+    return len(to_delete)
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def drop_link_markers(pipeline: dlt.Pipeline) -> int:

@@ -240,7 +240,7 @@ def run_sync(
             info = pipeline.load()
             _kill_point("loaded")
             load_ids = list(info.loads_ids)
-            deleted = mark_deleted(pipeline, report.complete, load_ids, extract_started)
+            deleted = mark_deleted(pipeline, report.complete, load_ids, extract_started, report.listed)
             drop_link_markers(pipeline)
             after = row_counts(pipeline, tables)
             loaded = loaded_counts(pipeline, tables, load_ids)

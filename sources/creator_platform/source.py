@@ -116,6 +116,9 @@ class RunReport:
     """What the extract step learnt, for post-load steps (thread-safe appends)."""
 
     complete: set[tuple[str, str | None]] = field(default_factory=set)  # (table, site_id)
+    # ids of each complete listing, per (table, site_id): only a listed row is alive, even if
+    # another resource's `include` wrote it this run (an archived tag a form still names)
+    listed: dict[tuple[str, str | None], set[str]] = field(default_factory=dict)
     plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
@@ -124,9 +127,13 @@ class RunReport:
     customers_full: set[str | None] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add_complete(self, tables: tuple[str, ...], site: str | None) -> None:
+    def add_complete(
+        self, tables: tuple[str, ...], site: str | None, listed: tuple[str, set[str]] | None = None
+    ) -> None:
         with self._lock:
             self.complete.update((t, site) for t in tables)
+            if listed is not None:
+                self.listed[(listed[0], site)] = listed[1]
 
     def add_plan(self, key: str, reason: str) -> None:
         with self._lock:
@@ -318,6 +325,10 @@ def _resource_rows(
             else:
                 yield dlt.mark.with_table_name(tbl, table)
 
+        # a complete listing of a dimension: its ids decide `_is_deleted` after the load
+        listed_ids: set[str] | None = (
+            set() if p.full and resource.table in resource.complete_tables else None
+        )
         passes = 0
         while True:
             passes += 1
@@ -329,6 +340,9 @@ def _resource_rows(
             )
             for page in pages:
                 seen.add(page.data)
+                if listed_ids is not None:
+                    listed_ids.update(str(i["id"]) for i in page.data
+                                      if isinstance(i, dict) and i.get("id") is not None)
                 yield from emit(page)
             # drift check: records that moved pages during the listing (a sort key changed)
             # can push an unread record onto a page already read; the final total tells
@@ -373,7 +387,9 @@ def _resource_rows(
             if resource.include_via == "detail" and (not with_details or gate.skipped):
                 # included tables were not re-read for every record: only the list is complete
                 complete = tuple(t for t in complete if t == resource.table)
-            report.add_complete(complete, site)
+            report.add_complete(
+                complete, site, (resource.table, listed_ids) if listed_ids is not None else None
+            )
 
 
 def make_resource(
