@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import queue
@@ -113,7 +114,18 @@ class SandboxProcess:
                 lines.put(line)
             lines.put(None)
 
+        # stderr is drained all the time: a full pipe (64 KiB of access log or warnings over a
+        # long drill) would block the sandbox mid-response; the tail is kept for errors
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+
+        def drain() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                self._stderr_tail.append(line)
+
         threading.Thread(target=pump, daemon=True).start()
+        drainer = threading.Thread(target=drain, daemon=True)
+        drainer.start()
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -122,7 +134,9 @@ class SandboxProcess:
                 self.stop()
                 raise RuntimeError(f"sandbox process gave no ready line in {timeout} s") from None
             if line is None:
-                err = self.proc.stderr.read() if self.proc.stderr else ""
+                self.proc.wait(10)
+                drainer.join(5)
+                err = "".join(self._stderr_tail)
                 self.stop()
                 raise RuntimeError(f"sandbox process exited before ready: {err[-2000:]}")
             if line.startswith(READY_PREFIX):

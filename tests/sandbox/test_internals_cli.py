@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from sandbox.cli import sandbox_command
@@ -37,3 +40,13 @@ def test_process_prints_ready_line_serves_and_stops():
         assert response.headers["date"] == "Sun, 01 Jun 2025 00:00:00 GMT"
         assert proc.activity(2)["events"] == 2
     assert proc.proc.poll() is not None, "the process must be gone after the with block"
+
+
+def test_a_process_that_dies_before_ready_reports_its_stderr():
+    with socket.socket() as taken:  # the port is in use: uvicorn says so on stderr and exits
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(RuntimeError, match="exited before ready") as err:
+            run_sandbox_process(scale="tiny", seed=3, port=port, timeout=60)
+    assert "address" in str(err.value).lower() or str(port) in str(err.value)
