@@ -6,8 +6,7 @@ import os
 
 import pytest
 from drillkit.badinput import catalogue
-from drillkit.drills import BadInputBench
-from drillkit.proxy import DrillProxy, Reply
+from drillkit.drills import bad_input_drills
 
 pytestmark = pytest.mark.slow
 
@@ -17,14 +16,10 @@ CASES = {c.name: c for c in catalogue() if c.ci or os.environ.get("DRILLS_ALL") 
 
 
 @pytest.fixture(scope="module")
-def bench(lab):
-    lab.reference  # noqa: B018
-    with DrillProxy("http://127.0.0.1:9") as evil:
-        evil.mutator = lambda ex, fetch: Reply(404)
-        with lab.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
-            bench = BadInputBench(lab, proxy, evil_hits=lambda: len(evil.exchanges))
-            bench.cases = {c.name: c for c in catalogue(evil.base_url)}
-            yield bench
+def outcomes(lab, selected):
+    # The selected cases, two benches side by side (DRILLS_WORKERS), each baseline synced once.
+    done = bad_input_drills(lab, sorted(selected("name")))
+    return {out.drill.removeprefix("bad_input:"): out for out in done}
 
 
 # Cases that expose open bugs (tests/drills/FINDINGS.md): strict, so a fix turns them red until
@@ -40,6 +35,6 @@ def _param(name: str) -> object:
 
 
 @pytest.mark.parametrize("name", [_param(n) for n in sorted(CASES)])
-def test_bad_input_case(bench, name):
-    out = bench.run(bench.cases[name])
+def test_bad_input_case(outcomes, name):
+    out = outcomes[name]
     assert out.ok, out.explain()

@@ -3,36 +3,69 @@
 from __future__ import annotations
 
 import pytest
-from drillkit.drills import activity_drill, fault_drill, revoke_drill, storm_drill, token_ttl_drill
+from drillkit.drills import (
+    DrillOutcome,
+    Lab,
+    activity_drill,
+    fault_drill,
+    revoke_drill,
+    run_parallel,
+    storm_drill,
+    token_ttl_drill,
+)
 
 pytestmark = pytest.mark.slow
 
-
-def test_fault_rate_all_kinds_mixed(lab):
-    # Slow responses last 2 s in CI (15 s in the benchmark): still a fault, not a wait.
-    out = fault_drill(lab, "fault_rate_0.1", "fault_rate=0.1, all kinds", fault_rate=0.1,
-                      fault_slow_seconds=2)
-    assert out.ok, out.explain()
-
-
-def test_429_storm(lab):
+# One drill per test, keyed by test name; the selected ones run two at a time (DRILLS_WORKERS),
+# each with its own sandbox and workspace. Longest first.
+DRILLS = {
+    # Sandbox activity during the run: three syncs (the after-reference, the run, a follow-up).
+    "test_activity_while_paging": activity_drill,
     # Served by the proxy in CI (seconds); the benchmark also runs the sandbox's real limiter,
     # whose 60 s sliding window makes every drill against it last over a minute.
-    out = storm_drill(lab)
-    assert out.ok, out.explain()
-
-
-def test_short_token_ttl(lab):
+    "test_429_storm": storm_drill,
+    # Slow responses last 2 s in CI (15 s in the benchmark): still a fault, not a wait.
+    "test_fault_rate_all_kinds_mixed": lambda lab: fault_drill(
+        lab, "fault_rate_0.1", "fault_rate=0.1, all kinds", fault_rate=0.1, fault_slow_seconds=2),
     # CI uses a 3 s token (the benchmark uses 30 s) with latency so the run outlives it.
-    out = token_ttl_drill(lab, ttl=3, latency_ms=10)
-    assert out.ok, out.explain()
+    "test_short_token_ttl": lambda lab: token_ttl_drill(lab, ttl=3, latency_ms=10),
+    "test_token_revoked_mid_run": revoke_drill,
+}
 
 
-def test_token_revoked_mid_run(lab):
-    out = revoke_drill(lab)
-    assert out.ok, out.explain()
+@pytest.fixture(scope="module")
+def outcomes(lab: Lab, selected) -> dict[str, DrillOutcome]:
+    lab.reference  # noqa: B018 - built once, before the drills that compare against it
+    names = [n for n in DRILLS if n in selected()]
+    done = run_parallel([lambda n=n: [DRILLS[n](lab)] for n in names])
+    return {n: outs[0] for n, outs in zip(names, done, strict=True)}
 
 
-def test_activity_while_paging(lab):
-    out = activity_drill(lab)
-    assert out.ok, out.explain()
+@pytest.fixture
+def outcome(outcomes: dict[str, DrillOutcome], request: pytest.FixtureRequest) -> DrillOutcome:
+    return outcomes[request.node.originalname]
+
+
+def test_fault_rate_all_kinds_mixed(outcome):
+    assert outcome.drill == "fault_rate_0.1"
+    assert outcome.ok, outcome.explain()
+
+
+def test_429_storm(outcome):
+    assert outcome.drill == "429_storm"
+    assert outcome.ok, outcome.explain()
+
+
+def test_short_token_ttl(outcome):
+    assert outcome.drill == "token_ttl_3s"
+    assert outcome.ok, outcome.explain()
+
+
+def test_token_revoked_mid_run(outcome):
+    assert outcome.drill == "token_revoked"
+    assert outcome.ok, outcome.explain()
+
+
+def test_activity_while_paging(outcome):
+    assert outcome.drill == "activity_during_sync"
+    assert outcome.ok, outcome.explain()

@@ -257,3 +257,54 @@ def test_catalogue_has_at_least_25_distinct_cases_that_really_differ_from_the_in
         assert case.accept <= {"fail", "load"} and case.accept, case.name
         if "fail" in case.accept:
             assert case.words, case.name
+
+
+# ---------------------------------------------------------------------- scanner pattern, side by side
+def test_trie_pattern_matches_like_a_longest_first_alternation():
+    import random
+    import re
+
+    from drillkit.scan import trie_pattern
+
+    rnd = random.Random(7)
+    needles = {b"abc", b"abcdef", b"abd", b"x.y", b"(z)", b"\x00\xff", b"ab"}
+    needles |= {bytes(rnd.choice(b"abcdxyz.") for _ in range(rnd.randint(2, 9))) for _ in range(300)}
+    flat = re.compile(b"|".join(re.escape(n) for n in sorted(needles, key=len, reverse=True)))
+    trie = re.compile(trie_pattern(needles))
+    text = bytes(rnd.choice(b"abcdefxyz.()\x00\xff") for _ in range(20_000))
+    expected = [m.group(0) for m in flat.finditer(text)]
+    assert len(expected) > 100
+    assert [m.group(0) for m in trie.finditer(text)] == expected
+    assert trie.fullmatch(b"abcdef") and trie.fullmatch(b"ab") and not trie.fullmatch(b"abcd")
+
+
+def test_bad_input_benches_keep_each_baseline_in_one_bench():
+    from drillkit.drills import deal_by_baseline, golden_key
+
+    cases = catalogue()
+    benches = deal_by_baseline(cases, 2)
+    assert len(benches) == 2
+    assert sorted(n for b in benches for n in b) == sorted(c.name for c in cases)
+    key = {c.name: golden_key(c) for c in cases}
+    for a, b in ((benches[0], benches[1]), (benches[1], benches[0])):
+        assert not {key[n] for n in a} & {key[n] for n in b}
+    (single,) = deal_by_baseline(cases, 1)
+    assert sorted(single) == sorted(c.name for c in cases)
+
+
+def test_run_parallel_keeps_job_order_and_times_outcomes():
+    import time as _time
+
+    from drillkit.drills import DrillOutcome, run_parallel
+
+    def job(name: str, pause: float):
+        def run():
+            _time.sleep(pause)
+            return [DrillOutcome(name, "", "")]
+        return run
+
+    seen: list[str] = []
+    done = run_parallel([job("slow", 0.3), job("fast", 0.0)], 2, on_done=lambda o: seen.append(o[0].drill))
+    assert [o[0].drill for o in done] == ["slow", "fast"]
+    assert seen == ["fast", "slow"]  # ran side by side: the fast one finished first
+    assert done[0][0].seconds >= 0.3

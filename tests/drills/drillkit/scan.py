@@ -13,6 +13,7 @@ import contextlib
 import gzip
 import re
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, quote_plus
@@ -42,6 +43,39 @@ def variants(value: str, client_id: str | None = None) -> set[bytes]:
     return out
 
 
+def trie_pattern(needles: Iterable[bytes]) -> bytes:
+    """A regex matching exactly the needles, longest first at a position (like a sorted
+    alternation), built as a trie so that matching cost grows with needle length, not count."""
+    trie: dict = {}
+    for needle in needles:
+        node = trie
+        for byte in needle:
+            node = node.setdefault(byte, {})
+        node[_END] = True
+
+    def build(node: dict) -> bytes:
+        # Runs of single-child nodes become one literal, so recursion depth is the number of
+        # branching points on a path, not the needle's length (tokens run to hundreds of bytes).
+        end = node.get(_END, False)
+        branches = []
+        for byte, child in sorted((k, v) for k, v in node.items() if k is not _END):
+            run = bytearray([byte])
+            while len(child) == 1 and _END not in child:
+                (byte, child), = child.items()
+                run.append(byte)
+            branches.append(re.escape(bytes(run)) + build(child))
+        if not branches:
+            return b""
+        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+        # Greedy optional: the longer needle wins, the shorter one still matches.
+        return b"(?:" + body + b")?" if end else body
+
+    return build(trie)
+
+
+_END = object()
+
+
 class Scanner:
     """Holds named secrets; `scan_*` return where any of them was found."""
 
@@ -51,9 +85,10 @@ class Scanner:
             if value:
                 for form in variants(value, client_id):
                     self.owner.setdefault(form, name)
-        # One alternation, longest first: a single pass per text, however many needles.
-        forms = sorted(self.owner, key=len, reverse=True)
-        self.pattern = re.compile(b"|".join(re.escape(f) for f in forms)) if forms else None
+        # One pattern shaped like a trie of the needles: a single pass per text, and at each
+        # position the regex engine follows one branch instead of trying every needle (a flat
+        # alternation of the ~2,000 PII values took 43 s on a 26 MB warehouse at `demo`).
+        self.pattern = re.compile(trie_pattern(self.owner)) if self.owner else None
 
     def scan_bytes(self, data: bytes, where: str) -> list[Finding]:
         if self.pattern is None:
