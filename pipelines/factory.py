@@ -24,7 +24,9 @@ SYNC_SECTION = "creator_sync"
 DEFAULT_DUCKDB = "creator_platform.duckdb"
 DEFAULT_DATASET = "creator_platform"
 DEFAULT_DUCKDB_MEMORY = "1GB"
+DEFAULT_DUCKDB_THREADS = 1
 FILE_MAX_ITEMS = 50_000
+LOAD_WORKERS = 1
 
 
 def config_value(section: str, key: str, default: Any = None) -> Any:
@@ -93,10 +95,16 @@ def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
         # (big merges spill to disk instead); `creator_sync.duckdb_memory_limit` overrides
         limit = config_value(SYNC_SECTION, "duckdb_memory_limit", DEFAULT_DUCKDB_MEMORY)
         # insertion order is irrelevant to merges; dropping it lets big merges spill
-        global_config: dict[str, Any] = {"memory_limit": str(limit), "preserve_insertion_order": False}
-        threads = config_value(SYNC_SECTION, "duckdb_threads")
-        if threads:  # fewer threads, less memory per merge (`creator_sync.duckdb_threads`)
-            global_config["threads"] = int(threads)
+        global_config: dict[str, Any] = {
+            "memory_limit": str(limit),
+            "preserve_insertion_order": False,
+            # bulk inserts buffer this many row groups (122,880 rows each) before writing:
+            # one keeps a load job's memory independent of how big the table already is
+            "write_buffer_row_group_count": 1,
+        }
+        # one thread: each load job reads one file, and every thread adds its own buffers to
+        # the job's memory (`creator_sync.duckdb_threads` overrides)
+        global_config["threads"] = int(config_value(SYNC_SECTION, "duckdb_threads", DEFAULT_DUCKDB_THREADS))
         credentials = DuckDbCredentials(warehouse.duckdb_path, global_config=global_config)
         destination: Any = dlt.destinations.duckdb(credentials=credentials)
     else:
@@ -106,6 +114,9 @@ def build_pipeline(warehouse: Warehouse) -> dlt.Pipeline:
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
     # loaded packages are kept by dlt for inspection: drop their data files, keep the metadata
     dlt.config["load.delete_completed_jobs"] = True
+    # one load job at a time: with dlt's default of 20, DuckDB works on 20 files at once and
+    # the load's memory grows with the number of files, i.e. with data (finding 9)
+    dlt.config["load.workers"] = int(config_value(SYNC_SECTION, "load_workers", LOAD_WORKERS))
     # rotate files so normalize and load never hold a whole collection in memory
     # (the writers resolve `data_writer.*` without a step section)
     dlt.config["data_writer.file_max_items"] = FILE_MAX_ITEMS

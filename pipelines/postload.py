@@ -6,6 +6,7 @@ under the warehouse lock (DuckDB has a single writer).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +14,18 @@ from typing import Any
 import dlt
 
 from sources.creator_platform.normalize import LINK_MARKER, is_link_table, link_columns
+
+_CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def sql_client(pipeline: dlt.Pipeline) -> Any:
+    """The pipeline's SQL client, built once per pipeline: building one resolves the whole
+    destination config (~0.2 s), and a sync runs several short steps. Use it as a context
+    manager, as `pipeline.sql_client()`; each `with` opens and closes a connection."""
+    client = _CLIENTS.get(pipeline)
+    if client is None:
+        client = _CLIENTS[pipeline] = pipeline.sql_client()
+    return client
 
 
 def data_tables(pipeline: dlt.Pipeline) -> dict[str, list[str]]:
@@ -40,7 +53,7 @@ def row_counts(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, int]:
     """COUNT(*) per existing table (0 for tables not created yet)."""
     names = list(tables)
     out = dict.fromkeys(names, 0)
-    with pipeline.sql_client() as client:
+    with sql_client(pipeline) as client:
         for table in _existing(client, names):
             rows = client.execute_sql(f"SELECT COUNT(*) FROM {client.make_qualified_table_name(table)}")
             out[table] = int(rows[0][0])
@@ -53,7 +66,7 @@ def loaded_counts(pipeline: dlt.Pipeline, tables: Iterable[str], load_ids: list[
     if not load_ids:
         return out
     placeholders = ", ".join(["%s"] * len(load_ids))
-    with pipeline.sql_client() as client:
+    with sql_client(pipeline) as client:
         for table in _existing(client, tables):
             q = client.make_qualified_table_name(table)
             rows = client.execute_sql(
@@ -168,7 +181,7 @@ def drop_link_markers(pipeline: dlt.Pipeline) -> int:
     links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
     if not links:
         return 0
-    with pipeline.sql_client() as client:
+    with sql_client(pipeline) as client:
         for table in _existing(client, links):
             try:
                 _, child = link_columns(table, links[table])
@@ -180,4 +193,68 @@ def drop_link_markers(pipeline: dlt.Pipeline) -> int:
             if count:
                 client.execute_sql(f"DELETE FROM {q} WHERE {child} = %s", LINK_MARKER)
             removed += count
+    return removed
+
+
+def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -> frozenset[str]:
+    """Data tables the destination holds now and that this run's full refresh will not drop.
+
+    Read from the destination, not from dlt state: a crash can leave the two out of step, and
+    a table loaded with `append` (see `sources.creator_platform.source.Batches`) must really be
+    new. `dropped_resources`: resources extracted with `refresh="drop_resources"`, whose tables
+    dlt drops (by the schema's `resource` of each table) before loading the new data.
+    """
+    from dlt.common.schema.utils import group_tables_by_resource
+
+    with sql_client(pipeline) as client:
+        rows = client.execute_sql(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+            client.dataset_name,
+        )
+    have = {r[0] for r in rows or []}
+    names = set(dropped_resources)
+    if names:
+        try:
+            schema_tables = {t["name"]: t for t in pipeline.default_schema.data_tables(include_incomplete=True)}
+        except Exception:  # no schema yet: nothing of ours to drop
+            schema_tables = {}
+        for resource, tables in group_tables_by_resource(schema_tables).items():
+            if resource in names:
+                have -= {t["name"] for t in tables}
+    return frozenset(have)
+
+
+def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
+    """Remove duplicate keys from tables the schema loads with `append` (DuckDB only).
+
+    A load job that inserted its file but was killed before dlt marked it done runs again when
+    the package is finished: a merge would collapse the repeat, an append keeps it. So after
+    finishing a package left by a killed run, one row per primary key is kept (the newest load).
+    """
+    removed: dict[str, int] = {}
+    if pipeline.destination.destination_name != "duckdb":
+        return removed
+    try:
+        schema = pipeline.default_schema
+    except Exception:
+        return removed
+    candidates = {
+        t["name"]: [c for c, col in t.get("columns", {}).items() if col.get("primary_key")]
+        for t in schema.data_tables(include_incomplete=False)
+        if t.get("write_disposition") == "append"
+    }
+    with sql_client(pipeline) as client:
+        for table in _existing(client, [t for t, keys in candidates.items() if keys]):
+            keys = ", ".join(client.escape_column_name(k) for k in candidates[table])
+            q = client.make_qualified_table_name(table)
+            rows = client.execute_sql(
+                f"SELECT COUNT(*) - COUNT(DISTINCT ({keys})) FROM {q}"
+            )
+            extra = int(rows[0][0])
+            if extra:
+                client.execute_sql(
+                    f"DELETE FROM {q} WHERE rowid IN (SELECT rowid FROM (SELECT rowid, ROW_NUMBER() "
+                    f"OVER (PARTITION BY {keys} ORDER BY _dlt_load_id DESC) AS rn FROM {q}) WHERE rn > 1)"
+                )
+                removed[table] = extra
     return removed

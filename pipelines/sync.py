@@ -34,7 +34,15 @@ from sources.creator_platform.stats import RunStats
 
 from .factory import SOURCE_SECTION, Warehouse, build_pipeline, config_value, resolve_warehouse
 from .locking import LockTimeout, pipeline_lock, warehouse_lock
-from .postload import data_tables, drop_link_markers, loaded_counts, mark_deleted, row_counts
+from .postload import (
+    data_tables,
+    dedupe_appended,
+    drop_link_markers,
+    kept_tables,
+    loaded_counts,
+    mark_deleted,
+    row_counts,
+)
 from .progress import progress_reporter
 
 log = logging.getLogger("creator_sync.sync")
@@ -193,6 +201,11 @@ def run_sync(
         with _warehouse_guard(wh):
             pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
+        kept: frozenset[str] | None = None
+        if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
+            dropped = (settings.resources or tuple(RESOURCES)) if settings.full_refresh else ()
+            with _warehouse_guard(wh):
+                kept = kept_tables(pipeline, dropped)
         report = RunReport()
         options = SourceOptions(
             resources=settings.resources,
@@ -205,6 +218,7 @@ def run_sync(
             full_refresh_every_s=settings.full_refresh_every_s,
             freeze_finance_schema=settings.freeze_finance_schema,
             details=settings.details,
+            kept_tables=kept,
         )
         client = CreatorPlatformClient(
             settings.base_url,
@@ -276,6 +290,9 @@ def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
     pipeline.normalize()
     with _warehouse_guard(wh):
         info = pipeline.load()
+        repaired = dedupe_appended(pipeline)  # a job re-run after the kill appended twice
+        if repaired:
+            log.warning("removed rows loaded twice by an interrupted run: %s", repaired)
         drop_link_markers(pipeline)
     return len(info.loads_ids)
 

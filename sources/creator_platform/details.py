@@ -6,19 +6,29 @@ dlt state and compared on the next run. Timestamps alone are not enough (records
 the server clock always look "changed"); hashes alone would make the state grow with every
 order ever listed, so resources with `detail_if_changed` keep hashes only for records recent
 enough to pass that timestamp gate on the next run.
+
+A record is read with all its includes in one request; when the platform cannot build that
+(a 5xx for a large course), it is read again in the smaller `include_split` groups, and its id
+is remembered in state so that later runs ask the right way first.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
 
+from .client import CreatorPlatformClient
+from .errors import ApiError, BadResponseError
 from .normalize import parse_timestamp
 from .settings import DAY_S, Resource
+
+log = logging.getLogger("creator_sync.details")
+MERGED_ATTEMPTS = 2  # a merged include that fails twice is read in groups (no long backoff)
 
 DEFAULT_DETAIL_REFRESH_S = 7 * DAY_S  # re-read every detail at least this often
 GRACE = timedelta(hours=1)  # timestamp gate slack (clock skew between list and cursor)
@@ -42,6 +52,7 @@ class DetailGate:
     keep_since: datetime | None  # hashes of records older than this are not kept
     seen: dict[str, str] = field(default_factory=dict)
     skipped: int = 0
+    split: set[str] = field(default_factory=set)  # ids read in `include_split` groups
 
     def _recent(self, attrs: Any, since: datetime | None) -> bool:
         if since is None or not self.resource.detail_if_changed:
@@ -101,16 +112,79 @@ def detail_gate(
     if resource.detail_if_changed and site_state.get("detail_since"):
         changed_since = parse_timestamp(site_state["detail_since"]) - GRACE
     keep_since = started - GRACE if resource.detail_if_changed else None
+    split = site_state.get("detail_split")
     return DetailGate(
-        resource, dict(known) if isinstance(known, dict) else {}, reread, changed_since, keep_since
+        resource, dict(known) if isinstance(known, dict) else {}, reread, changed_since,
+        keep_since, split=set(split) if isinstance(split, list) else set(),
     )
 
 
-def save_gate(site_state: dict[str, Any], gate: DetailGate, *, started: datetime) -> None:
-    """Persist the hashes (and when details were last all re-read) after a good listing."""
-    site_state["detail_hash"] = gate.seen
+def save_gate(
+    site_state: dict[str, Any], gate: DetailGate, *, started: datetime, complete: bool = True
+) -> None:
+    """Persist the hashes (and when details were last all re-read) after a good listing.
+
+    `complete=False`: the listing read only part of what the hashes cover (an ordinary run's
+    short window): the hashes of records it did not list are kept, else the next deep run would
+    take them for new records and re-read them all. Deep and full runs replace them (bounded).
+    """
+    kept = gate.seen if complete else {**gate.known, **gate.seen}
+    site_state["detail_hash"] = kept
+    if gate.split or "detail_split" in site_state:  # only records still known
+        site_state["detail_split"] = sorted(i for i in gate.split if i in kept)
     stamp = started.strftime("%Y-%m-%dT%H:%M:%SZ")
     if gate.reread_all:
         site_state["detail_full_at"] = stamp
     if gate.resource.detail_if_changed:
         site_state["detail_since"] = stamp
+
+
+def _read_groups(
+    client: CreatorPlatformClient, resource: Resource, rid: str,
+    groups: tuple[tuple[str, ...], ...],
+    server_error_attempts: int | None = None,
+) -> list[tuple[str, list[Any]]]:
+    """One GET per include group: [(url, [record?, *included]), ...], the record itself (its
+    freshest form) with the last response."""
+    record: Any = None
+    out: list[tuple[str, list[Any]]] = []
+    for group in groups:
+        params = {"include": ",".join(group)}
+        url = client.url(f"{resource.path}/{rid}", params)
+        doc = client.get(f"{resource.path}/{rid}", params, resource=resource.name,
+                         server_error_attempts=server_error_attempts)
+        data = doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(data, dict):
+            raise BadResponseError("detail response has no `data` object", resource=resource.name, url=url)
+        found = doc.get("included")
+        if not isinstance(found, list):
+            # quirk: some records carry `included` inside the resource object
+            found = data.pop("included", None)
+        data.pop("included", None)
+        out.append((url, list(found) if isinstance(found, list) else []))
+        record = data
+    if out:
+        url, items = out[-1]
+        out[-1] = (url, [record, *items])
+    return out
+
+
+def read_detail(
+    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None = None
+) -> list[tuple[str, list[Any]]]:
+    """A record re-read with its includes: merged in one request, or in `include_split` groups
+    when the server answered the merged one with a 5xx before (`gate.split`) or does now."""
+    if not resource.include_split:
+        return _read_groups(client, resource, rid, resource.include)
+    if gate is None or rid not in gate.split:
+        try:
+            # a merged include the server cannot build fails the same way every time
+            return _read_groups(client, resource, rid, resource.include, MERGED_ATTEMPTS)
+        except ApiError as exc:
+            if exc.status is None or exc.status < 500:
+                raise
+            log.info("%s %s: include %s failed (HTTP %s); reading it in groups",
+                     resource.name, rid, ",".join(resource.include[0]), exc.status)
+        if gate is not None:
+            gate.split.add(rid)  # set.add is atomic: safe from the detail pool's threads
+    return _read_groups(client, resource, rid, resource.include_split)

@@ -1,8 +1,14 @@
 """Incremental planning: which filter to send for a (resource, site), and how state advances.
 
 State per (resource, site) lives in dlt source state:
-`{"cursor": ISO timestamp, "last_full_at": ISO timestamp}`. Relative windows use the server's
-clock (HTTP `Date`), because the platform's notion of "last N days" is its own.
+`{"cursor": ISO timestamp, "last_full_at": ISO timestamp, "last_deep_at": ISO timestamp}`.
+Relative windows use the server's clock (HTTP `Date`), because the platform's notion of "last N
+days" is its own.
+
+Three kinds of run per (resource, site): *full* (first sync, `--full-refresh`, periodic), *deep*
+(once per `deep_every_s`: the window reaches `lookback_s` behind the cursor, for edits that
+only a re-read finds) and *ordinary* (the window reaches `recent_lookback_s` behind the cursor:
+new and updated records only, so that a run with nothing new reads one page).
 """
 
 from __future__ import annotations
@@ -21,6 +27,10 @@ class Plan:
     params: dict[str, Any]
     full: bool  # a complete listing (enables `_is_deleted` marking and resets last_full_at)
     reason: str
+    # windowed runs: records with a cursor value at or after `since` must be read (a listing
+    # read newest first may stop below it); None for full listings
+    since: datetime | None = None
+    deep: bool = False  # the long look-back was used (stamps last_deep_at)
 
 
 def _iso(dt: datetime) -> str:
@@ -47,19 +57,25 @@ def plan(
     last_full = parse_timestamp(state.get("last_full_at")) if state.get("last_full_at") else None
     if every is not None and (last_full is None or (now - last_full).total_seconds() >= every):
         return Plan({}, True, f"periodic full refresh (every {every / DAY_S:g} days)")
-    back = inc.lookback_s if lookback_s is None else lookback_s
+    deep_back = inc.lookback_s if lookback_s is None else lookback_s
+    last_deep = state.get("last_deep_at") or state.get("last_full_at")
+    deep = last_deep is None or (now - parse_timestamp(last_deep)).total_seconds() >= inc.deep_every_s
+    back = deep_back if deep else min(inc.recent_lookback_s, deep_back)
     since = cursor - timedelta(seconds=back)
-    assert inc.filter_param is not None
+    value: Any
     if inc.strategy in ("updated_since", "created_since"):
-        value: Any = _iso(since)
+        value = _iso(since)
     elif inc.strategy == "date_range":
         value = since.date().isoformat()
     elif inc.strategy == "created_in_last":
-        days = math.ceil(max(0.0, (now - since).total_seconds()) / DAY_S) + 1
-        value = days
+        value = math.ceil(max(0.0, (now - since).total_seconds()) / DAY_S) + 1
+    elif inc.strategy == "newest_first":
+        value = None  # no server filter: the listing stops below `since`
     else:  # pragma: no cover - settings are validated by tests
         raise ValueError(f"unknown strategy {inc.strategy}")
-    return Plan({inc.filter_param: value}, False, f"incremental since {_iso(since)}")
+    params = {inc.filter_param: value} if inc.filter_param and value is not None else {}
+    reason = f"incremental since {_iso(since)}" + (" (deep look-back)" if deep else "")
+    return Plan(params, False, reason, since=since, deep=deep)
 
 
 def advance(
@@ -72,16 +88,21 @@ def advance(
 ) -> None:
     """Move the cursor forward (never back) after a successful listing.
 
-    The cursor never passes the server clock at the start of the listing (`started`): a record
-    read before an update made during the run is then re-read by the next run.
+    A listing of the window returns every record stamped before it started, so the cursor
+    moves to the server clock at the start of the listing (`started`), never past it: a record
+    read before an update made during the run is re-read by the next run, and the next window
+    begins one look-back before `started` rather than before the newest record (a burst of
+    records just before the run is then not read again on every run). Without `started`, the
+    largest cursor value listed.
     """
-    if max_cursor is not None and started is not None and max_cursor > started:
-        max_cursor = started
+    new = started if started is not None else max_cursor
     old = parse_timestamp(state.get("cursor")) if state.get("cursor") else None
-    if max_cursor is not None and (old is None or max_cursor > old):
-        state["cursor"] = _iso(max_cursor)
+    if new is not None and (old is None or new > old):
+        state["cursor"] = _iso(new)
     elif old is None:
         # nothing listed yet: start windows from the server clock at the time of this run
         state["cursor"] = _iso(now)
     if plan_.full:
         state["last_full_at"] = _iso(now)
+    if plan_.full or plan_.deep:
+        state["last_deep_at"] = _iso(now)

@@ -13,6 +13,7 @@ the parent's old links; the loader deletes marker rows after the load (`link_mar
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -387,6 +388,7 @@ def _arrow_type(kind: ColumnType) -> pa.DataType:
     }[kind]
 
 
+@functools.cache
 def _known_tables() -> dict[str, Any]:
     from .settings import TYPES
 
@@ -424,18 +426,24 @@ def rows_to_arrow(
     for table, rows in rows_by_table.items():
         if not rows:
             continue
-        observed: dict[str, None] = {}
+        observed = dict.fromkeys(rows[0])
+        first = rows[0].keys()
         for row in rows:
-            for key in row:
-                observed.setdefault(key, None)
+            if row.keys() != first:  # rare: records of one page mostly share their keys
+                observed.update(dict.fromkeys(row))
         cols = declared_columns(table, observed)
         if pii == "drop":
             cols = {c: t for c, t in cols.items() if c not in PII_COLUMNS}
-        keys = {"id"} if "id" in cols else set(link_columns(table, cols))
-        fields = [pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols.items()]
-        arrays = [pa.array([row.get(c) for row in rows], type=f.type) for c, f in zip(cols, fields, strict=True)]
-        out[table] = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+        # arrow reads the dicts in C++ (missing keys -> null): ~4x cheaper than a list per column
+        out[table] = pa.Table.from_pylist(rows, schema=_arrow_schema(table, tuple(cols.items())))
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _arrow_schema(table: str, cols: tuple[tuple[str, ColumnType], ...]) -> pa.Schema:
+    """Arrow schema of a table's columns (cached: pages of a table repeat the same columns)."""
+    keys = {"id"} if any(c == "id" for c, _ in cols) else set(link_columns(table, [c for c, _ in cols]))
+    return pa.schema([pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols])
 
 
 def table_hints(table: str, columns: Mapping[str, ColumnType] | None = None) -> dict[str, Any]:

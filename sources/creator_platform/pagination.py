@@ -6,17 +6,20 @@ server points it at another host).
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError, PaginationError
-from .settings import Resource
+from .normalize import parse_timestamp
+from .settings import ListOrder, Resource
 
 DEFAULT_MAX_PAGES = 100_000
 
@@ -133,10 +136,14 @@ def iter_pages(
     concurrency: int | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
+    stop: Callable[[Page], bool] | None = None,
+    first: Page | None = None,
 ) -> Iterator[Page]:
-    """Yield non-empty pages in page order.
+    """Yield non-empty pages in page order (`first`: page 1, when the caller already read it).
 
-    `on_end` receives the final page (its meta has the freshest total).
+    `on_end` receives the final page (its meta has the freshest total). `stop(page)` true after a
+    page ends the listing there (a window read newest first reached its start): `on_end` is then
+    not called, since the listing is not complete.
 
     When the first page announces `total_pages`, pages 2..N are fetched `concurrency` at a time
     (bounded read-ahead, so memory stays flat). The listing ends at page N when the meta states
@@ -146,7 +153,8 @@ def iter_pages(
     """
     window = max(1, concurrency or client.concurrency)
     pool = client.pool
-    first = pool.submit(fetch_page, client, resource, params, 1, page_size).result()
+    if first is None:
+        first = pool.submit(fetch_page, client, resource, params, 1, page_size).result()
     if not first.data:
         if on_end is not None:
             on_end(first)
@@ -164,8 +172,14 @@ def iter_pages(
         announced and announced > 1 and len(first.data) < page_size) else page_size
 
     def is_last(page: Page) -> bool:
-        return bool(explicit and announced and page.number >= announced
-                    and len(page.data) < full_len)
+        """The announced last page, and nothing can follow it: it is not full, or its own
+        (fresh) total is already on the pages read, so no record arrived during the listing."""
+        if not (explicit and announced and page.number >= announced):
+            return False
+        if len(page.data) < full_len:
+            return True
+        count = total_count(page.doc.get("meta"))
+        return count is not None and (page.number - 1) * full_len + len(page.data) >= count
 
     previous_ids = _ids(first)
     if is_last(first):
@@ -174,6 +188,8 @@ def iter_pages(
             on_end(first)
         return
     yield first
+    if stop is not None and stop(first):
+        return
     pending: deque[Future[Page]] = deque()
     next_number = 2
     concurrent_until = min(announced, max_pages) if announced else 1
@@ -206,6 +222,8 @@ def iter_pages(
                 )
             previous_ids = ids
             yield page
+            if stop is not None and stop(page):
+                return
             if is_last(page):
                 if on_end is not None:
                     on_end(page)
@@ -213,6 +231,99 @@ def iter_pages(
     finally:
         for fut in pending:
             fut.cancel()
+
+
+def _keys(page: Page, field: str) -> list[datetime | None]:
+    """The page's values of a timestamp attribute, in page order (None: missing or unreadable;
+    normalisation reports bad values with full context)."""
+    out: list[datetime | None] = []
+    for item in page.data:
+        attrs = item.get("attributes") if isinstance(item, dict) else None
+        try:
+            out.append(parse_timestamp(attrs.get(field)) if isinstance(attrs, dict) else None)
+        except (ValueError, TypeError):
+            out.append(None)
+    return out
+
+
+def _reaches_below(page: Page, field: str, since: datetime) -> bool:
+    """True if the page holds a record older than `since` (a newest-first listing may stop)."""
+    return any(k is not None and k < since for k in _keys(page, field))
+
+
+def _ascending(keys: list[datetime | None]) -> bool:
+    return all(k is not None for k in keys) and all(
+        a <= b for a, b in itertools.pairwise(keys)  # type: ignore[operator]
+    )
+
+
+def iter_window(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    params: Mapping[str, Any],
+    *,
+    order: ListOrder,
+    field: str,
+    since: datetime,
+    page_size: int | None = 100,
+    max_pages: int = DEFAULT_MAX_PAGES,
+    on_end: Callable[[Page], None] | None = None,
+) -> Iterator[Page]:
+    """Pages of an incremental window holding every record with `field` >= `since`, newest first
+    where the endpoint allows it, so that a run with nothing new reads one or two pages.
+
+    - "asc": `iter_pages` as given (a precise server filter bounds the window).
+    - "desc": `sort=-<field>`; stops after the first page reaching below `since`. Records created
+      during the listing go to the front and push others back: seen twice, never skipped.
+    - "tail" (no sort parameter; default order oldest first): page 1 (it announces the count),
+      then the last page and backwards until a page reaches below `since`. Only while every page
+      is in ascending order, continues the previous one, and the total stays that of page 1:
+      a record inserted mid-listing (a payment completing late) would shift one past us.
+      Otherwise the window is read in full, as "asc".
+    A listing that stops early does not call `on_end` (it is not complete).
+    """
+    if order == "asc":
+        yield from iter_pages(client, resource, params, page_size=page_size,
+                              max_pages=max_pages, on_end=on_end)
+        return
+    if order == "desc":
+        yield from iter_pages(client, resource, {**params, "sort": f"-{field}"},
+                              page_size=page_size, max_pages=max_pages, on_end=on_end,
+                              stop=lambda page: _reaches_below(page, field, since))
+        return
+    # through the shared pool, so that `concurrency` bounds these requests too
+    first = client.pool.submit(fetch_page, client, resource, params, 1, page_size).result()
+    meta = first.doc.get("meta")
+    if page_size:
+        page_size = client.page_size_caps.get(resource.name, page_size)
+    announced = total_pages(meta, page_size=page_size if resource.page_size else None,
+                            first_page_len=len(first.data))
+    total = total_count(meta)
+    keys = _keys(first, field)
+    if not first.data or not announced or announced <= 1 or total is None or not _ascending(keys):
+        yield from iter_pages(client, resource, params, page_size=page_size,
+                              max_pages=max_pages, on_end=on_end, first=first)
+        return
+    client.stats.add_announced(resource.name, 2)  # page 1 and the last one, usually
+    yield first
+    floor = keys[-1]  # every later page starts at or after page 1's last record
+    ceiling: datetime | None = None  # first record of the page read just before (a later one)
+    for number in range(min(announced, max_pages), 1, -1):
+        page = client.pool.submit(fetch_page, client, resource, params, number, page_size).result()
+        keys = _keys(page, field)
+        if (not page.data or total_count(page.doc.get("meta")) != total or not _ascending(keys)
+                or keys[0] < floor or (ceiling is not None and keys[-1] > ceiling)):  # type: ignore[operator]
+            break  # not the order we rely on, or the listing changed: read the window in full
+        yield page
+        if keys[0] < since:  # type: ignore[operator]
+            return
+        ceiling = keys[0]
+    else:
+        if on_end is not None:
+            on_end(first)
+        return
+    yield from iter_pages(client, resource, params, page_size=page_size,
+                          max_pages=max_pages, on_end=on_end)
 
 
 def _ids(page: Page) -> tuple[Any, ...]:

@@ -277,7 +277,23 @@ Strategy = Literal[
     "created_since",  # server-side created_at filter (timestamp), with look-back
     "date_range",  # start_date (ISO date) filter, with look-back
     "created_in_last",  # filter[created_in_last]=N days from the server clock, with look-back
+    "newest_first",  # no server filter: newest first by the cursor field, read down to `since`
 ]
+# How a windowed (incremental, not full) listing is read, so that a run with nothing new costs
+# one page: "asc" reads the window oldest first (a precise server filter bounds it); "desc"
+# sorts by `-<cursor_field>` and stops after the first page older than the window; "tail" is
+# for endpoints without a sort whose default order is oldest first: page 1, then the last
+# pages backwards until one is older than the window (order checked at run time).
+ListOrder = Literal["asc", "desc", "tail"]
+
+MINUTE_S = 60
+# Look-back of ordinary runs on timestamp cursors: only the platform's commit lag (a record
+# stamped during a request but visible when it commits, at most a request timeout later), since
+# the cursor never passes the server clock at the start of a listing; filters are inclusive, so
+# records stamped at the cursor are read again anyway. Longer look-backs (edits of records that
+# can only be windowed on creation time, late-completing payments) run on "deep" runs, once per
+# `deep_every_s`, and the periodic full refresh covers the rest.
+RECENT_LOOKBACK_S = MINUTE_S
 
 
 @dataclass(frozen=True)
@@ -285,8 +301,14 @@ class Incremental:
     strategy: Strategy = "full"
     cursor_field: str | None = None
     filter_param: str | None = None  # e.g. filter[updated_at_gte]
-    lookback_s: int = 0
+    lookback_s: int = 0  # look-back of deep runs (configurable: `lookback_days`)
     full_refresh_every_s: int | None = None  # periodic full refresh for look-back resources
+    # ordinary runs look back only this far (never more than `lookback_s`) ...
+    recent_lookback_s: int = RECENT_LOOKBACK_S
+    # ... and a deep run with the full `lookback_s` comes this often: daily, an hour early so
+    # that a nightly schedule's jitter does not skip a day (nightly runs are then all deep)
+    deep_every_s: int = DAY_S - 3600
+    order: ListOrder = "asc"  # how windowed listings are read (see ListOrder)
 
 
 @dataclass(frozen=True)
@@ -316,8 +338,10 @@ class Resource:
     site_scoped: bool = True  # send filter[site_id]
     incremental: Incremental = field(default_factory=Incremental)
     # include=... groups; "detail": one GET path/{id}?include=<group> per record and group
-    # (groups, because the platform 500s on some include combinations of large records)
     include: tuple[tuple[str, ...], ...] = ()
+    # smaller groups for records whose `include` read the platform answers with a 500 (it cannot
+    # build some include combinations for large records); remembered per record in state
+    include_split: tuple[tuple[str, ...], ...] = ()
     include_via: Literal["list", "detail"] = "list"
     # on incremental runs, re-read details only of records with one of these fields >= the
     # previous run's server time (new or changed since); full runs re-read all
@@ -344,21 +368,22 @@ RESOURCES: dict[str, Resource] = {
             "contacts", "/contacts", "contacts", sort="created_at",
             incremental=Incremental(
                 "created_in_last", "created_at", "filter[created_in_last]",
-                lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S,
+                lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S, order="desc",
             ),
         ),
         Resource(
             "customers", "/customers", "customers", sort="created_at",
             incremental=Incremental(
                 "created_in_last", "created_at", "filter[created_in_last]",
-                lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S,
+                lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S, order="desc",
             ),
         ),
         Resource("products", "/products", "products"),
         Resource("offers", "/offers", "offers"),
         Resource(
             "courses", "/courses", "courses",
-            include=(("modules",), ("lessons.media",)), include_via="detail",
+            include=(("modules", "lessons", "lessons.media"),), include_via="detail",
+            include_split=(("modules",), ("lessons.media",)),
             owns=("courses", "modules", "lessons", "media"),
         ),
         Resource(
@@ -366,7 +391,14 @@ RESOURCES: dict[str, Resource] = {
             owns=("forms", "fields"),
         ),
         Resource("custom_fields", "/custom_fields", "custom_fields"),
-        Resource("form_submissions", "/form_submissions", "form_submissions", sort="created_at"),
+        Resource(
+            # submissions never change: newest first down to the last cursor
+            "form_submissions", "/form_submissions", "form_submissions", sort="created_at",
+            incremental=Incremental(
+                "newest_first", "created_at", lookback_s=RECENT_LOOKBACK_S,
+                full_refresh_every_s=7 * DAY_S, order="desc",
+            ),
+        ),
         Resource(
             "purchases", "/purchases", "purchases", meta="purchases", sort="updated_at",
             incremental=Incremental(
@@ -390,8 +422,9 @@ RESOURCES: dict[str, Resource] = {
         Resource(
             "transactions", "/transactions", "transactions",
             incremental=Incremental(
+                # the list shows a payment once completed, stamped when it began: 2-day look-back
                 "date_range", "created_at", "filter[start_date]", lookback_s=2 * DAY_S,
-                full_refresh_every_s=7 * DAY_S,
+                full_refresh_every_s=7 * DAY_S, order="tail",
             ),
             finance=True,
         ),
@@ -399,8 +432,9 @@ RESOURCES: dict[str, Resource] = {
             "payouts", "/platform_payments_payouts", "platform_payments_payouts",
             meta="payouts", page_size=False,
             incremental=Incremental(
+                # status moves pending -> in_transit -> paid within ~3 days; failures later
                 "date_range", "initiated_date", "filter[start_date]", lookback_s=14 * DAY_S,
-                full_refresh_every_s=7 * DAY_S,
+                full_refresh_every_s=7 * DAY_S, recent_lookback_s=3 * DAY_S, order="tail",
             ),
             finance=True,
         ),

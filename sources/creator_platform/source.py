@@ -7,6 +7,7 @@ tables. Memory stays flat (bounded read-ahead); dlt writes parquet and DuckDB lo
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -23,34 +24,153 @@ import pyarrow as pa
 from dlt.sources import DltResource
 
 from .client import CreatorPlatformClient
-from .details import DetailGate, detail_gate, save_gate
-from .errors import BadResponseError
+from .details import DetailGate, detail_gate, read_detail, save_gate
 from .incremental import Plan, advance, plan
 from .normalize import (
     PiiMode,
     declared_columns,
+    is_link_table,
+    link_columns,
     normalize_resources,
     parse_timestamp,
     rows_to_arrow,
     table_hints,
 )
-from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages, total_count
+from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
-from .settings import FINANCE_TABLES, RESOURCES, ChangeFeed, Resource, get_resource
+from .settings import FINANCE_TABLES, RESOURCES, ChangeFeed, Resource, get_resource, type_info
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
 BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
 
 
-class Batches:
-    """Arrow tables per warehouse table, held until enough rows to yield as one item."""
+@functools.cache
+def _included_tables() -> frozenset[str]:
+    """Tables that `include=` reads write: more than one resource may write them in one run."""
+    return frozenset(
+        type_info(name).table
+        for res in RESOURCES.values()
+        for group in res.include
+        for path in group
+        for name in path.split(".")
+    )
+
+
+class SeenKeys:
+    """Keys already emitted in this run: 8 bytes per integer key (a sorted array), so that
+    memory stays small at a million records; other keys go to a set."""
+
+    PENDING_MAX = 4_096  # recent integer keys, merged into the sorted array in bulk
 
     def __init__(self) -> None:
+        self._sorted = np.empty(0, dtype=np.int64)
+        self._pending: set[int] = set()
+        self._other: set[str] = set()
+
+    @staticmethod
+    def _as_int(key: str) -> int | None:
+        # canonical decimals only, so that "007" and "7" stay different keys
+        if key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
+            return int(key)
+        return None
+
+    def seen(self, keys: list[str]) -> list[bool]:
+        """Per key: emitted by an earlier `remember`."""
+        out = [False] * len(keys)
+        ints: list[int] = []
+        where: list[int] = []
+        for i, key in enumerate(keys):
+            n = self._as_int(key)
+            if n is None:
+                out[i] = key in self._other
+            elif n in self._pending:
+                out[i] = True
+            else:
+                ints.append(n)
+                where.append(i)
+        if ints and len(self._sorted):
+            arr = np.asarray(ints, dtype=np.int64)
+            pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
+            for i, hit in zip(where, (self._sorted[pos] == arr).tolist(), strict=True):
+                out[i] = hit
+        return out
+
+    def remember(self, keys: set[str]) -> None:
+        for key in keys:
+            n = self._as_int(key)
+            if n is None:
+                self._other.add(key)
+            else:
+                self._pending.add(n)
+        if len(self._pending) >= self.PENDING_MAX:
+            new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
+            new.sort()
+            new = new[~np.isin(new, self._sorted, assume_unique=True)]
+            self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, new), new)
+            self._pending.clear()
+
+
+class Batches:
+    """Arrow tables per warehouse table, held until enough rows to yield as one item.
+
+    A table not in `kept` did not exist in the destination before this run: if only `resource`
+    writes it (its own table and link tables, and no other resource includes that type), it
+    is loaded with dlt's `append`, since there is nothing to merge into and a merge would
+    stage, sort and copy the whole collection (memory growing with data, finding 9). An
+    append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
+    change feed, two groups of one page), so for those tables a record (a link table: a
+    parent's links) already emitted by an earlier page is dropped here.
+    """
+
+    def __init__(self, resource: Resource | None = None, kept: frozenset[str] | None = None) -> None:
         self._parts: dict[str, list[pa.Table]] = {}
         self._rows: dict[str, int] = {}
+        self._resource = resource
+        self._kept = kept
+        self._append: dict[str, bool] = {}
+        self._seen: dict[str, SeenKeys] = {}
+
+    def appends(self, table: str, columns: list[str]) -> bool:
+        """Is `table` loaded with `append` in this run (decided once per table)?"""
+        decided = self._append.get(table)
+        if decided is None:
+            decided = self._append[table] = self._owned_and_fresh(table, columns)
+        return decided
+
+    def _owned_and_fresh(self, table: str, columns: list[str]) -> bool:
+        res = self._resource
+        if res is None or self._kept is None or table in self._kept or res.table in _included_tables():
+            return False
+        if table == res.table:
+            return True
+        if not is_link_table(columns, table) or not table.startswith(f"{res.table}_"):
+            return False  # an included type: another resource may write it too
+        parent, _ = link_columns(table, columns)
+        return parent == f"{type_info(res.jtype).singular}_id"
+
+    def _dedupe(self, table: str, tbl: pa.Table) -> pa.Table:
+        """Rows of `tbl` not emitted before (entity: by id; link table: by parent)."""
+        link = "id" not in tbl.column_names
+        key_col, child_col = link_columns(table, tbl.column_names) if link else ("id", "id")
+        keys = [str(k) for k in tbl.column(key_col).to_pylist()]
+        children = tbl.column(child_col).to_pylist() if link else keys
+        seen = self._seen.setdefault(table, SeenKeys())
+        earlier = seen.seen(keys)
+        keep: list[bool] = []
+        here: set[Any] = set()
+        for key, child, old in zip(keys, children, earlier, strict=True):
+            mark = (key, child) if link else key
+            keep.append(not old and mark not in here)
+            here.add(mark)
+        seen.remember({k for k, kept in zip(keys, keep, strict=True) if kept})
+        return tbl if all(keep) else tbl.filter(pa.array(keep, type=pa.bool_()))
 
     def add(self, table: str, tbl: pa.Table) -> None:
+        if self.appends(table, tbl.column_names):
+            tbl = self._dedupe(table, tbl)
+            if not tbl.num_rows:
+                return
         self._parts.setdefault(table, []).append(tbl)
         self._rows[table] = self._rows.get(table, 0) + tbl.num_rows
 
@@ -109,6 +229,10 @@ class SourceOptions:
     # per-record include reads (order_items, course modules/lessons/media, form fields): one
     # request per record; False skips them (faster, those tables stay empty)
     details: bool = True
+    # tables the destination holds before this run and keeps (not dropped by a full refresh);
+    # a table not in it is loaded with `append` by the resource that alone writes it (see
+    # Batches). None: unknown, merge everything
+    kept_tables: frozenset[str] | None = None
 
 
 @dataclass
@@ -167,29 +291,11 @@ def _max_cursor(rows: list[dict[str, Any]], cursor_field: str | None) -> datetim
 
 
 def _detail_docs(
-    client: CreatorPlatformClient, resource: Resource, rid: str
+    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None = None
 ) -> list[tuple[str, list[Any]]]:
-    """One record re-read with every include group: [(url, [record?, *included]), ...]."""
-    record: Any = None
-    groups: list[tuple[str, list[Any]]] = []
-    for group in resource.include:
-        params = {"include": ",".join(group)}
-        url = client.url(f"{resource.path}/{rid}", params)
-        doc = client.get(f"{resource.path}/{rid}", params, resource=resource.name)
-        data = doc.get("data") if isinstance(doc, dict) else None
-        if not isinstance(data, dict):
-            raise BadResponseError("detail response has no `data` object", resource=resource.name, url=url)
-        found = doc.get("included")
-        if not isinstance(found, list):
-            # quirk: some records carry `included` inside the resource object
-            found = data.pop("included", None)
-        data.pop("included", None)
-        groups.append((url, list(found) if isinstance(found, list) else []))
-        record = data
-    if groups:  # the record itself, in its freshest form, with the last response
-        url, items = groups[-1]
-        groups[-1] = (url, [record, *items])
-    return groups
+    """One record re-read with its includes: [(url, [record?, *included]), ...]. With `gate`,
+    records the platform cannot read with merged includes are remembered (see details.py)."""
+    return read_detail(client, resource, rid, gate)
 
 
 def _with_details(
@@ -203,7 +309,7 @@ def _with_details(
     todo = [r for r in records if gate.needs(r)]
     fetched = dict(zip(
         (str(r["id"]) for r in todo),
-        client.detail_pool.map(lambda r: _detail_docs(client, resource, str(r["id"])), todo),
+        client.detail_pool.map(lambda r: _detail_docs(client, resource, str(r["id"]), gate), todo),
         strict=True,
     ))
     # (url, records) groups, so that an error names the response the bad record came from
@@ -228,7 +334,7 @@ def _resource_rows(
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
     seen_tables: set[str] = set()
-    batches = Batches()
+    batches = Batches(resource, options.kept_tables)
     site_list: list[str | None] = list(sites) if resource.site_scoped else [None]
     cursor_field = resource.incremental.cursor_field or "created_at"
     with_details = bool(resource.include and resource.include_via == "detail" and options.details)
@@ -321,6 +427,8 @@ def _resource_rows(
             if table not in seen_tables:
                 seen_tables.add(table)
                 hints = _hints(table, tbl, options.freeze_finance_schema)
+                if batches.appends(table, tbl.column_names):
+                    hints["write_disposition"] = "append"  # keys stay declared for later merges
                 yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
             else:
                 yield dlt.mark.with_table_name(tbl, table)
@@ -334,10 +442,17 @@ def _resource_rows(
             passes += 1
             seen = IdTally()
             end: list[Page] = []
-            pages = prefetched if prefetched is not None and site is None else iter_pages(
-                client, resource, params, page_size=options.page_size,
-                max_pages=options.max_pages, on_end=end.append,
-            )
+            if prefetched is not None and site is None:
+                pages: Iterator[Page] | list[Page] = prefetched
+            elif p.since is not None:  # a window: newest first where possible, may stop early
+                pages = iter_window(
+                    client, resource, params, order=resource.incremental.order,
+                    field=cursor_field, since=p.since, page_size=options.page_size,
+                    max_pages=options.max_pages, on_end=end.append,
+                )
+            else:
+                pages = iter_pages(client, resource, params, page_size=options.page_size,
+                                   max_pages=options.max_pages, on_end=end.append)
             for page in pages:
                 seen.add(page.data)
                 if listed_ids is not None:
@@ -379,7 +494,7 @@ def _resource_rows(
         advance(site_state, p, max_cursor, now=client.server_now, started=run_started)
         log.info("%s site=%s: done, cursor %s", resource.name, site or "*", site_state.get("cursor"))
         if with_details:
-            save_gate(site_state, gate, started=run_started)
+            save_gate(site_state, gate, started=run_started, complete=p.full or p.deep)
         if p.full and resource.name == TARGET:
             report.customers_full.add(site)
         if p.full and resource.complete_tables:
@@ -401,6 +516,7 @@ def make_resource(
     prefetched: list[Page] | None = None,
 ) -> DltResource:
     frozen = options.freeze_finance_schema and resource.finance
+    # the primary table's disposition is set with its first item's hints (Batches.appends)
     return dlt.resource(
         _resource_rows(client, resource, options, report, sites, prefetched),
         name=resource.name,

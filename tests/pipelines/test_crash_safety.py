@@ -4,11 +4,12 @@ no pending load package."""
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import dlt
 import pytest
-from sandbox_helpers import snapshot, sync
+from sandbox_helpers import query, snapshot, sync
 
 from pipelines.factory import resolve_warehouse
 from pipelines.locking import pipeline_lock, warehouse_lock
@@ -18,7 +19,7 @@ from sandbox.testing import start_sandbox
 CASES = [
     ("page:contacts:1", True),
     ("normalized", True),
-    ("page:transactions:1", False),
+    ("page:form_submissions:1", False),  # incremental, and page 1 is never empty
     ("extracted", False),
     ("loaded", False),
 ]
@@ -69,3 +70,33 @@ def test_sigkill_then_rerun_gives_the_reference(reference, tmp_path, kill_at, fi
         assert not pipeline.has_pending_data
         assert not pipeline.list_extracted_load_packages()
         assert not pipeline.list_normalized_load_packages()
+
+
+def test_append_job_rerun_after_kill_leaves_no_duplicate(reference, tmp_path):
+    """A first sync loads its new tables with `append`. A load job whose INSERT committed but
+    that a kill stopped before dlt marked it done runs again on the rerun: the rerun must still
+    leave one row per key (a merge would collapse the repeat, an append keeps it)."""
+    sandbox, expected = reference
+    db = tmp_path / "wh.duckdb"
+    pid = os.fork()
+    if pid == 0:  # child: die right after the first `contacts` file is inserted
+        try:
+            from dlt.destinations.impl.duckdb import duck
+
+            original = duck.DuckDbCopyJob.run
+
+            def run_then_die(self):
+                original(self)
+                if self.load_table_name == "contacts":
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+            duck.DuckDbCopyJob.run = run_then_die
+            sync(sandbox, db)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9, f"not killed in the load: {status}"
+    assert query(db, "select count(*) from creator_platform.contacts")[0][0] > 0  # inserted, not done
+    healed = sync(sandbox, db)
+    assert healed.pending_loaded == 1
+    assert snapshot(db) == expected

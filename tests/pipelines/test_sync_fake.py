@@ -51,7 +51,7 @@ def test_incremental_plan_is_used_on_second_run(fake_api, settings_for):
     result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
     listed = [r for r in fake_api.requests if r.url.path == "/v1/contacts"]
     assert listed and all("filter[created_in_last]" in r.url.params for r in listed)
-    assert all(r.url.params.get("sort") == "created_at" for r in listed)
+    assert all(r.url.params.get("sort") == "-created_at" for r in listed)  # newest first
     assert len(result.plans) == 2  # one plan per site
     assert all(reason.startswith("incremental since") for reason in result.plans.values())
 

@@ -119,6 +119,42 @@ def test_gives_up_after_bounded_attempts_naming_resource_url_status(api):
     assert "page[number]=2" in text
 
 
+
+def test_server_error_attempts_cut_only_5xx_short(api):
+    """A call with a fallback gives up early on repeated 5xx, never on 429s (drills #10)."""
+    calls = {"n": 0}
+
+    def refuse(status):
+        def hook(request):
+            if request.url.path.endswith("/contacts"):
+                calls["n"] += 1
+                return httpx.Response(status, headers={"Retry-After": "0"})
+            return None
+        return hook
+
+    api.hook = refuse(500)
+    with make(api, max_attempts=6) as client, pytest.raises(ApiError) as err:
+        client.get("/contacts", resource="contacts", server_error_attempts=2)
+    assert calls["n"] == 2 and "giving up after 2 attempts" in str(err.value)
+
+    calls["n"] = 0
+    api.hook = refuse(429)
+    with make(api, max_attempts=6) as client, pytest.raises(ApiError) as err:
+        client.get("/contacts", resource="contacts", server_error_attempts=2)
+    assert calls["n"] == 6 and "giving up after 6 attempts" in str(err.value)
+
+    storm = {"n": 0}
+
+    def two_429_then_ok(request):
+        if request.url.path.endswith("/contacts") and storm["n"] < 2:
+            storm["n"] += 1
+            return httpx.Response(429, headers={"Retry-After": "0"})
+        return None
+
+    api.hook = two_429_then_ok
+    with make(api, max_attempts=6) as client:
+        assert len(client.get("/contacts", server_error_attempts=2)["data"]) == 3
+
 @pytest.mark.parametrize(
     "body, ctype",
     [(b"<html><body>maintenance</body></html>", "text/html"), (b'{"data": [', "application/json"),

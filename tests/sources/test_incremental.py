@@ -60,4 +60,5 @@ def test_advance_moves_forward_only_and_stamps_full_runs():
     empty: dict = {}
     full = plan(RESOURCES["orders"], empty, now=NOW)
     advance(empty, full, None, now=NOW)
-    assert empty == {"cursor": "2025-06-10T12:00:00Z", "last_full_at": "2025-06-10T12:00:00Z"}
+    assert empty == {"cursor": "2025-06-10T12:00:00Z", "last_full_at": "2025-06-10T12:00:00Z",
+                     "last_deep_at": "2025-06-10T12:00:00Z"}

@@ -58,12 +58,27 @@ def _list_calls(api: FakeApi) -> list[int]:
     return [int(r.url.params["page[number]"]) for r in api.requests if r.url.path == "/v1/contacts"]
 
 
-def test_full_last_page_is_probed_once_more():
+def test_full_last_page_is_probed_once_more_when_records_arrived_during_the_listing():
     api = contacts_api(200)  # 2 full pages: a record created mid-sync may sit on page 3
+    late = record("contacts", 3_000_000_200)
+
+    def create_after_page_one(request):
+        if request.url.params.get("page[number]") == "2" and late not in api.collections["contacts"]:
+            api.collections["contacts"].append(late)  # page 2 now announces 201 records
+
+    api.hook = create_after_page_one
+    with client_for(api) as client:
+        pages = list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100))
+    assert [len(p.data) for p in pages] == [100, 100, 1]
+    assert sorted(_list_calls(api)) == [1, 2, 3]  # page 3 is short: the end
+
+
+def test_full_last_page_whose_own_total_is_all_read_is_the_end():
+    api = contacts_api(200)  # page 2's fresh total is 200: nothing can sit on page 3
     with client_for(api) as client:
         pages = list(iter_pages(client, RESOURCES["contacts"], {}, page_size=100))
     assert [len(p.data) for p in pages] == [100, 100]
-    assert sorted(_list_calls(api)) == [1, 2, 3]
+    assert sorted(_list_calls(api)) == [1, 2]
 
 
 def test_single_short_page_is_one_request():

@@ -1,0 +1,79 @@
+"""Batches: which tables a first load appends, and the in-run dedupe that makes append safe."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from sources.creator_platform.settings import RESOURCES
+from sources.creator_platform.source import Batches, SeenKeys
+
+
+def entity(ids: list[str], names: list[str] | None = None) -> pa.Table:
+    return pa.table({"id": ids, "name": names or [f"n{i}" for i in ids]})
+
+
+def links(pairs: list[tuple[str, str]]) -> pa.Table:
+    return pa.table({"contact_id": [p for p, _ in pairs], "tag_id": [c for _, c in pairs],
+                     "site_id": ["s1"] * len(pairs)})
+
+
+def drained(batches: Batches, table: str) -> list[dict]:
+    tbl = batches.take(table)
+    return [] if tbl is None else tbl.to_pylist()
+
+
+def test_unknown_destination_tables_merge_and_keep_every_row():
+    batches = Batches(RESOURCES["contacts"], None)
+    batches.add("contacts", entity(["1", "2"]))
+    batches.add("contacts", entity(["2"]))
+    assert not batches.appends("contacts", ["id"])
+    assert [r["id"] for r in drained(batches, "contacts")] == ["1", "2", "2"]
+
+
+def test_new_primary_table_appends_each_id_once_first_read_wins():
+    batches = Batches(RESOURCES["contacts"], frozenset({"orders"}))
+    batches.add("contacts", entity(["1", "2", "1"], ["a", "b", "a-again"]))
+    batches.add("contacts", entity(["2", "3"], ["b-again", "c"]))
+    assert batches.appends("contacts", ["id"])
+    assert [(r["id"], r["name"]) for r in drained(batches, "contacts")] == [("1", "a"), ("2", "b"), ("3", "c")]
+    # already emitted in an earlier batch: still dropped after a flush
+    batches.add("contacts", entity(["3", "4"]))
+    assert [r["id"] for r in drained(batches, "contacts")] == ["4"]
+
+
+def test_link_rows_of_a_parent_come_from_its_first_page_only():
+    batches = Batches(RESOURCES["contacts"], frozenset())
+    batches.add("contacts_tags", links([("1", "t1"), ("1", "t2"), ("1", "t1"), ("2", "t1")]))
+    batches.add("contacts_tags", links([("1", "t3"), ("3", "t1")]))
+    assert batches.appends("contacts_tags", ["contact_id", "tag_id", "site_id"])
+    rows = [(r["contact_id"], r["tag_id"]) for r in drained(batches, "contacts_tags")]
+    assert rows == [("1", "t1"), ("1", "t2"), ("2", "t1"), ("3", "t1")]
+
+
+def test_tables_other_resources_may_write_keep_merge():
+    orders = Batches(RESOURCES["orders"], frozenset())
+    assert orders.appends("orders", ["id"])
+    # order items come from include= reads: merged, duplicates left to the merge
+    assert not orders.appends("order_items", ["id"])
+    orders.add("order_items", entity(["9"]))
+    orders.add("order_items", entity(["9"]))
+    assert len(drained(orders, "order_items")) == 2
+    # contact tags are also included by forms: their own resource does not append either
+    assert not Batches(RESOURCES["contact_tags"], frozenset()).appends("contact_tags", ["id"])
+    # a table the destination already holds is merged
+    assert not Batches(RESOURCES["contacts"], frozenset({"contacts"})).appends("contacts", ["id"])
+    # a link table whose parent is another type is not this resource's to append
+    assert not Batches(RESOURCES["contacts"], frozenset()).appends(
+        "contacts_x", ["customer_id", "x_id", "site_id"]
+    )
+
+
+def test_seen_keys_across_the_bulk_merge_and_non_integer_keys():
+    seen = SeenKeys()
+    first = [str(i) for i in range(0, 3 * SeenKeys.PENDING_MAX, 3)]
+    seen.remember(set(first))
+    seen.remember({"007", "abc"})
+    probe = ["0", "3", "1", "7", "007", "abc", "abd", str(3 * SeenKeys.PENDING_MAX), str(2**70)]
+    assert seen.seen(probe) == [True, True, False, False, True, True, False, False, False]
+    seen.remember({"1"})
+    assert seen.seen(["1", "2"]) == [True, False]
