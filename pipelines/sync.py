@@ -32,7 +32,14 @@ from sources.creator_platform.refresh import customer_refresh, stale_customers
 from sources.creator_platform.settings import DAY_S, RESOURCES
 from sources.creator_platform.stats import RunStats
 
-from .factory import SOURCE_SECTION, Warehouse, build_pipeline, config_value, resolve_warehouse
+from .factory import (
+    SOURCE_SECTION,
+    Warehouse,
+    build_pipeline,
+    config_value,
+    release_free_memory,
+    resolve_warehouse,
+)
 from .locking import LockTimeout, pipeline_lock, warehouse_lock
 from .postload import (
     data_tables,
@@ -197,7 +204,9 @@ def run_sync(
     stats = RunStats()
     quiet_dlt_hint_warnings()
     with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=settings.lock_timeout):
-        pipeline = build_pipeline(wh)
+        # a new warehouse (or a full refresh) is filled by appends: see build_pipeline
+        fresh = settings.full_refresh or (wh.duckdb_path is not None and not Path(wh.duckdb_path).exists())
+        pipeline = build_pipeline(wh, fresh_load=fresh)
         with _warehouse_guard(wh):
             pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
@@ -246,6 +255,7 @@ def run_sync(
             _refresh_customers(pipeline, client, options, report)
         _kill_point("extracted")
         log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
+        release_free_memory()  # the load's DuckDB memory must not stack on extraction's leftovers
         pipeline.normalize()
         _kill_point("normalized")
         tables = list(data_tables(pipeline))

@@ -1,0 +1,69 @@
+"""Load-step memory knobs (finding 9): DuckDB's checkpoint vacuum is off while a new warehouse
+is filled, configurable; freed C heap is handed back to the OS before the load."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+import pytest
+
+from pipelines.factory import build_pipeline, release_free_memory, resolve_warehouse
+
+
+def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:
+    pipeline = build_pipeline(resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")), fresh_load=fresh_load)
+    with pipeline.sql_client() as client:
+        rows = client.execute_sql(f"SELECT current_setting('{name}')")
+    return str(rows[0][0])
+
+
+def test_checkpoint_vacuum_is_off_only_while_filling_a_new_warehouse(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no .dlt/ config here
+    monkeypatch.delenv("CREATOR_SYNC__DUCKDB_VACUUM_TASKS", raising=False)
+    assert _setting(tmp_path, "max_vacuum_tasks", fresh_load=True) == "0"
+    default = _setting(tmp_path, "max_vacuum_tasks")  # incremental runs: DuckDB's own default
+    assert int(default) > 0
+    assert _setting(tmp_path, "threads") == "1"
+    monkeypatch.setenv("CREATOR_SYNC__DUCKDB_VACUUM_TASKS", "7")
+    assert _setting(tmp_path, "max_vacuum_tasks", fresh_load=True) == "7"
+    assert _setting(tmp_path, "max_vacuum_tasks") == "7"
+
+
+def _rss_anon_kib() -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    raise AssertionError("no RssAnon in /proc/self/status")
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not ctypes.util.find_library("c"), reason="glibc heap"
+)
+def test_release_free_memory_returns_freed_heap_pages():
+    libc = ctypes.CDLL(ctypes.util.find_library("c"))
+    if not hasattr(libc, "malloc_trim"):
+        pytest.skip("not glibc")
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+    chunk = 16 * 1024  # below glibc's mmap threshold: these come from the heap
+    blocks: list[int] = []
+    guards: list[int] = []  # in use between the blocks: free() alone cannot shrink the heap
+    for i in range(4096):  # 64 MiB
+        blocks.append(libc.malloc(chunk))
+        if i % 8 == 7:
+            guards.append(libc.malloc(chunk + 4096))  # a size no earlier free chunk serves
+    for block in blocks:
+        libc.memset(block, 1, chunk)  # touched: resident
+    for block in blocks:
+        libc.free(block)
+    before = _rss_anon_kib()
+    release_free_memory()
+    after = _rss_anon_kib()
+    for guard in guards:
+        libc.free(guard)
+    assert before - after > 32 * 1024, (before, after)
