@@ -7,7 +7,6 @@ returns the rusage of exactly that child (and the descendants it waited for), un
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -16,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from csbench.probe import read_requests
 
 BENCH_DIR = Path(__file__).resolve().parent.parent
 REPO = BENCH_DIR.parent
@@ -163,5 +164,4 @@ def _wait(
 def _read_probe(path: Path) -> list[Request]:
     if not path.exists():
         return []
-    payload = json.loads(path.read_text())
-    return [Request(*row) for row in payload["requests"]]
+    return [Request(*row) for row in read_requests(str(path))]

@@ -5,8 +5,11 @@ Usage: ``python -m csbench.probe OUT.json -- <console-script or -m module> [args
 Why in-process: the sandbox need not expose statistics, and every client we compare (httpx for
 ours and the floor, requests for dlt's rest_api peer) goes through one transport method we can
 wrap. The log holds method, path, query, status and timing of each request; never headers,
-bodies or tokens. It is written when the program ends, also on SIGINT/SIGTERM, so a run cut off
-at a time bound (the rate-limit figure) still reports what it did.
+bodies or tokens. Requests stream to `OUT.requests.jsonl` as they happen (buffered), so the
+probe holds none of them in the measured process: at `medium` a list of 70k requests would add
+~20 MiB to the client's peak RSS, and the memory-flatness figure would measure the probe. OUT
+itself (exit code, elapsed, the log's name) is written when the program ends, also on
+SIGINT/SIGTERM, so a run cut off at a time bound (the rate-limit figure) still reports what it did.
 """
 
 from __future__ import annotations
@@ -23,15 +26,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 _LOCK = threading.RLock()  # re-entrant: the signal handler dumps from the main thread
-_LOG: list[tuple[float, float, str, str, str, int]] = []
+_LOG: list[Any] = []  # [open JSON-lines file] once main() started
 _ORIGIN = time.monotonic()
+COLUMNS = ["start_s", "end_s", "method", "path", "query", "status"]
 
 
 def _record(start: float, method: str, url: str, status: int) -> None:
     parts = urlsplit(url)
     entry = (start - _ORIGIN, time.monotonic() - _ORIGIN, method, parts.path, parts.query, status)
+    line = json.dumps(entry, separators=(",", ":")) + "\n"
     with _LOCK:
-        _LOG.append(entry)
+        if _LOG:
+            _LOG[0].write(line)
 
 
 def _patch_httpx() -> None:
@@ -86,14 +92,28 @@ def _patch_requests() -> None:
     HTTPAdapter.send = counted_send  # type: ignore[method-assign]
 
 
+def requests_path(path: str) -> str:
+    return f"{path}.requests.jsonl"
+
+
+def read_requests(path: str) -> list[list[Any]]:
+    """The rows a probe wrote for OUT `path` (after its program ended)."""
+    log = requests_path(path)
+    if not os.path.exists(log):
+        return []
+    with open(log, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
 def _dump(path: str, exit_code: int | None) -> None:
     with _LOCK:
-        rows = list(_LOG)
+        if _LOG:
+            _LOG[0].flush()
     payload = {
         "exit_code": exit_code,
         "elapsed_s": time.monotonic() - _ORIGIN,
-        "columns": ["start_s", "end_s", "method", "path", "query", "status"],
-        "requests": rows,
+        "columns": COLUMNS,
+        "requests_file": os.path.basename(requests_path(path)),
     }
     tmp = f"{path}.{threading.get_ident()}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
@@ -145,6 +165,7 @@ def main() -> None:
     if len(sys.argv) < 4 or sys.argv[2] != "--":
         raise SystemExit("usage: python -m csbench.probe OUT.json -- <script|-m module> [args]")
     out, target = sys.argv[1], sys.argv[3:]
+    _LOG.append(open(requests_path(out), "w", encoding="utf-8", buffering=1 << 16))  # noqa: SIM115
     _patch_httpx()
     _patch_requests()
     _OUT.append(out)
