@@ -290,14 +290,6 @@ def _max_cursor(rows: list[dict[str, Any]], cursor_field: str | None) -> datetim
     return max(values) if values else None
 
 
-def _detail_docs(
-    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None = None
-) -> list[tuple[str, list[Any]]]:
-    """One record re-read with its includes: [(url, [record?, *included]), ...]. With `gate`,
-    records the platform cannot read with merged includes are remembered (see details.py)."""
-    return read_detail(client, resource, rid, gate)
-
-
 def _with_details(
     client: CreatorPlatformClient,
     resource: Resource,
@@ -309,7 +301,7 @@ def _with_details(
     todo = [r for r in records if gate.needs(r)]
     fetched = dict(zip(
         (str(r["id"]) for r in todo),
-        client.detail_pool.map(lambda r: _detail_docs(client, resource, str(r["id"]), gate), todo),
+        client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo),
         strict=True,
     ))
     # (url, records) groups, so that an error names the response the bad record came from
