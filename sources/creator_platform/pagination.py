@@ -109,7 +109,7 @@ def fetch_page(
         try:
             doc = client.get(
                 resource.path, query, resource=resource.name,
-                exact_decimals=resource.meta == "payouts",
+                exact_decimals=resource.exact_decimals,
             )
             break
         except ApiError as exc:
