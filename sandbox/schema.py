@@ -244,7 +244,7 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
         Rel("customer", "customers", False, one("customer")),
         Rel("order_items", "order_items", True, fk("order_items", "order")),
     ],
-    "order_items": [Rel("order", "orders", False, one("order"))],
+    "order_items": [Rel("order", "orders", False, one("order")), site_rel("order_items")],
     "transactions": [
         Rel("customer", "customers", False, one("customer")),
         Rel("offer", "offers", False, one("offer")),
