@@ -90,7 +90,8 @@ def site_rel(type_name: str) -> Rel:
 
 
 ATTRIBUTES: dict[str, list[Attr]] = {
-    "sites": [*A("name", "subdomain", "currency"), E("timezone", V.TIMEZONES), T("created_at")],
+    "sites": [*A("title", "name", "subdomain", "currency"), E("timezone", V.TIMEZONES),
+              T("created_at"), T("updated_at")],
     "blogs": [*A("title"), T("created_at")],
     "contacts": [
         *A("name", "email", "phone_number", "business_number"), Attr("subscribed"),

@@ -397,6 +397,7 @@ def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: 
 def _content(sites: Table, blogs: Table, posts: Table, pages: Table, products: Table) -> None:
     sites.virtual.update({
         "name": lambda rows: [f"Studio {r + 1}" for r in np.asarray(rows).tolist()],
+        "title": lambda rows: [f"Studio {r + 1}" for r in np.asarray(rows).tolist()],
         "subdomain": lambda rows: [_subdomain(r) for r in np.asarray(rows).tolist()],
         "currency": lambda rows: ["USD"] * len(rows),
     })
