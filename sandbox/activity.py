@@ -14,6 +14,7 @@ import numpy as np
 
 from sandbox import rollups as G
 from sandbox.dataset import DAY, Store
+from sandbox.gen_sales import item_refs
 from sandbox.payouts import rebuild_payouts
 from sandbox.store import NULL
 
@@ -298,8 +299,11 @@ class Activity:
             qty = 1 if rng.random() < 0.8 else 2
             subtotal = (int(rng.integers(5, 150)) * 100 - 1) * qty
             item = {"subtotal": subtotal, "discount": 0, "tax": 0, "total": subtotal}
+            row = batch.count("order_items")
+            kind, ref = item_refs(store, np.asarray([row]),
+                                  np.asarray([pool[rng.integers(0, len(pool))]]))
             batch.add("order_items", {
-                "order": order, "product": int(pool[rng.integers(0, len(pool))]),
+                "order": order, "site": site, "item_kind": int(kind[0]), "item": int(ref[0]),
                 "quantity": qty, **item, "created_at": store.now, "fulfilled_at": NULL,
                 "currency": currency})
             for key in totals:

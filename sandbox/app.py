@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import orjson
 
-from sandbox import webhooks
+from sandbox import account, webhooks
 from sandbox.activity import Activity
 from sandbox.auth import Auth, Principal
 from sandbox.collections import COLLECTIONS, Collection, routes
@@ -106,6 +106,7 @@ class SandboxApp:
         self.faults = FaultPlan(options.seed, options.fault_rate)
         self.base_url = ""  # set once the port is known
         self.routes = routes(options.brand)
+        self.maintenance = options.maintenance
         self.dispatcher = webhooks.Dispatcher(options.webhook_retries, options.webhook_backoff)
         self.activity = Activity(store, options.seed, options.seconds_per_event)
         self._background: asyncio.Task | None = None
@@ -137,6 +138,12 @@ class SandboxApp:
             fault = self.faults.decide(request.method, request.path, request.query)
         if self.options.latency_ms:
             await asyncio.sleep(self.options.latency_ms / 1000)
+        if self.maintenance and request.path.startswith("/v1"):
+            err = ApiError(503, "the service is unavailable (sandbox maintenance mode)",
+                           pointer=request.path,
+                           headers={"retry-after": "60"} if self.options.retry_after else {})
+            await self._send(send, 503, err.body(), err.headers)
+            return
         if fault == "reset":
             _reset(send)
             return
@@ -211,6 +218,9 @@ class SandboxApp:
         parts = parts[1:]
         if parts[0] == "oauth" and len(parts) == 2:
             return self._oauth(req, parts[1])
+        if parts == ["version"]:  # no authentication: a health check (addendum A4)
+            _only_get(req)
+            return 200, orjson.dumps(account.version()), {}
         principal = self.auth.authenticate(req.headers.get("authorization"))
         limited = self.limiter.check(principal.client_id)
         if limited is not None:
@@ -220,12 +230,13 @@ class SandboxApp:
                            pointer="/headers/Authorization", headers=headers)
         if parts[0] == "hooks":
             return self._hooks(req, principal, parts[1:])
+        if parts == ["me"]:
+            _only_get(req)
+            return 200, orjson.dumps(account.me(principal.client_id, self.api_url)), {}
         collection = self.routes.get(parts[0])
         if collection is None:
             raise ApiError(404, f"unknown collection {parts[0]!r}", pointer=req.path)
-        if req.method != "GET":
-            raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
-                           headers={"allow": "GET"})
+        _only_get(req)
         _require_scope(principal, collection.scope, req.path)
         if len(parts) > 4 or (len(parts) >= 2 and not collection.single) or (
                 len(parts) == 4 and parts[2] != "relationships"):
@@ -416,6 +427,16 @@ class SandboxApp:
                         raise ApiError(422, f"{name} must be an integer between 0 and {top}",
                                        pointer=f"/{name}")
             return 200, orjson.dumps(await self.run_activity(count, advance)), {}
+        if rest == ["maintenance"] and req.method == "POST":
+            try:
+                body = orjson.loads(req.body or b"{}")
+            except orjson.JSONDecodeError:
+                raise ApiError(400, "body must be JSON like {\"on\": true}", pointer="/") from None
+            on = body.get("on") if isinstance(body, dict) else None
+            if not isinstance(on, bool):
+                raise ApiError(422, "on must be true or false", pointer="/on")
+            self.maintenance = on
+            return 200, orjson.dumps({"maintenance": on}), {}
         if rest == ["health"]:
             return 200, orjson.dumps({"status": "ok", "now": http_date(self.store.now),
                                       "records": self.store.total_records()}), {}
@@ -434,6 +455,12 @@ class SandboxApp:
                                        self.dispatcher.timeout + 1)
         summary["deliveries"] = len(sent)
         return summary
+
+
+def _only_get(req: Request) -> None:
+    if req.method != "GET":
+        raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
+                       headers={"allow": "GET"})
 
 
 def _require_scope(principal: Principal, scope: str | None, path: str) -> None:

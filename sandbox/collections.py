@@ -112,6 +112,14 @@ def _orders_filters() -> dict[str, Filter]:
     return out
 
 
+# addendum A2: the order items list's filters besides site_id, as (attribute, suffix)
+ORDER_ITEM_FILTERS = (
+    ("item_type", "eq"), ("item_id", "eq"), ("fulfilled_at", "null"), ("quantity", "gt"),
+    ("total_price_in_cents", "gteq"), ("total_price_in_cents", "lteq"), ("item_type", "cont"),
+    ("title", "i_cont"), ("item_id", "in"), ("item_type", "not_in"),
+)
+
+
 def _simple(type_name: str, *pairs: tuple[str, str]) -> dict[str, Filter]:
     out: dict[str, Filter] = {"site_id": site_filter(type_name)}
     for attr, suffix in pairs:
@@ -162,7 +170,11 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                includes=("offer", "customer", "transactions", "products")),
     Collection("orders", "orders", "view:orders", sorts=("order_number", "created_at",
                                                          "fulfilled_at"),
-               filters=_orders_filters(), single=True, includes=("order_items", "customer")),
+               filters=_orders_filters(), single=True,
+               includes=("order_items", "customer", "site")),
+    Collection("order_items", "order_items", "view:orders",
+               sorts=("created_at", "quantity", "fulfilled_at"),
+               filters=_simple("order_items", *ORDER_ITEM_FILTERS), single=True),
     Collection("contact_tags", "contact_tags", "view:contacts", sorts=("name", "email"),
                filters=_simple("contact_tags", ("name", "cont")),
                listed=not_archived("contact_tags"), single=True, read_unlisted=True),

@@ -18,7 +18,7 @@ TYPES: tuple[str, ...] = (
     "sites", "contacts", "customers", "products", "offers", "courses", "modules", "lessons",
     "media", "forms", "fields", "custom_fields", "form_submissions", "purchases", "orders",
     "order_items", "transactions", "payouts", "contact_tags", "blogs",
-    "blog_posts", "website_pages", "hooks",
+    "blog_posts", "website_pages", "hooks", "users",
 )
 
 SCALES: dict[str, int] = {  # total contacts; the other collections scale from it

@@ -20,7 +20,7 @@ from sandbox.store import NULL
 
 Filter = Callable[[Store, str, str], np.ndarray]
 NULL_INT = np.iinfo(np.int64).min
-TEXT_SUFFIXES = {"cont", "not_cont", "start", "end"}
+TEXT_SUFFIXES = {"cont", "i_cont", "not_cont", "start", "end"}
 
 
 # ---- value parsing ---------------------------------------------------------------------------
@@ -125,9 +125,9 @@ def texts(store: Store, type_name: str, attr_name: str, lower: bool) -> tuple[np
 
 
 def text_match(arr: np.ndarray, op: str, needle: str) -> np.ndarray:
-    if op in ("cont", "not_cont"):
+    if op in ("cont", "i_cont", "not_cont"):
         hit = np.strings.find(arr, needle) >= 0
-        return hit if op == "cont" else ~hit
+        return ~hit if op == "not_cont" else hit
     if op == "start":
         return np.strings.startswith(arr, needle)
     if op == "end":
@@ -141,11 +141,11 @@ def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
     attr = ATTR_INDEX[type_name][attr_name]
 
     def run(store: Store, value: str, parameter: str) -> np.ndarray:
-        kind = _value_kind(store, type_name, attr)
         if suffix in TEXT_SUFFIXES:
             arr, nulls = texts(store, type_name, attr_name, lower=True)
             return text_match(arr, suffix, value.lower()) & (~nulls if suffix != "not_cont"
                                                              else np.ones(len(arr), bool))
+        kind = _value_kind(store, type_name, attr)
         if suffix == "null":
             want = parse_bool(value, parameter)
             nulls = (texts(store, type_name, attr_name, lower=False)[1] if kind == "text"
@@ -153,13 +153,15 @@ def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
             return nulls if want else ~nulls
         if kind == "text":
             arr, nulls = texts(store, type_name, attr_name, lower=False)
-            if suffix == "in":
-                return np.isin(arr, [v for v in value.split(",") if v]) & ~nulls
+            if suffix in ("in", "not_in"):
+                hit = np.isin(arr, [v for v in value.split(",") if v])
+                return (hit if suffix == "in" else ~hit) & ~nulls
             return _compare(arr, suffix, value) & ~nulls
         vals, nulls = numeric(store, type_name, attr_name)
-        if suffix == "in":
+        if suffix in ("in", "not_in"):
             wanted = [_parse_value(kind, v, parameter) for v in value.split(",") if v]
-            return np.isin(vals, wanted) & ~nulls
+            hit = np.isin(vals, wanted)
+            return (hit if suffix == "in" else ~hit) & ~nulls
         return _compare(vals, suffix, _parse_value(kind, value, parameter)) & ~nulls
 
     return run
@@ -175,8 +177,11 @@ def _value_kind(store: Store, type_name: str, attr) -> str:
         return "int"
     if attr.kind == ENUM:
         return "text"
-    column = store.tables[type_name].cols.get(attr.column)
-    if column is None or column.dtype == object:
+    column = store.tables[type_name].column(attr.column)
+    if column.dtype == object:  # virtual: compare as its values are (an id is an integer)
+        sample = next((v for v in column if v is not None), None)
+        if isinstance(sample, int) and not isinstance(sample, bool):
+            return "int"
         return "text"
     return {"b": "bool", "f": "float"}.get(column.dtype.kind, "int")
 

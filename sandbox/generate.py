@@ -54,8 +54,11 @@ def generate(
 
 def _sites(store: Store, rng: np.random.Generator, count: int, start: int) -> None:
     created = start - rng.integers(30, 400, count) * DAY
+    # last edited some weeks after creation (no draw: the seeded stream stays as it was)
+    updated = created + (np.arange(count) * 37 % 90 + 10) * DAY
     store.new_table("sites").set_columns({
         "created_at": i64(created),
+        "updated_at": i64(updated),
         "timezone": rng.integers(0, len(V.TIMEZONES), count).astype(np.int8),
     })
     blogs = store.new_table("blogs")

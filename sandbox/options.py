@@ -30,6 +30,7 @@ class Options:
     fault_slow_seconds: float = 15.0
     quirks: bool = False
     brand: str = DEFAULT_BRAND  # payouts at /v1/<brand>_payments_payouts (addendum A1)
+    maintenance: bool = False  # every /v1 request answers 503 (A4: /v1/version's 503)
     activity_interval: float = 0.0
     activity_count: int = 10
     settlement_delay_days: int = 2

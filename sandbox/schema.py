@@ -90,7 +90,8 @@ def site_rel(type_name: str) -> Rel:
 
 
 ATTRIBUTES: dict[str, list[Attr]] = {
-    "sites": [*A("name", "subdomain", "currency"), E("timezone", V.TIMEZONES), T("created_at")],
+    "sites": [*A("title", "name", "subdomain", "currency"), E("timezone", V.TIMEZONES),
+              T("created_at"), T("updated_at")],
     "blogs": [*A("title"), T("created_at")],
     "contacts": [
         *A("name", "email", "phone_number", "business_number"), Attr("subscribed"),
@@ -244,7 +245,7 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
         Rel("customer", "customers", False, one("customer")),
         Rel("order_items", "order_items", True, fk("order_items", "order")),
     ],
-    "order_items": [Rel("order", "orders", False, one("order"))],
+    "order_items": [Rel("order", "orders", False, one("order")), site_rel("order_items")],
     "transactions": [
         Rel("customer", "customers", False, one("customer")),
         Rel("offer", "offers", False, one("offer")),

@@ -48,7 +48,8 @@ def install(store: Store) -> None:
     _people(t["contacts"], t["customers"], t["form_submissions"], t["purchases"])
     _catalogue(t["products"], t["offers"], t["courses"], t["modules"], t["lessons"], t["media"])
     _forms(t["forms"], t["fields"], t["custom_fields"], t["contact_tags"])
-    _money(t["purchases"], t["orders"], t["order_items"], t["transactions"], t["products"])
+    _money(t["purchases"], t["orders"], t["order_items"], t["transactions"], t["products"],
+           t["offers"])
     _content(t["sites"], t["blogs"], t["blog_posts"], t["website_pages"], t["products"])
     _payouts(t["payouts"])
 
@@ -353,7 +354,8 @@ def _forms(forms: Table, fields: Table, custom_fields: Table, tags: Table) -> No
                                          for w in tags.cols["word"][rows].tolist()]
 
 
-def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: Table) -> None:
+def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: Table,
+           offers: Table) -> None:
     pu = purchases.cols
     purchases.virtual.update({
         "raw_extra_contact_information": lambda rows: [
@@ -374,9 +376,12 @@ def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: 
             i["total"][rows].tolist(), i["currency"][rows].tolist(), strict=True)],
         "formatted_subtotal": lambda rows: [money(a, c) for a, c in zip(
             i["subtotal"][rows].tolist(), i["currency"][rows].tolist(), strict=True)],
-        "item_type": lambda rows: ["Product"] * len(rows),
-        "item_id": lambda rows: (i["product"][rows] + products.id_base).tolist(),
-        "title": lambda rows: products.cols["title"][i["product"][rows]].tolist(),
+        "item_type": lambda rows: [V.ORDER_ITEM_TYPES[k] for k in i["item_kind"][rows].tolist()],
+        "item_id": lambda rows: np.where(i["item_kind"][rows] == 0,
+                                         i["item"][rows] + products.id_base,
+                                         i["item"][rows] + offers.id_base).tolist(),
+        "title": lambda rows: [(products if k == 0 else offers).cols["title"][r] for k, r in zip(
+            i["item_kind"][rows].tolist(), i["item"][rows].tolist(), strict=True)],
     })
     t = txn.cols
     txn.virtual.update({
@@ -392,6 +397,7 @@ def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: 
 def _content(sites: Table, blogs: Table, posts: Table, pages: Table, products: Table) -> None:
     sites.virtual.update({
         "name": lambda rows: [f"Studio {r + 1}" for r in np.asarray(rows).tolist()],
+        "title": lambda rows: [f"Studio {r + 1}" for r in np.asarray(rows).tolist()],
         "subdomain": lambda rows: [_subdomain(r) for r in np.asarray(rows).tolist()],
         "currency": lambda rows: ["USD"] * len(rows),
     })

@@ -76,6 +76,8 @@ TAG_WORDS = (
 )
 TIMEZONES = ("America/New_York", "Europe/London", "America/Los_Angeles", "Europe/Berlin")
 
+ORDER_ITEM_TYPES = ("Product", "Offer")  # order_items.item_type; item_id names that record
+
 PAYOUT_STATUS = ("pending", "in_transit", "paid", "failed", "canceled")
 
 EVENTS = (

@@ -29,7 +29,8 @@ OWNER_PASSWORD = "sandbox-password"
 ISO_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 ID_FLOOR = 2**31
 
-# Collections of section 4.2 whose listing is scoped by site (filter[site_id]).
+# Collections of section 4.2 (and of the addendum) whose listing is scoped by site
+# (filter[site_id]).
 SITE_COLLECTIONS = [
     "contacts",
     "customers",
@@ -41,6 +42,7 @@ SITE_COLLECTIONS = [
     "transactions",
     "purchases",
     "orders",
+    "order_items",  # addendum A2
     "contact_tags",
     "blog_posts",
     "website_pages",
