@@ -13,6 +13,7 @@ import heapq
 import numpy as np
 
 from sandbox import rollups as G
+from sandbox import vocab as V
 from sandbox.dataset import DAY, Store
 from sandbox.gen_sales import item_refs
 from sandbox.payouts import rebuild_payouts
@@ -21,7 +22,7 @@ from sandbox.store import NULL
 KINDS = (  # relative weights; sales dominate so that payouts keep flowing even at `tiny`
     ("contact", 0.14), ("purchase", 0.28), ("refund", 0.03),
     ("deactivate", 0.04), ("order", 0.09), ("tag_added", 0.10), ("tag_removed", 0.07),
-    ("form", 0.09), ("update", 0.10), ("fulfil", 0.06),
+    ("form", 0.09), ("update", 0.10), ("fulfil", 0.06), ("note", 0.05), ("content", 0.03),
 )
 
 # new sales mostly go through the platform's own processor, so payouts keep flowing
@@ -59,7 +60,7 @@ class Batch:
 
     def flush(self) -> None:
         for type_name in ("contacts", "customers", "purchases", "orders", "order_items",
-                          "transactions", "form_submissions"):
+                          "transactions", "form_submissions", "contact_notes"):
             pending = self.rows.get(type_name)
             if not pending:
                 continue
@@ -384,6 +385,36 @@ class Activity:
         if customer != NULL:
             batch.set("customers", customer, "updated_at", store.now)
             batch.set("customers", customer, "last_request_at", store.now)
+        return True
+
+
+    def _note(self, rng, batch: Batch, events) -> bool:
+        """A note on a (mostly recent) contact; sometimes an edit of an existing note instead."""
+        store = self.store
+        notes = store.tables["contact_notes"]
+        if notes.n and rng.random() < 0.4:
+            row = self._pick(rng, notes.n)
+            batch.set("contact_notes", row, "updated_at", store.now)
+            return True
+        contact = self._pick(rng, batch.count("contacts"))
+        batch.add("contact_notes", {
+            "contact": contact, "site": batch.get("contacts", contact, "site"),
+            "created_at": store.now, "updated_at": store.now,
+            "text": int(rng.integers(0, len(V.NOTE_TEXTS))),
+            "word": int(rng.integers(0, len(V.PRODUCT_WORDS)))})
+        return True
+
+    def _content(self, rng, batch: Batch, events) -> bool:
+        """The owner edits a landing page (publishing it when it was a draft) or a podcast."""
+        store = self.store
+        name = "landing_pages" if rng.random() < 0.6 else "podcasts"
+        table = store.tables[name]
+        if not table.n:
+            return False
+        row = int(rng.integers(0, table.n))
+        batch.set(name, row, "updated_at", store.now)
+        if name == "landing_pages" and table.cols["publish_at"][row] == NULL:
+            batch.set(name, row, "publish_at", store.now)
         return True
 
 

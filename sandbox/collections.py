@@ -144,7 +144,8 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                filters=_simple("offers", ("title", "cont"), ("description", "cont")),
                listed=not_archived("offers"), single=True, read_unlisted=True, includes=("products",)),
     Collection("courses", "courses", "view:courses", sorts=("title", "created_at"),
-               filters={"site_id": site_filter("courses")}, single=True,
+               filters=_simple("courses", ("title", "cont"), ("description", "cont")),
+               single=True,
                includes=("modules", "lessons", "lessons.media", "offers")),
     Collection("custom_fields", "custom_fields", "view:custom_fields",
                sorts=("title", "handle", "type", "required"),
@@ -191,6 +192,17 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                site_rule="required", page_size=False, single=True),
     Collection("hooks", "hooks", None, filters={"site_id": site_filter("hooks")},
                listed=_hooks_live, single=True),
+    # addendum A5
+    Collection("contact_notes", "contact_notes", "view:contacts",
+               sorts=("created_at", "updated_at"),
+               filters={"site_id": site_filter("contact_notes"),
+                        "contact_id": ref_filter("contact_notes", "contact", "contacts")},
+               single=True),
+    Collection("landing_pages", "landing_pages", "view:landing_pages", sorts=("title",),
+               filters=_simple("landing_pages", ("title", "start"), ("title", "cont")),
+               single=True),
+    Collection("podcasts", "podcasts", "view:podcasts", sorts=("title",),
+               filters=_simple("podcasts", ("title", "eq")), single=True),
 )}
 
 ALL_SCOPES: tuple[str, ...] = tuple(sorted(

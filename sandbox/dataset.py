@@ -18,7 +18,8 @@ TYPES: tuple[str, ...] = (
     "sites", "contacts", "customers", "products", "offers", "courses", "modules", "lessons",
     "media", "forms", "fields", "custom_fields", "form_submissions", "purchases", "orders",
     "order_items", "transactions", "payouts", "contact_tags", "blogs",
-    "blog_posts", "website_pages", "hooks", "users",
+    "blog_posts", "website_pages", "hooks", "users", "contact_notes", "landing_pages",
+    "podcasts",
 )
 
 SCALES: dict[str, int] = {  # total contacts; the other collections scale from it

@@ -15,6 +15,7 @@ from sandbox import vocab as V
 from sandbox.dataset import DAY, DIMENSIONS, SCALES, Store
 from sandbox.gen_catalog import _dimensions
 from sandbox.gen_helpers import i64, uniq
+from sandbox.gen_live import live_collections
 from sandbox.gen_sales import _orders, _purchases_and_transactions
 from sandbox.payouts import rebuild_payouts
 from sandbox.rollups import NULL_INT, derive_customer_links, recompute_net_revenue
@@ -45,6 +46,7 @@ def generate(
     _orders(store, rng, txn)
     _form_submissions(store, rng)
     _tags(store, rng)
+    live_collections(store, sites, start, DIMENSIONS[scale])
     derive_customer_links(store)
     recompute_net_revenue(store)
     _hooks(store)

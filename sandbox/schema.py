@@ -189,6 +189,17 @@ ATTRIBUTES: dict[str, list[Attr]] = {
     "hooks": [
         E("event", V.EVENTS), *A("target_url", "resource_id"), T("created_at"), T("updated_at"),
     ],
+    # addendum A5
+    "contact_notes": [Attr("body"), T("created_at"), T("updated_at")],
+    "landing_pages": [*A("title", "url"), T("publish_at"), T("created_at"), T("updated_at")],
+    "podcasts": [
+        *A("title", "description"), E("language", V.PODCAST_LANGUAGES),
+        *A("owner_email", "author"), E("status", V.PODCAST_STATUS),
+        E("show_type", V.PODCAST_SHOW_TYPES),
+        *A("thumbnail_url", "cover_art_url", "categories", "directories", "migrated",
+           "migrated_to_url", "public", "ready", "distribution_ready", "url"),
+        T("created_at"), T("updated_at"),
+    ],
 }
 
 RELATIONSHIPS: dict[str, list[Rel]] = {
@@ -255,6 +266,9 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
     "website_pages": [site_rel("website_pages")],
     "payouts": [site_rel("payouts")],
     "hooks": [site_rel("hooks")],
+    "contact_notes": [Rel("contact", "contacts", False, one("contact"))],
+    "landing_pages": [site_rel("landing_pages")],
+    "podcasts": [site_rel("podcasts")],
 }
 
 PAYOUTS = "payouts"  # internal type; public type and path `<brand>_payments_payouts` (A1)

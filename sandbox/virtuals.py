@@ -52,6 +52,7 @@ def install(store: Store) -> None:
            t["offers"])
     _content(t["sites"], t["blogs"], t["blog_posts"], t["website_pages"], t["products"])
     _payouts(t["payouts"])
+    _live(t["contact_notes"], t["landing_pages"], t["podcasts"])
 
 
 def _people(contacts: Table, customers: Table, submissions: Table, purchases: Table) -> None:
@@ -439,4 +440,59 @@ def _payouts(payouts: Table) -> None:
         "currency": lambda rows: ["USD"] * len(rows),
         "bank_account": lambda rows: [f"Checking ****{(s * 3571 + 4242) % 10000:04d}"
                                       for s in payouts.cols["site"][rows].tolist()],
+    })
+
+
+def _live(notes: Table, pages: Table, podcasts: Table) -> None:
+    """The addendum's collections (A5)."""
+    n = notes.cols
+    notes.virtual["body"] = lambda rows: [
+        V.NOTE_TEXTS[t].format(word=V.PRODUCT_WORDS[w]) for t, w in zip(
+            n["text"][rows].tolist(), n["word"][rows].tolist(), strict=True)]
+    lp = pages.cols
+    pages.virtual["url"] = lambda rows: [
+        f"{_host(s)}/lp/{title.lower().replace(' ', '-')}" for s, title in zip(
+            lp["site"][rows].tolist(), lp["title"][rows].tolist(), strict=True)]
+    pc = podcasts.cols
+
+    def rows_of(rows) -> list[int]:
+        return np.asarray(rows).tolist()
+
+    def categories(rows):
+        return [[c for k, c in enumerate(V.PODCAST_CATEGORIES) if mask >> k & 1]
+                for mask in pc["category_mask"][rows].tolist()]
+
+    def listed(row: int) -> bool:
+        return bool(pc["status"][row] == 0 and pc["public"][row] and pc["ready"][row])
+
+    def directories(rows):
+        out = []
+        for r in rows_of(rows):
+            if not listed(r):
+                out.append([])
+                continue
+            count = 1 + r % len(V.PODCAST_DIRECTORIES)
+            out.append([{"name": name, "url": f"https://directory.example/{_token('pod', r)}/"
+                         f"{name.lower().replace(' ', '-')}", "status": "listed"}
+                        for name in V.PODCAST_DIRECTORIES[:count]])
+        return out
+
+    podcasts.virtual.update({
+        "description": lambda rows: [f"Conversations about {V.PRODUCT_WORDS[w].lower()} for "
+                                     "curious learners." for w in pc["word"][rows].tolist()],
+        "owner_email": lambda rows: [f"podcasts@{_subdomain(s)}.example.com"
+                                     for s in pc["site"][rows].tolist()],
+        "author": lambda rows: [f"Studio {s + 1}" for s in pc["site"][rows].tolist()],
+        "thumbnail_url": lambda rows: [f"{CDN}/podcasts/{_token('pod', r)}-thumb.jpg"
+                                       for r in rows_of(rows)],
+        "cover_art_url": lambda rows: [f"{CDN}/podcasts/{_token('pod', r)}.jpg"
+                                       for r in rows_of(rows)],
+        "categories": categories,
+        "directories": directories,
+        "migrated_to_url": lambda rows: [
+            f"https://feeds.example.net/{_token('pod', r)}.xml" if m else None
+            for r, m in zip(rows_of(rows), pc["migrated"][rows].tolist(), strict=True)],
+        "distribution_ready": lambda rows: [listed(r) for r in rows_of(rows)],
+        "url": lambda rows: [f"{_host(s)}/podcasts/{_token('pod', r)}" for r, s in zip(
+            rows_of(rows), pc["site"][rows].tolist(), strict=True)],
     })

@@ -92,3 +92,24 @@ EVENT_SCOPES: dict[str, tuple[str, ...]] = {
     "tag_added": ("view:contacts",),
     "tag_removed": ("view:contacts",),
 }
+
+# ---- the addendum's collections (A5) ------------------------------------------------------------
+NOTE_TEXTS = (
+    "Called about the {word} course; wants the payment plan.",
+    "Asked for an invoice for the {word} order.",
+    "Met at the {word} workshop; follow up next week.",
+    "Prefers email over phone. Interested in {word}.",
+    "Refund question about {word}, resolved.",
+    "Referred a friend to the {word} programme.",
+    "Wants a team licence for {word}.",
+    "Left a great review of {word}.",
+)
+LANDING_KINDS = ("Waitlist", "Free Guide", "Webinar", "Launch", "Masterclass Signup", "Challenge")
+PODCAST_FORMATS = ("The {word} Podcast", "{word} Weekly", "{word} Talks", "Inside {word}")
+PODCAST_STATUS = ("published", "draft")
+PODCAST_SHOW_TYPES = ("episodic", "serial")
+PODCAST_LANGUAGES = ("en", "es", "de", "fr")
+PODCAST_CATEGORIES = ("Education", "Arts", "Business", "Health & Fitness", "Technology",
+                      "Leisure", "Courses", "How To")
+PODCAST_DIRECTORIES = ("Apple Podcasts", "Spotify", "Google Podcasts", "Amazon Music",
+                       "Overcast")

@@ -47,6 +47,9 @@ SITE_COLLECTIONS = [
     "blog_posts",
     "website_pages",
     "platform_payments_payouts",
+    "contact_notes",  # addendum A5
+    "landing_pages",
+    "podcasts",
 ]
 # Meta shape of each collection (section 1.1).
 META_SHAPE = {name: "default" for name in SITE_COLLECTIONS}
