@@ -65,6 +65,7 @@ def test_without_the_setting_every_other_table_lands_and_the_run_exits_1_naming_
     assert "payouts_path" in line and "--payouts-path" in line and "Traceback" not in line
     assert "contacts" in run.stdout  # the summary table still prints what loaded
     # every other table landed complete
+    tables = {r[0] for r in query(db, "select table_name from information_schema.tables")}
     with api_client(sandbox) as api:
         sites = [r[0] for r in query(db, "select id from creator_platform.sites")]
         for res in RESOURCES.values():
@@ -72,11 +73,11 @@ def test_without_the_setting_every_other_table_lands_and_the_run_exits_1_naming_
                 continue
             for site in sites if res.site_scoped else [None]:
                 where = "" if site is None else f"where site_id = '{site}'"
-                (got,) = query(db, f"select count(*) from creator_platform.{res.table} {where}")[0]
+                (got,) = query(db, f"select count(*) from creator_platform.{res.table} {where}")[0] \
+                    if res.table in tables else (0,)  # an empty collection makes no table
                 assert got == api_total(api, res.path, site, res.page_size), f"{res.name} {site}"
     assert query(db, "select status, reason like '%payouts_path%' from creator_platform.sync_resources "
                      "where resource = 'payouts'") == [("failed", True)]
-    tables = {r[0] for r in query(db, "select table_name from information_schema.tables")}
     assert "payouts" not in tables and "payout_lines" not in tables
 
 
