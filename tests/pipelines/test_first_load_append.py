@@ -25,10 +25,8 @@ def duplicated_keys(db) -> dict[str, int]:
     for table in dispositions(db):
         cols = [c for (c,) in query(db, "select column_name from information_schema.columns "
                                         "where table_schema = 'creator_platform' and table_name = ?", table)]
-        if "id" in cols:
-            key = "id"
-        else:  # link and line tables: (parent, child) / (parent, line_number)
-            key = "(" + ", ".join(link_columns(table, cols)) + ")"
+        # link and line tables: (parent, child) / (parent, line_number)
+        key = "id" if "id" in cols else "(" + ", ".join(link_columns(table, cols)) + ")"
         extra = query(db, f"select count(*) - count(distinct {key}) from creator_platform.{table}")[0][0]
         if extra:
             out[table] = extra
