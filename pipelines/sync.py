@@ -311,8 +311,14 @@ def _refresh_customers(pipeline: Any, client: Any, options: SourceOptions, repor
     if outcome is None or outcome.status != "synced":
         return  # not asked for, not permitted, or failed: its state was not advanced either
     todo = stale_customers(report)
+
+    def failed(exc: CreatorPlatformError) -> None:
+        reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
+        report.set_outcome(TARGET, "failed", reason)
+
     if todo:
-        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt))
+        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt,
+                                          on_error=failed))
 
 
 def _finish_pending(pipeline: Any, wh: Warehouse) -> int:

@@ -232,3 +232,33 @@ def test_a_payout_whose_detail_answers_404_keeps_its_list_record(fake_api, setti
     assert result.failed == {}
     assert result.without_lines == {"payouts": 1}
     assert query(settings.warehouse.duckdb_path, "select id from creator_platform.payouts") == [("3900000001",)]
+
+
+def test_a_failing_customer_re_read_fails_customers_only(fake_api, settings_for):
+    """The dependent refresh (customers named by new money, re-read by id) runs after the
+    extract: a read that fails after its retries marks customers failed, the run still loads."""
+    cust = record("customers", "2500000001", site=SITE_A, created_at="2024-01-01T00:00:00Z")
+    fake_api.collections["customers"] = [cust]
+    tx = record("transactions", "2400000001", site=SITE_A, amount_in_cents=2500,
+                created_at="2025-05-31T10:00:00Z")
+    tx["relationships"]["customer"] = {"data": {"id": "2500000001", "type": "customers"}}
+    fake_api.collections["transactions"] = [tx]
+    settings = settings_for(resources=("customers", "transactions"), max_attempts=2)
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+
+    def hook(request):
+        if request.url.path == "/v1/customers" and "filter[created_in_last]" in request.url.params:
+            body = b'{"data": [], "meta": {"total_pages": 0, "total_count": 0}}'
+            return httpx.Response(200, content=body, headers={"Date": fake_api.date})
+        if request.url.path.startswith("/v1/customers/"):
+            return httpx.Response(502, content=b"bad gateway", headers={"Date": fake_api.date})
+        return None
+
+    fake_api.hook = hook
+    new_tx = dict(tx, id="2400000002", attributes={**tx["attributes"], "created_at": "2025-06-01T12:30:00Z"})
+    fake_api.collections["transactions"].append(new_tx)
+    result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    assert set(result.failed) == {"customers"}
+    assert "re-reading customers named by new money failed" in result.failed["customers"]
+    assert query(settings.warehouse.duckdb_path,
+                 "select count(*) from creator_platform.transactions") == [(2,)]
