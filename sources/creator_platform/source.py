@@ -398,7 +398,8 @@ def _resource_rows(
     cursors do not advance and the next run reads the same window again; what it yielded
     before the failure is valid rows merged on their keys, never a deletion (`_is_deleted`
     marks only after complete listings, and only per site that completed). The other
-    resources load and commit; the outcome names it.
+    resources load and commit; the outcome names it. Under `--full-refresh` a failure still
+    fails the whole run, before anything is dropped.
     """
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
@@ -409,6 +410,11 @@ def _resource_rows(
         else:
             yield from _rows_or_fallback(client, resource, options, report, sites, state, prefetched)
     except Exception as exc:  # isolation is the point; the reason is reported
+        if options.full_refresh:
+            # all or nothing: dlt drops every selected resource's tables at the load, so a
+            # refresh that cannot read one of them must not load at all (the run fails and
+            # the old tables stay)
+            raise
         state.clear()
         state.update(before)
         reason = failure_reason(resource, exc)

@@ -262,3 +262,22 @@ def test_a_failing_customer_re_read_fails_customers_only(fake_api, settings_for)
     assert "re-reading customers named by new money failed" in result.failed["customers"]
     assert query(settings.warehouse.duckdb_path,
                  "select count(*) from creator_platform.transactions") == [(2,)]
+
+
+def test_a_full_refresh_with_a_failing_resource_loads_nothing_and_drops_nothing(fake_api, settings_for):
+    settings = settings_for(resources=("products", "contacts"))
+    db = settings.warehouse.duckdb_path
+    run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    fake_api.collections["products"] = fake_api.collections["products"][:2]
+    fake_api.collections["contacts"][0]["attributes"]["created_at"] = "not a time"
+    refresh = settings_for(resources=("products", "contacts"), full_refresh=True)
+    try:
+        run_sync(refresh, transport=fake_api.transport(), show_progress=False)
+    except Exception as exc:  # the run fails as a whole
+        from pipelines.sync import one_line
+
+        assert "created_at" in one_line(exc) and "contacts" in one_line(exc)
+    else:
+        raise AssertionError("a full refresh with a failing resource must fail")
+    assert query(db, "select count(*) from creator_platform.contacts") == [(30,)]
+    assert query(db, "select count(*) from creator_platform.products") == [(6,)]  # not refreshed
