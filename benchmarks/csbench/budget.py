@@ -70,11 +70,17 @@ def _pages(doc: dict[str, object], paged: bool) -> int:
     return max(1, math.ceil(total / size) if size else 1)
 
 
-def request_floor(base_url: str, token: str, requests: Sequence[Request]) -> Floor:
+def request_floor(
+    base_url: str,
+    token: str,
+    requests: Sequence[Request],
+    transport: httpx.BaseTransport | None = None,
+) -> Floor:
     """The floor for the data ours' full sync (``requests``) listed, read off the API."""
     floor = Floor(auth=sum(1 for r in requests if traffic.is_auth(r)))
     with httpx.Client(
-        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60.0
+        base_url=base_url, headers={"Authorization": f"Bearer {token}"}, timeout=60.0,
+        transport=transport,
     ) as client:
         for (path, site), query in sorted(traffic.first_pages(requests).items()):
             params, paged = _floor_query(query)
