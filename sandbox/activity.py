@@ -129,13 +129,17 @@ class Activity:
 
     def _new_contact(self, rng: np.random.Generator, batch: Batch) -> int:
         store = self.store
-        return batch.add("contacts", {
+        row = batch.add("contacts", {
             "site": int(rng.integers(0, store.tables["sites"].n)), "created_at": store.now,
             "updated_at": store.now, "first": int(rng.integers(0, 32)),
             "last": int(rng.integers(0, 28)), "place": int(rng.integers(0, 12)),
             "has_phone": bool(rng.random() < 0.7), "has_business": False,
             "subscribed": bool(rng.random() < 0.6), "c1": 0, "c2": 0, "c3": 0, "customer": NULL,
+            "subscription_at": NULL,
         })
+        if batch.get("contacts", row, "subscribed"):  # opted in when signing up
+            batch.set("contacts", row, "subscription_at", store.now)
+        return row
 
     def _customer_for(self, rng: np.random.Generator, batch: Batch, contact: int) -> int:
         existing = batch.get("contacts", contact, "customer")
@@ -381,6 +385,7 @@ class Activity:
         batch.set("contacts", contact, "updated_at", store.now)
         batch.set("contacts", contact, "subscribed",
                   not bool(store.tables["contacts"].cols["subscribed"][contact]))
+        batch.set("contacts", contact, "subscription_at", store.now)
         customer = int(store.tables["contacts"].cols["customer"][contact])
         if customer != NULL:
             batch.set("customers", customer, "updated_at", store.now)

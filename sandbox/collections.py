@@ -13,11 +13,11 @@ from sandbox.filters import (
     attribute_filters,
     bool_column_filter,
     date_range_filter,
-    person_filters,
     ref_filter,
     site_filter,
 )
 from sandbox.options import DEFAULT_BRAND
+from sandbox.people_filters import person_filters
 from sandbox.schema import ATTRIBUTES, PAYOUTS, public_type
 from sandbox.store import NULL
 

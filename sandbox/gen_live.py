@@ -17,6 +17,7 @@ from sandbox.store import NULL
 LIVE_STREAM = 1
 NOTE_SHARE = 0.12  # notes per contact, on average
 EDITED_SHARE = 0.3  # notes edited after they were written
+UNSUBSCRIBED_SHARE = 0.4  # contacts not subscribed now that were once (the rest never were)
 
 
 def live_collections(store: Store, sites: int, start: int,
@@ -25,6 +26,8 @@ def live_collections(store: Store, sites: int, start: int,
     _contact_notes(store, rng)
     _landing_pages(store, rng, sites, start, dims[4])
     _podcasts(store, rng, sites, start, max(2, dims[2]))
+    _subscription_changes(store, rng)
+    _a_bounce_per_site(store)
 
 
 def _contact_notes(store: Store, rng: np.random.Generator) -> None:
@@ -102,3 +105,31 @@ def _podcasts(store: Store, rng: np.random.Generator, sites: int, start: int,
         "created_at": i64(P["created_at"]), "updated_at": i64(P["updated_at"]),
         "category_mask": i64(P["category_mask"]),
     })
+
+
+def _subscription_changes(store: Store, rng: np.random.Generator) -> None:
+    """`subscription_at`: when a contact's subscription last changed (A6's subscribed_in_last,
+    unsubscribed_in_last, never_subscribed). Subscribed contacts opted in when they signed up;
+    some of the others unsubscribed later; the rest never subscribed (NULL)."""
+    contacts = store.table("contacts")
+    cols = contacts.cols
+    n = len(cols["created_at"])
+    once = rng.random(n) < UNSUBSCRIBED_SHARE
+    left = np.minimum(cols["created_at"] + (rng.exponential(60, n) * DAY).astype(np.int64),
+                      store.now - 60)
+    left = np.maximum(left, cols["created_at"])
+    cols["subscription_at"] = np.where(cols["subscribed"], cols["created_at"],
+                                       np.where(once, left, NULL)).astype(np.int64)
+    contacts.touch()
+
+
+def _a_bounce_per_site(store: Store) -> None:
+    """Every site has a customer whose email bounces (A6's is_hard_bouncing, bounced_in_last):
+    where none drew one, the site's first customer bounced the day after it joined."""
+    customers = store.table("customers")
+    cols = customers.cols
+    for site in range(store.table("sites").n):
+        mine = np.flatnonzero(cols["site"] == site)
+        if len(mine) and not (cols["bounced_at"][mine] != NULL).any():
+            cols["bounced_at"][mine[0]] = cols["created_at"][mine[0]] + DAY
+    customers.touch()
