@@ -165,7 +165,12 @@ _ADDRESS = (
 TYPES: dict[str, TypeInfo] = {
     t.table if k is None else k: t
     for k, t in [
-        (None, TypeInfo("sites", "site", ("name", "subdomain", "currency", "timezone", "created_at"), dimension=True)),
+        (None, TypeInfo(
+            # `title`, `subdomain`, `created_at`, `updated_at` on the live platform (addendum A4)
+            "sites", "site",
+            ("title", "name", "subdomain", "currency", "timezone", "created_at", "updated_at"),
+            dimension=True,
+        )),
         (None, TypeInfo(
             "contacts", "contact",
             ("name", "email", "phone_number", "business_number", "subscribed", *_ADDRESS,
