@@ -254,7 +254,9 @@ class Coverage:
     def basis(self) -> str:
         """`2,586 transactions, 1,007 purchases and 717 payouts`: what the figures count."""
         parts = [f"{r.records_count:,} {r.resource}" for r in self.resources.values()]
-        return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+        if len(parts) < 2:
+            return "".join(parts) or "no records"
+        return ", ".join(parts[:-1]) + " and " + parts[-1]
 
     def a7_note(self) -> str | None:
         """Addendum A7: the transactions list can hold far fewer records than purchases suggest."""
