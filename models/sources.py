@@ -30,11 +30,13 @@ def _link(parent: str, child: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class SourceTable:
-    """One raw table: its columns (name -> DuckDB type); `required` tables must exist."""
+    """One raw table: its columns (name -> DuckDB type); `required` tables must exist; `key`
+    names a record (staging keeps the latest extraction of each key)."""
 
     name: str
     columns: dict[str, str]
     required: bool = False
+    key: tuple[str, ...] = ("id",)
 
 
 SOURCE_TABLES: dict[str, SourceTable] = {
@@ -116,6 +118,18 @@ SOURCE_TABLES: dict[str, SourceTable] = {
             "payouts",
             {"id": TEXT, "site_id": TEXT, "status": TEXT, "amount": DEC, "currency": TEXT,
              "initiated_date": TS, "estimated_arrival_date": TS, "bank_account": TEXT, **_META},
+        ),
+        SourceTable(
+            # one row per line of a payout detail (contract C2, docs/architecture.md); the
+            # personal data and offer arrays of a line are not read by the models
+            "payout_lines",
+            {"payout_id": TEXT, "line_number": BIG, "site_id": TEXT, "transaction_type": TEXT,
+             "pricing_type": TEXT, "amount": DEC, "sales_tax": DEC, "fee": DEC, "net": DEC,
+             "currency": TEXT, "presented_amount": DEC, "presented_currency": TEXT,
+             "exchange_rate": DEC, "customer_id": TEXT, "provider": TEXT, "payment_method": TEXT,
+             "created_at": TS, "coupon_used": TEXT, "quantity": BIG, "order_number": TEXT,
+             **_META},
+            key=("payout_id", "line_number"),
         ),
         SourceTable("customers_offers", _link("customer_id", "offer_id")),
         SourceTable("customers_products", _link("customer_id", "product_id")),
