@@ -1,6 +1,6 @@
 -- description: each payout line matched to the listed transaction behind it, one to one within
 -- a matching scope (see int_payout_lines), by three rules tried in order (DECISIONS.md,
--- "Payout lines"). Every rule requires the same site, customer, kind (a sale line only matches
+-- "Matching a line"). Every rule requires the same site, customer, kind (a sale line only matches
 -- a charge, a refund line a refund, an adjustment line a dispute), presented currency and
 -- absolute presented amount; they differ in the time they compare:
 --   1. order_number: a sale line whose order number names one order of the customer; the
@@ -8,8 +8,8 @@
 --   2. same_minute: the transaction falls in the same UTC minute as the line;
 --   3. nearest_time: within 24 hours, the line and the transaction are each other's nearest.
 -- Within a group of rule 1 or 2 (same key and minute), lines and transactions are paired in
--- order (lines by time, payout initiation, payout id, line number; transactions by time, id):
--- the k-th line takes the k-th transaction. A group of more than one line or transaction is a
+-- order (lines by time, payout initiation day, payout id, line number; transactions by time,
+-- then id): the k-th line takes the k-th transaction. A group of more than one line or transaction is a
 -- tie resolved by that order (is_tied). Lines that none of the rules match are not listed.
 -- grain: payout_id, line_number
 with lines as (
@@ -38,7 +38,7 @@ candidate_lines as (
         created_at,
         date_trunc('minute', created_at) as created_minute,
         cast(floor(epoch(created_at)) as bigint) as created_second,
-        payout_initiated_at,
+        payout_initiated_date,
         order_id
     from lines
     where line_type in ('sale', 'refund', 'adjustment')
@@ -88,7 +88,7 @@ order_ranked_lines as (
         row_number() over (
             partition by match_scope, site_id, customer_id, match_amount, match_currency,
                 order_created_minute
-            order by order_created_at, order_id, payout_initiated_at, payout_id, line_number
+            order by order_created_at, order_id, payout_initiated_date, payout_id, line_number
         ) as pair_rank,
         count(*) over (
             partition by match_scope, site_id, customer_id, match_amount, match_currency,
@@ -163,7 +163,7 @@ minute_ranked_lines as (
         row_number() over (
             partition by match_scope, site_id, customer_id, match_type, match_amount,
                 match_currency, created_minute
-            order by created_at, payout_initiated_at, payout_id, line_number
+            order by created_at, payout_initiated_date, payout_id, line_number
         ) as pair_rank,
         count(*) over (
             partition by match_scope, site_id, customer_id, match_type, match_amount,
@@ -257,7 +257,7 @@ nearest_candidates as (
         nearest_lines.payout_id,
         nearest_lines.line_number,
         nearest_lines.created_at as line_created_at,
-        nearest_lines.payout_initiated_at,
+        nearest_lines.payout_initiated_date,
         listed.transaction_id,
         listed.created_at as transaction_created_at,
         abs(nearest_lines.created_second - listed.created_second) as distance_seconds
@@ -284,7 +284,7 @@ nearest_ranked as (
         ) as line_choice,
         row_number() over (
             partition by match_scope, transaction_id
-            order by distance_seconds, line_created_at, payout_initiated_at, payout_id,
+            order by distance_seconds, line_created_at, payout_initiated_date, payout_id,
                 line_number
         ) as transaction_choice,
         count(*) over (

@@ -7,8 +7,8 @@ with lines as (
     select * from {{ ref('stg_payout_lines') }}
 ),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
+windows as (
+    select * from {{ ref('int_payout_windows') }}
 ),
 
 orders as (
@@ -28,7 +28,7 @@ final as (
     select
         lines.payout_id,
         lines.line_number,
-        coalesce(lines.site_id, payouts.site_id) as site_id,
+        coalesce(lines.site_id, windows.site_id) as site_id,
         lines.line_type,
         lines.transaction_type,
         lines.pricing_type,
@@ -48,21 +48,17 @@ final as (
         lines.provider,
         lines.payment_method,
         lines.created_at,
-        payouts.status as payout_status,
-        payouts.initiated_at as payout_initiated_at,
-        cast(payouts.initiated_at at time zone 'UTC' as date) as payout_initiated_date,
-        coalesce(payouts.status in ('failed', 'canceled'), false) as is_rolled_forward,
-        case
-            when payouts.status in ('failed', 'canceled') then lines.payout_id
-            else 'live'
-        end as match_scope,
-        cast(cast(payouts.initiated_at at time zone 'UTC' as date)
-            - cast(lines.created_at at time zone 'UTC' as date) as bigint) as delay_days
+        windows.status as payout_status,
+        windows.initiated_date as payout_initiated_date,
+        coalesce(windows.is_rolled_forward, false) as is_rolled_forward,
+        case when windows.is_rolled_forward then lines.payout_id else 'live' end as match_scope,
+        cast(windows.initiated_date - cast(lines.created_at at time zone 'UTC' as date) as bigint)
+            as delay_days
     from lines
-    left join payouts
-        on lines.payout_id = payouts.payout_id
+    left join windows
+        on lines.payout_id = windows.payout_id
     left join numbered_orders
-        on coalesce(lines.site_id, payouts.site_id) = numbered_orders.site_id
+        on coalesce(lines.site_id, windows.site_id) = numbered_orders.site_id
         and lines.order_number = numbered_orders.order_number
 )
 
