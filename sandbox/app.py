@@ -21,15 +21,17 @@ import orjson
 from sandbox import webhooks
 from sandbox.activity import Activity
 from sandbox.auth import Auth, Principal
-from sandbox.collections import COLLECTIONS, Collection
+from sandbox.collections import COLLECTIONS, Collection, routes
 from sandbox.dataset import Store
 from sandbox.errors import ApiError
 from sandbox.faults import FaultPlan
 from sandbox.options import Options
+from sandbox.payout_lines import payout_lines
 from sandbox.query import (
     check_fields,
     check_includes,
     included_types,
+    internal_fields,
     page_links,
     page_meta,
     parse_params,
@@ -38,7 +40,7 @@ from sandbox.query import (
 from sandbox.ratelimit import RateLimiter
 from sandbox.relations import related
 from sandbox.render import RenderContext, http_date, render, resolve_includes
-from sandbox.schema import REL_INDEX, Rel
+from sandbox.schema import PAYOUTS, REL_INDEX, Rel
 from sandbox.store import NULL
 
 JSON_API = b"application/vnd.api+json"
@@ -103,6 +105,7 @@ class SandboxApp:
         self.limiter = RateLimiter(options.rate_limit)
         self.faults = FaultPlan(options.seed, options.fault_rate)
         self.base_url = ""  # set once the port is known
+        self.routes = routes(options.brand)
         self.dispatcher = webhooks.Dispatcher(options.webhook_retries, options.webhook_backoff)
         self.activity = Activity(store, options.seed, options.seconds_per_event)
         self._background: asyncio.Task | None = None
@@ -217,7 +220,7 @@ class SandboxApp:
                            pointer="/headers/Authorization", headers=headers)
         if parts[0] == "hooks":
             return self._hooks(req, principal, parts[1:])
-        collection = COLLECTIONS.get(parts[0])
+        collection = self.routes.get(parts[0])
         if collection is None:
             raise ApiError(404, f"unknown collection {parts[0]!r}", pointer=req.path)
         if req.method != "GET":
@@ -257,7 +260,7 @@ class SandboxApp:
         if params.filters:
             key = f"filter[{sorted(params.filters)[0]}]"
             raise ApiError(400, f"{key} is not accepted here", parameter=key)
-        check_fields(params, {rel.type})
+        self._check_fields(params, {rel.type})
         row = self._find(collection, id_text, None)
         rows = np.asarray(related(self.store, collection.type, rel, row), dtype=np.int64)
         target = self.store.tables[rel.type]
@@ -289,14 +292,18 @@ class SandboxApp:
 
     def _context(self, fields: dict[str, set[str]] | None = None, in_list: bool = False):
         return RenderContext(self.store, self.api_url, self.options.quirks, fields or {},
-                             in_list)
+                             in_list, self.options.brand)
+
+    def _check_fields(self, params, types: set[str], detail: bool = False) -> None:
+        internal_fields(params, self.options.brand)
+        check_fields(params, types, self.options.brand, detail)
 
     def _list(self, req: Request, collection: Collection) -> bytes:
         opts = self.options
         params = parse_params(req.query, default_size=opts.page_size_default,
                               max_size=opts.page_size_max, page_size_allowed=collection.page_size,
                               allow_sort=True)
-        check_fields(params, {collection.type})
+        self._check_fields(params, {collection.type})
         store = self.store
         page = run_list(store, collection, params, store.tables["sites"].n)
         data = render(self._context(params.fields, in_list=True), collection.type, page.rows)
@@ -313,8 +320,9 @@ class SandboxApp:
         params = parse_params(req.query, default_size=1, max_size=1, allow_sort=False,
                               allow_include=True, allow_page=False)
         check_includes(params, collection.includes)
-        check_fields(params, included_types(collection.type, params.include))
-        extra_filters = set(params.filters) - ({"site_id"} if collection.type == "forms" else set())
+        self._check_fields(params, included_types(collection.type, params.include), detail=True)
+        extra_filters = set(params.filters) - (
+            {"site_id"} if collection.type in ("forms", PAYOUTS) else set())
         if extra_filters:
             key = f"filter[{sorted(extra_filters)[0]}]"
             raise ApiError(400, f"{key} is not accepted on a single read", parameter=key)
@@ -336,6 +344,9 @@ class SandboxApp:
                 resource["included"] = included
             else:
                 doc["included"] = included
+        sparse = params.fields.get(collection.type)
+        if collection.type == PAYOUTS and (sparse is None or "transactions" in sparse):
+            resource["attributes"]["transactions"] = payout_lines(ctx, row)
         return orjson.dumps(doc)
 
     def _find(self, collection: Collection, id_text: str, site_id: str | None) -> int:
@@ -354,6 +365,9 @@ class SandboxApp:
         if (row is not None and collection.listed is not None and not collection.read_unlisted
                 and not collection.listed(store)[row]):
             row = None
+        if row is not None and site_id is not None and "site" in table.cols:
+            site = store.tables["sites"].row_of(site_id)
+            row = row if table.cols["site"][row] == (NULL if site is None else site) else None
         if row is None:
             raise ApiError(404, f"{collection.path} {id_text!r} not found",
                            pointer=f"/v1/{collection.path}/{id_text}", title="Not Found")

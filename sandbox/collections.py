@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -17,7 +17,8 @@ from sandbox.filters import (
     ref_filter,
     site_filter,
 )
-from sandbox.schema import ATTRIBUTES
+from sandbox.options import DEFAULT_BRAND
+from sandbox.schema import ATTRIBUTES, PAYOUTS, public_type
 from sandbox.store import NULL
 
 SiteRule = str  # "optional" | "required" | "multi" (required when the account has > 1 site)
@@ -68,7 +69,7 @@ def _payout_status(store: Store, value: str, parameter: str) -> np.ndarray:
     if value not in PAYOUT_STATUS:
         raise bad_param(parameter, f"{parameter} must be one of {', '.join(PAYOUT_STATUS)} "
                                    f"(lowercase), got {value!r}")
-    return store.tables["platform_payments_payouts"].cols["status"] == PAYOUT_STATUS.index(value)
+    return store.tables[PAYOUTS].cols["status"] == PAYOUT_STATUS.index(value)
 
 
 PURCHASE_SORTS = (
@@ -171,18 +172,25 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                single=True),
     Collection("website_pages", "website_pages", "view:website_pages", sorts=("created_at",),
                filters={"site_id": site_filter("website_pages")}, single=True),
-    Collection("platform_payments_payouts", "platform_payments_payouts", "view:payouts",
-               meta="payouts",
-               filters={"site_id": site_filter("platform_payments_payouts"),
-                        "status": _payout_status,
-                        "start_date": date_range_filter("platform_payments_payouts",
-                                                        "initiated_at", False),
-                        "end_date": date_range_filter("platform_payments_payouts",
-                                                      "initiated_at", True)},
-               site_rule="required", page_size=False),
+    Collection(public_type(PAYOUTS, DEFAULT_BRAND), PAYOUTS, "view:payouts", meta="payouts",
+               filters={"site_id": site_filter(PAYOUTS), "status": _payout_status,
+                        "start_date": date_range_filter(PAYOUTS, "initiated_at", False),
+                        "end_date": date_range_filter(PAYOUTS, "initiated_at", True)},
+               site_rule="required", page_size=False, single=True),
     Collection("hooks", "hooks", None, filters={"site_id": site_filter("hooks")},
                listed=_hooks_live, single=True),
 )}
 
 ALL_SCOPES: tuple[str, ...] = tuple(sorted(
     {c.scope for c in COLLECTIONS.values() if c.scope}))
+
+
+def routes(brand: str) -> dict[str, Collection]:
+    """Collections by path under a brand word: payouts move to `<brand>_payments_payouts`, and
+    no other payouts path exists (addendum A1)."""
+    out: dict[str, Collection] = {}
+    for collection in COLLECTIONS.values():
+        if collection.type == PAYOUTS:
+            collection = replace(collection, path=public_type(PAYOUTS, brand))
+        out[collection.path] = collection
+    return out

@@ -26,14 +26,16 @@ HISTORY_DAYS = 548  # about 18 months of data before the clock
 
 
 def generate(
-    seed: int, scale: str, sites: int, now: int, settlement_delay_days: int = 2
+    seed: int, scale: str, sites: int, now: int, settlement_delay_days: int = 2,
+    payout_corrections: bool = False,
 ) -> Store:
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
     if sites < 1 or sites > 999:
         raise ValueError(f"sites must be between 1 and 999, got {sites}")
     rng = np.random.Generator(np.random.PCG64(seed))
-    store = Store(seed=seed, scale=scale, now=now, settlement_delay_days=settlement_delay_days)
+    store = Store(seed=seed, scale=scale, now=now, settlement_delay_days=settlement_delay_days,
+                  payout_corrections=payout_corrections)
     start = now - HISTORY_DAYS * DAY
     _sites(store, rng, sites, start)
     _dimensions(store, rng, sites, start, DIMENSIONS[scale])

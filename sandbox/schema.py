@@ -180,7 +180,7 @@ ATTRIBUTES: dict[str, list[Attr]] = {
         *A("image_url", "image_alt_text", "tags"),
     ],
     "website_pages": [*A("title", "url"), T("created_at"), T("updated_at")],
-    "platform_payments_payouts": [
+    "payouts": [
         E("status", V.PAYOUT_STATUS), Attr("amount", DECIMAL, "amount_cents"), Attr("currency"),
         T("initiated_date", "initiated_at"), T("estimated_arrival_date", "arrival_at"),
         Attr("bank_account"),
@@ -252,9 +252,19 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
     "contact_tags": [site_rel("contact_tags")],
     "blog_posts": [Rel("blog", "blogs", False, one("blog"))],
     "website_pages": [site_rel("website_pages")],
-    "platform_payments_payouts": [site_rel("platform_payments_payouts")],
+    "payouts": [site_rel("payouts")],
     "hooks": [site_rel("hooks")],
 }
+
+PAYOUTS = "payouts"  # internal type; public type and path `<brand>_payments_payouts` (A1)
+# attributes only a single read shows (addendum A3: a payout's lines)
+DETAIL_ATTRS: dict[str, tuple[str, ...]] = {PAYOUTS: ("transactions",)}
+
+
+def public_type(type_name: str, brand: str) -> str:
+    """The JSON:API type (and collection path) of an internal type under a brand word."""
+    return f"{brand}_payments_payouts" if type_name == PAYOUTS else type_name
+
 
 # webhook payloads show orders.payment_transactions (spec 2.10); lists and reads do not
 ORDER_PAYMENTS = Rel("payment_transactions", "transactions", True, fk("transactions", "order"))

@@ -50,7 +50,7 @@ def install(store: Store) -> None:
     _forms(t["forms"], t["fields"], t["custom_fields"], t["contact_tags"])
     _money(t["purchases"], t["orders"], t["order_items"], t["transactions"], t["products"])
     _content(t["sites"], t["blogs"], t["blog_posts"], t["website_pages"], t["products"])
-    _payouts(t["platform_payments_payouts"])
+    _payouts(t["payouts"])
 
 
 def _people(contacts: Table, customers: Table, submissions: Table, purchases: Table) -> None:

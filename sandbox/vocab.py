@@ -48,6 +48,10 @@ ACTIONS = (
 LISTED_ACTIONS = (0, 1, 3, 6)  # charge, refund, subscription_charge, dispute
 STATES = ("initialized", "succeeded", "failed")
 PROVIDERS = ("platform_payments", "stripe", "paypal")
+PAYMENT_METHODS = ("visa", "mastercard", "amex", "apple_pay", "google_pay")  # payout lines
+# payout line transaction_type by transaction action (charge, refund, subscription_charge,
+# dispute); --quirks writes the sale as `Sales`, as the platform's own example does
+LINE_TYPES = {0: "Sale", 1: "Refund", 3: "Sale", 6: "Adjustment"}
 
 SOURCES = ("checkout", "api", "import", "upsell")
 COUPONS = ("SPRING20", "WELCOME10", "VIP", "BLACKFRIDAY")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 import httpx
@@ -115,8 +116,7 @@ def delete_hook(store: Store, row: int) -> None:
 
 def _r(ctx: RenderContext, type_name: str, rows, fields: set[str] | None = None,
        extra=()) -> list[dict]:
-    sub = RenderContext(ctx.store, ctx.api_url, ctx.quirks,
-                        {type_name: fields} if fields is not None else {})
+    sub = replace(ctx, fields={type_name: fields} if fields is not None else {}, in_list=False)
     return render(sub, type_name, np.asarray(rows, dtype=np.int64).reshape(-1), extra)
 
 

@@ -158,7 +158,12 @@ def test_quirks_mode_syncs_the_same_data(world, tmp_path):
         sync(quirky, tmp_path / "quirks.duckdb")
     finally:
         quirky.stop()
-    assert snapshot(tmp_path / "quirks.duckdb") == snapshot(db)
+    odd, plain = snapshot(tmp_path / "quirks.duckdb"), snapshot(db)
+    # --quirks adds fee corrections to some payouts' amounts (CONTRACTS C3): all else is equal
+    assert {k: v for k, v in odd.items() if k != "payouts"} == \
+        {k: v for k, v in plain.items() if k != "payouts"}
+    same = "select id, status, initiated_date from creator_platform.payouts order by id"
+    assert query(tmp_path / "quirks.duckdb", same) == query(db, same)
 
 
 # contacts/customers can only be windowed on created_at (created_in_last): edits of records older
