@@ -116,3 +116,5 @@ def test_sandbox_synced_to_postgres_equals_duckdb(
     finally:
         pg.close()
     assert counts["revenue_daily"] > 0 and counts["payout_reconciliation"] > 0
+    # the payout details (lines) loaded by dlt into PostgreSQL match and reconcile the same way
+    assert counts["payout_lines"] > 0 and counts["settlement_delay"] > 0

@@ -123,9 +123,8 @@ def test_quirks_observed_delay_is_the_configured_delay(quirky: str) -> None:
                          for r in balances} == {(QUIRKS_DELAY_DAYS, "observed")}
     delays = fetch_dicts(quirky, "select * from analytics.settlement_delay")
     assert delays
-    # nothing is paid out before it is payable, and the typical line waits exactly the delay
-    assert {r["min_delay_days"] for r in delays} == {QUIRKS_DELAY_DAYS}
-    (overall,) = fetch_dicts(quirky, "select min(observed_delay_days) as lo, "
-                                     "max(observed_delay_days) as hi "
-                                     "from analytics_staging.int_settlement_delays")
-    assert (overall["lo"], overall["hi"]) == (QUIRKS_DELAY_DAYS, QUIRKS_DELAY_DAYS)
+    # nothing is paid out before it is payable; a month can wait longer (a dispute leaves the
+    # balance negative and no payout is made until it is positive again), the median does not
+    assert min(r["min_delay_days"] for r in delays) == QUIRKS_DELAY_DAYS
+    sites = fetch_dicts(quirky, "select * from analytics_staging.int_settlement_delays")
+    assert sites and {r["observed_delay_days"] for r in sites} == {QUIRKS_DELAY_DAYS}
