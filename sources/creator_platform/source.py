@@ -437,11 +437,17 @@ def _rows_or_fallback(
     page was read) is read through the fallback instead, and that is remembered in state
     (the list is tried again every `LIST_RETRY_S`)."""
     fallback = resource.fallback
+
+    def via_fallback() -> Iterator[Any]:
+        assert fallback is not None
+        return _listing_rows(client, fallback, options, report, sites,
+                             state.setdefault(FALLBACK_STATE, {}), resource)
+
     missing = state.get(LIST_MISSING_AT)
     if fallback is not None and missing:
         age = (client.server_now - parse_timestamp(missing)).total_seconds()
         if age < LIST_RETRY_S:
-            yield from _via_fallback(client, resource, options, report, sites, state)
+            yield from via_fallback()
             return
     pages_before = client.stats.pages[resource.name]
     try:
@@ -458,24 +464,11 @@ def _rows_or_fallback(
         for key in [k for k in state if k != FALLBACK_STATE]:
             del state[key]  # the list's per-site states (nothing was read)
         state[LIST_MISSING_AT] = client.server_now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        yield from _via_fallback(client, resource, options, report, sites, state)
+        yield from via_fallback()
         return
     if LIST_MISSING_AT in state:  # the list is back: the fallback's state is history
         del state[LIST_MISSING_AT]
         state.pop(FALLBACK_STATE, None)
-
-
-def _via_fallback(
-    client: CreatorPlatformClient,
-    resource: Resource,
-    options: SourceOptions,
-    report: RunReport,
-    sites: list[str],
-    state: dict[str, Any],
-) -> Iterator[Any]:
-    assert resource.fallback is not None
-    yield from _listing_rows(client, resource.fallback, options, report, sites,
-                             state.setdefault(FALLBACK_STATE, {}), resource)
 
 
 def _single_rows(

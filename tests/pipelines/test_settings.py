@@ -47,3 +47,13 @@ def test_two_warehouses_never_share_pipeline_state(env, tmp_path):
     a = resolve_settings(duckdb=str(tmp_path / "a.duckdb")).warehouse
     b = resolve_settings(duckdb=str(tmp_path / "b.duckdb")).warehouse
     assert a.pipelines_dir != b.pipelines_dir
+
+
+def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
+    assert resolve_settings().payouts_path == "/platform_payments_payouts"  # the default
+    env.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "acme_payments_payouts")
+    assert resolve_settings().payouts_path == "/acme_payments_payouts"
+    flag = resolve_settings(payouts_path="/v1/brandx_payments_payouts/")
+    assert flag.payouts_path == "/brandx_payments_payouts"  # the flag wins; /v1 and / tolerated
+    with pytest.raises(click.UsageError, match=r"payouts_path.*--payouts-path"):
+        resolve_settings(payouts_path="/acme payouts?x=1")
