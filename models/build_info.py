@@ -41,7 +41,8 @@ class BuildInfo:
     built_at: dt.datetime
     dataset: str
     timezone: str
-    settlement_delay_days: int | None
+    settlement_delay_days: int | None  # the override; None: observed per site
+    default_settlement_delay_days: int
     as_of_date: dt.date | None  # the build's last reporting day, given or derived
     is_as_of_given: bool
     creator_sync_version: str
@@ -49,10 +50,15 @@ class BuildInfo:
     @property
     def settlement_delay(self) -> str:
         """`2 days`; a build without a fixed delay learnt it from the payout lines."""
-        delay = self.settlement_delay_days
-        if delay is None:
-            return "observed from payout lines"
-        return f"{delay} day{'s' if delay != 1 else ''}"
+        def days(n: int) -> str:
+            return f"{n} day{'s' if n != 1 else ''}"
+
+        if self.settlement_delay_days is None:
+            return (
+                "observed per site from payout lines, else "
+                f"{days(self.default_settlement_delay_days)}"
+            )
+        return days(self.settlement_delay_days)
 
 
 def read_build_info(fetch: Fetch) -> BuildInfo:
@@ -64,6 +70,7 @@ def read_build_info(fetch: Fetch) -> BuildInfo:
         settlement_delay_days=(
             int(row["settlement_delay_days"]) if row["settlement_delay_days"] is not None else None
         ),
+        default_settlement_delay_days=int(row["default_settlement_delay_days"]),
         as_of_date=row["as_of_date"],
         is_as_of_given=bool(row["is_as_of_given"]),
         creator_sync_version=str(row["creator_sync_version"]),

@@ -19,7 +19,14 @@ from models.adapters import (
 )
 from models.coverage import stale_after, stale_after_option
 from models.headline import format_headline, headline_figures_from
-from models.runner import BuildResult, DataTestError, ModelsError, Params, build
+from models.runner import (
+    DEFAULT_SETTLEMENT_DELAY_DAYS,
+    BuildResult,
+    DataTestError,
+    ModelsError,
+    Params,
+    build,
+)
 from pipelines.locking import LockTimeout, warehouse_lock
 
 DEFAULT_DUCKDB = "creator_platform.duckdb"
@@ -55,9 +62,12 @@ def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Ad
 
 def _print_result(result: BuildResult) -> None:
     marts = sorted((m for m in result.models if m.layer == "marts"), key=lambda m: m.name)
+    override = result.params.settlement_delay_days
+    delay = (f"settlement delay {override} days (override)" if override is not None else
+             "settlement delay observed from payout lines, else "
+             f"{DEFAULT_SETTLEMENT_DELAY_DAYS} days")
     click.echo(f"Built {len(result.models)} models on {result.target} in {result.seconds:.1f}s "
-               f"(timezone {result.params.timezone}, settlement delay "
-               f"{result.params.settlement_delay_days} days)")
+               f"(timezone {result.params.timezone}, {delay})")
     width = max(len(m.name) for m in marts) if marts else 10
     for mart in marts:
         click.echo(f"  analytics.{mart.name:<{width}}  {mart.rows:>9,} rows  {mart.seconds:6.2f}s")
@@ -79,8 +89,10 @@ def _print_result(result: BuildResult) -> None:
               help="Dataset (schema) holding the raw tables.")
 @click.option("--timezone", default="UTC", show_default=True,
               help="IANA zone of the reporting day and month, e.g. America/New_York.")
-@click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=2,
-              show_default=True, help="Days from a transaction (UTC) to when it is payable.")
+@click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=None,
+              help="Days from a transaction (UTC) to when it is payable, for every site "
+                   "[each site's delay observed in its payout lines, else "
+                   f"{DEFAULT_SETTLEMENT_DELAY_DAYS}].")
 @click.option("--as-of", callback=_parse_date,
               help="Last reporting day (YYYY-MM-DD) [the latest transaction's day].")
 @click.option("--destination", type=click.Choice(["duckdb", "postgres"]), default="duckdb",
@@ -96,7 +108,7 @@ def _print_result(result: BuildResult) -> None:
 @stale_after_option
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
 def models_command(
-    duckdb_path: str, dataset: str, timezone: str, settlement_delay_days: int,
+    duckdb_path: str, dataset: str, timezone: str, settlement_delay_days: int | None,
     as_of: dt.date | None, destination: str, postgres_dsn: str | None, run_tests: bool,
     strict: bool, lock_timeout: float, stale_after_days: float | None, verbose: bool,
 ) -> None:

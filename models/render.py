@@ -19,6 +19,8 @@ from models.build_info import package_version
 from models.project import PLACEHOLDER, Project, ProjectError, SqlFile
 from models.sources import SOURCE_TABLES
 
+DEFAULT_SETTLEMENT_DELAY_DAYS = 2  # the payout rule's delay where no payout lines show one
+
 log = logging.getLogger("creator_sync.models")
 
 TARGET_SCHEMA = "analytics"
@@ -33,9 +35,9 @@ def relation(model: SqlFile) -> str:
     return f"{quote_ident(schema_of(model))}.{quote_ident(model.name)}"
 
 
-def _literal(value: Any) -> str:
+def _literal(value: Any, null_type: str) -> str:
     if value is None:
-        return "cast(null as date)"
+        return f"cast(null as {null_type})"
     if isinstance(value, dt.date):
         return f"cast('{value.isoformat()}' as date)"
     if isinstance(value, int):
@@ -50,12 +52,14 @@ class Renderer:
         self.adapter = adapter
         self.project = project
         self.params = params
-        self.vars = {
-            "dataset": params.dataset,
-            "timezone": params.timezone,
-            "settlement_delay_days": params.settlement_delay_days,
-            "as_of_date": params.as_of,
-            "creator_sync_version": package_version(),
+        # name -> (value, the SQL type of its NULL)
+        self.vars: dict[str, tuple[Any, str]] = {
+            "timezone": (params.timezone, "text"),
+            "settlement_delay_override_days": (params.settlement_delay_days, "integer"),
+            "default_settlement_delay_days": (DEFAULT_SETTLEMENT_DELAY_DAYS, "integer"),
+            "as_of_date": (params.as_of, "date"),
+            "dataset": (params.dataset, "text"),
+            "creator_sync_version": (package_version(), "text"),
         }
         self._sources: dict[str, str] = {}
         self.missing: list[str] = []
@@ -68,15 +72,17 @@ class Renderer:
         return f"{self._sources[name]} as {quote_ident(name)}"
 
     def latest(self, name: str, where: SqlFile) -> str:
-        """The latest extraction of each id: by `_extracted_at`, then `_dlt_load_id`, so an
-        append-only or replayed load never counts a record twice."""
+        """The latest extraction of each record (its `key`, `id` for most tables): by
+        `_extracted_at`, then `_dlt_load_id`, so an append-only or replayed load never counts a
+        record twice."""
         self.source(name, where)
-        columns = SOURCE_TABLES[name].columns
-        if "id" not in columns:
-            raise ProjectError(f"{where.path}: latest('{name}') needs an id column")
-        cols = ", ".join(quote_ident(c) for c in columns)
+        table = SOURCE_TABLES[name]
+        if not set(table.key) <= set(table.columns):
+            raise ProjectError(f"{where.path}: latest('{name}') needs the key columns {table.key}")
+        cols = ", ".join(quote_ident(c) for c in table.columns)
+        key = ", ".join(quote_ident(c) for c in table.key)
         return (
-            f"(select {cols} from (select *, row_number() over (partition by \"id\" order by "
+            f"(select {cols} from (select *, row_number() over (partition by {key} order by "
             "\"_extracted_at\" desc nulls last, \"_dlt_load_id\" desc nulls last) as row_rank "
             f"from {self._sources[name]} as raw) as ranked where row_rank = 1) as {quote_ident(name)}"
         )
@@ -112,6 +118,6 @@ class Renderer:
                 return relation(self.project.models[name])
             if name not in self.vars:
                 raise ProjectError(f"{sql_file.path}: var('{name}') is not a known parameter")
-            return _literal(self.vars[name])
+            return _literal(*self.vars[name])
 
         return PLACEHOLDER.sub(substitute, sql_file.text)

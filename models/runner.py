@@ -20,6 +20,7 @@ from models.adapters import Adapter, DuckDBAdapter, quote_ident
 from models.headline import headline_figures
 from models.project import Project, load_project
 from models.render import (
+    DEFAULT_SETTLEMENT_DELAY_DAYS,
     STAGING_SCHEMA,
     TARGET_SCHEMA,
     Renderer,
@@ -37,9 +38,12 @@ class ModelsError(RuntimeError):
 
 @dataclass(frozen=True)
 class Params:
+    """One build's parameters. `settlement_delay_days` is an override: None (the default) lets
+    each site's payout lines show its delay, falling back to DEFAULT_SETTLEMENT_DELAY_DAYS."""
+
     dataset: str = "creator_platform"
     timezone: str = "UTC"
-    settlement_delay_days: int = 2
+    settlement_delay_days: int | None = None
     as_of: dt.date | None = None
 
     def validate(self) -> None:
@@ -51,7 +55,7 @@ class Params:
             zoneinfo.ZoneInfo(self.timezone)
         except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
             raise ModelsError(f"--timezone: unknown IANA time zone {self.timezone!r}") from exc
-        if not 0 <= self.settlement_delay_days <= 365:
+        if self.settlement_delay_days is not None and not 0 <= self.settlement_delay_days <= 365:
             raise ModelsError(
                 f"--settlement-delay-days must be between 0 and 365, got {self.settlement_delay_days}"
             )
@@ -222,13 +226,16 @@ def run_models(
     duckdb_path: str,
     dataset: str = "creator_platform",
     timezone: str = "UTC",
-    settlement_delay_days: int = 2,
+    settlement_delay_days: int | None = None,
     as_of: dt.date | None = None,
     run_tests: bool = True,
     strict: bool = False,
     lock_timeout: float | None = 600.0,
 ) -> BuildResult:
     """Build the models inside the DuckDB file the pipeline loaded.
+
+    `settlement_delay_days` overrides the delay the payout lines show (None: observed per site,
+    else DEFAULT_SETTLEMENT_DELAY_DAYS).
 
     Holds the warehouse lock of `pipelines.locking` while it writes, so a running sync or webhook
     loader finishes its load first (up to `lock_timeout` seconds) instead of colliding with
@@ -247,4 +254,4 @@ def run_models(
             adapter.close()
 
 
-__all__ = ["BuildResult", "DataTestError", "ModelsError", "build", "headline_figures", "run_models"]
+__all__ = ["DEFAULT_SETTLEMENT_DELAY_DAYS", "BuildResult", "DataTestError", "ModelsError", "build", "headline_figures", "run_models"]

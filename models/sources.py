@@ -30,11 +30,13 @@ def _link(parent: str, child: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class SourceTable:
-    """One raw table: its columns (name -> DuckDB type). Any of them may be absent: what the
-    figures lack is said by `analytics.data_coverage`, not by a failed build."""
+    """One raw table: its columns (name -> DuckDB type) and `key`, what names a record (staging
+    keeps the latest extraction of each key). Any table may be absent: what the figures lack is
+    said by `analytics.data_coverage`, not by a failed build."""
 
     name: str
     columns: dict[str, str]
+    key: tuple[str, ...] = ("id",)
 
 
 SOURCE_TABLES: dict[str, SourceTable] = {
@@ -126,6 +128,18 @@ SOURCE_TABLES: dict[str, SourceTable] = {
         ),
         # dlt's own record of loads: the fallback for when the data was synced
         SourceTable("_dlt_loads", {"load_id": TEXT, "status": BIG, "inserted_at": TS}),
+        SourceTable(
+            # one row per line of a payout detail (contract C2, docs/architecture.md); the
+            # personal data and offer arrays of a line are not read by the models
+            "payout_lines",
+            {"payout_id": TEXT, "line_number": BIG, "site_id": TEXT, "transaction_type": TEXT,
+             "pricing_type": TEXT, "amount": DEC, "sales_tax": DEC, "fee": DEC, "net": DEC,
+             "currency": TEXT, "presented_amount": DEC, "presented_currency": TEXT,
+             "exchange_rate": DEC, "customer_id": TEXT, "provider": TEXT, "payment_method": TEXT,
+             "created_at": TS, "coupon_used": TEXT, "quantity": BIG, "order_number": TEXT,
+             **_META},
+            key=("payout_id", "line_number"),
+        ),
         SourceTable("customers_offers", _link("customer_id", "offer_id")),
         SourceTable("customers_products", _link("customer_id", "product_id")),
         SourceTable("offers_products", _link("offer_id", "product_id")),

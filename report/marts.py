@@ -97,6 +97,7 @@ MARTS: Mapping[str, tuple[str, ...]] = {
         "dataset",
         "timezone",
         "settlement_delay_days",
+        "default_settlement_delay_days",
         "as_of_date",
         "is_as_of_given",
         "creator_sync_version",

@@ -18,6 +18,7 @@ final as (
         settlements.site_id,
         settlements.currency,
         settlements.payable_date,
+        settlements.settlement_fee_amount_in_cents,
         settlements.net_settlement_in_cents
     from windows
     inner join settlements

@@ -1,13 +1,20 @@
 -- description: per site and settlement currency, at the as-of date: what has settled and is
 -- not yet in a paid payout, split into in transit and awaiting a payout (payout statuses are
--- the latest known; payouts initiated after the as-of date are ignored)
+-- the latest known; payouts initiated after the as-of date are ignored). A transaction is in
+-- a payout when a line of it is matched to the transaction, or, for a payout without lines,
+-- when the payout rule assigns it; it has settled when it is in a payout or its payable day
+-- (its site's settlement delay, int_settlement_delays) has come.
 -- grain: site_id, currency
 with settlements as (
     select * from {{ ref('int_settlements') }}
 ),
 
-assignments as (
-    select * from {{ ref('int_payout_assignments') }}
+transaction_payouts as (
+    select * from {{ ref('int_transaction_payouts') }}
+),
+
+delays as (
+    select * from {{ ref('int_settlement_delays') }}
 ),
 
 payouts as (
@@ -21,12 +28,14 @@ as_of as (
 carried as (
     -- the payout (not failed/canceled) that carries each transaction: at most one; a payout
     -- initiated after the as-of date does not exist yet as of then
-    select assignments.transaction_id, min(assignments.payout_status) as payout_status
-    from assignments
+    select
+        transaction_payouts.transaction_id,
+        min(transaction_payouts.payout_status) as payout_status
+    from transaction_payouts
     cross join as_of
-    where not assignments.is_rolled_forward
-        and assignments.initiated_date <= as_of.as_of_utc_date
-    group by assignments.transaction_id
+    where not transaction_payouts.is_rolled_forward
+        and transaction_payouts.initiated_date <= as_of.as_of_utc_date
+    group by transaction_payouts.transaction_id
 ),
 
 classified as (
@@ -34,7 +43,8 @@ classified as (
         settlements.site_id,
         settlements.currency,
         settlements.net_settlement_in_cents,
-        settlements.payable_date <= as_of.as_of_utc_date as is_settled,
+        settlements.payable_date <= as_of.as_of_utc_date
+            or carried.transaction_id is not null as is_settled,
         carried.payout_status
     from settlements
     cross join as_of
@@ -86,7 +96,9 @@ final as (
         cast(coalesce(balances.in_transit_in_cents, 0) as bigint) as in_transit_in_cents,
         cast(coalesce(balances.awaiting_payout_in_cents, 0) as bigint) as awaiting_payout_in_cents,
         cast(coalesce(balances.not_yet_settled_in_cents, 0) as bigint) as not_yet_settled_in_cents,
-        last_paid.last_paid_payout_date
+        last_paid.last_paid_payout_date,
+        delays.settlement_delay_days,
+        delays.settlement_delay_source
     from keys
     cross join as_of
     left join balances
@@ -95,6 +107,8 @@ final as (
     left join last_paid
         on keys.site_id = last_paid.site_id
         and keys.currency = last_paid.currency
+    left join delays
+        on keys.site_id = delays.site_id
 )
 
 select * from final

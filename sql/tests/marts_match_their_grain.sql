@@ -16,6 +16,10 @@ with counts as (
         (select count(*) from {{ ref('payout_reconciliation') }}),
         (select count(*) from {{ ref('stg_payouts') }})
     union all
+    select 'payout_lines',
+        (select count(*) from {{ ref('payout_lines') }}),
+        (select count(*) from {{ ref('stg_payout_lines') }})
+    union all
     select 'int_transactions',
         (select count(*) from {{ ref('int_transactions') }}),
         (select count(*) from {{ ref('stg_transactions') }}

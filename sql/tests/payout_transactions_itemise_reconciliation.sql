@@ -1,4 +1,4 @@
--- test: each payout's itemised transactions add up to its expected amount and count
+-- test: each payout's transactions under the payout rule add up to its rule figures
 with items as (
     select payout_id, sum(net_settlement_in_cents) as net_in_cents, count(*) as items_count
     from {{ ref('payout_transactions') }}
@@ -6,13 +6,13 @@ with items as (
 ),
 
 final as (
-    select reconciliation.payout_id, reconciliation.expected_amount_in_cents, items.net_in_cents,
-        reconciliation.transactions_count, items.items_count
+    select reconciliation.payout_id, reconciliation.rule_expected_in_cents, items.net_in_cents,
+        reconciliation.rule_transactions_count, items.items_count
     from {{ ref('payout_reconciliation') }} as reconciliation
     left join items
         on reconciliation.payout_id = items.payout_id
-    where reconciliation.expected_amount_in_cents <> coalesce(items.net_in_cents, 0)
-        or reconciliation.transactions_count <> coalesce(items.items_count, 0)
+    where reconciliation.rule_expected_in_cents <> coalesce(items.net_in_cents, 0)
+        or reconciliation.rule_transactions_count <> coalesce(items.items_count, 0)
 )
 
 select * from final

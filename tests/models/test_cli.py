@@ -54,3 +54,21 @@ def test_postgres_errors_never_show_the_password() -> None:
     assert result.exit_code == 1
     assert "s3cret-pw" not in result.output
     assert redact_dsn('dsn "postgresql://u:s3cret-pw@h:5/db"') == 'dsn "postgresql://u:***@h:5/db"'
+
+
+def test_settlement_delay_is_observed_unless_overridden(raw_db) -> None:
+    from known_answer_lines_data import lines_rows
+
+    path = raw_db(lines_rows())
+    runner = CliRunner()
+    observed = runner.invoke(main, ["models", "--duckdb", path, "--as-of", "2024-05-10"])
+    assert observed.exit_code == 0, observed.output
+    assert "settlement delay observed from payout lines, else 2 days" in observed.output
+    # PO1 (an unmatched sale line) only: PO4, without lines, holds under the observed 3 days
+    assert "Unreconciled payouts: 1" in observed.output
+    # passing the default value explicitly is an override: PO4's rule no longer holds
+    forced = runner.invoke(main, ["models", "--duckdb", path, "--as-of", "2024-05-10",
+                                  "--settlement-delay-days", "2"])
+    assert forced.exit_code == 0, forced.output
+    assert "settlement delay 2 days (override)" in forced.output
+    assert "Unreconciled payouts: 2" in forced.output

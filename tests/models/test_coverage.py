@@ -214,7 +214,10 @@ def test_build_metadata_holds_the_parameters_of_the_build(raw_db) -> None:
     assert row["creator_sync_version"] == package_version()
     run_models(path)
     (row,) = fetch_dicts(path, "select * from analytics.build_metadata")
-    assert (row["timezone"], row["settlement_delay_days"], row["is_as_of_given"]) == ("UTC", 2, False)
+    assert (row["timezone"], row["settlement_delay_days"], row["is_as_of_given"]) == (
+        "UTC", None, False  # no override: each site's observed delay, else the default
+    )
+    assert row["default_settlement_delay_days"] == 2
     assert row["as_of_date"] == dt.date(2024, 3, 28)  # the latest transaction's day
 
 
@@ -231,6 +234,7 @@ def test_models_command_prints_what_is_missing_instead_of_zeros(raw_db) -> None:
     assert "Unreconciled payouts: not available (payouts not loaded)" in result.output
     assert "Unreconciled payouts: 0" not in result.output
     assert "STALE" not in result.output
-    assert "timezone America/New_York, settlement delay 2 days" in result.output
+    assert "timezone America/New_York, settlement delay observed from payout lines, else 2 days" \
+        in result.output
     bad = CliRunner().invoke(main, ["models", "--duckdb", path, "--stale-after-days", "-1"])
     assert bad.exit_code == 2

@@ -23,11 +23,11 @@ def _documented() -> dict[str, set[str]]:
     section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or not re.fullmatch(r"`[a-z_]+`", cells[0]):
+        if len(cells) != 3 or not re.fullmatch(r"`[a-z0-9_]+`", cells[0]):
             continue
         name = cells[0].strip("`")
-        grain = re.findall(r"`([a-z_]+)`", cells[1])
-        columns = re.findall(r"`([a-z_]+)`", cells[2])
+        grain = re.findall(r"`([a-z0-9_]+)`", cells[1])
+        columns = re.findall(r"`([a-z0-9_]+)`", cells[2])
         marts[name] = set(grain) | set(columns)
     return marts
 

@@ -8,6 +8,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 from known_answer_data import known_answer_rows
+from known_answer_lines_data import lines_rows
 from models_helpers import mart_rows, write_raw_postgres
 
 from models.adapters import PostgresAdapter
@@ -74,6 +75,26 @@ def test_known_answer_dataset_builds_identically(postgres_dsn, raw_db) -> None:
     assert counts["revenue_daily"] > 0 and counts["mrr_monthly"] == 3
 
 
+def test_itemised_payouts_build_identically(postgres_dsn, raw_db) -> None:
+    """The payout lines, their matches (ties, order numbers, failed payouts), the observed
+    delay and its percentiles, fees: row for row on both engines."""
+    rows = lines_rows()
+    duck_path = raw_db(rows)
+    as_of = dt.date(2024, 5, 10)
+    run_models(duck_path, as_of=as_of)
+
+    write_raw_postgres(postgres_dsn, rows)
+    pg = PostgresAdapter(postgres_dsn)
+    try:
+        result = build(pg, Params(as_of=as_of))
+        assert not result.failed_tests
+        counts = assert_marts_equal(duck_path, pg)
+    finally:
+        pg.close()
+    assert counts["payout_lines"] == 12 and counts["settlement_delay"] == 1
+    assert counts["unpaid_transactions"] == 1 and counts["fees_monthly"] == 2
+
+
 def test_postgres_label_hides_the_password(postgres_dsn) -> None:
     pg = PostgresAdapter(postgres_dsn.replace(":throwaway@", ":s3cret-pw@"))
     try:
@@ -102,3 +123,5 @@ def test_sandbox_synced_to_postgres_equals_duckdb(
     finally:
         pg.close()
     assert counts["revenue_daily"] > 0 and counts["payout_reconciliation"] > 0
+    # the payout details (lines) loaded by dlt into PostgreSQL match and reconcile the same way
+    assert counts["payout_lines"] > 0 and counts["settlement_delay"] > 0

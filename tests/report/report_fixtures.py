@@ -166,6 +166,7 @@ def write_coverage(
     con.execute(
         """CREATE OR REPLACE TABLE analytics.build_metadata AS SELECT ?::TIMESTAMPTZ AS built_at,
         'creator_platform' AS dataset, ? AS timezone, ?::INTEGER AS settlement_delay_days,
+        2 AS default_settlement_delay_days,
         ?::DATE AS as_of_date, false AS is_as_of_given, '0.1.0' AS creator_sync_version""",
         [BUILT_AT, timezone, settlement_delay_days, AS_OF],
     )
