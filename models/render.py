@@ -14,9 +14,10 @@ import datetime as dt
 import logging
 from typing import Any
 
-from models.adapters import Adapter, quote_ident
+from models.adapters import Adapter
 from models.project import PLACEHOLDER, Project, ProjectError, SqlFile
 from models.sources import SOURCE_TABLES
+from pipelines.duckdb_names import quote_ident
 
 log = logging.getLogger("creator_sync.models")
 

@@ -21,6 +21,8 @@ from typing import Any
 
 import dlt
 
+from .duckdb_names import catalog_qualified_duckdb
+
 log = logging.getLogger("creator_sync.factory")
 
 SOURCE_SECTION = "sources.creator_platform"
@@ -149,7 +151,8 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         if vacuum is not None:
             global_config["max_vacuum_tasks"] = int(vacuum)
         credentials = DuckDbCredentials(warehouse.duckdb_path, global_config=global_config)
-        destination: Any = dlt.destinations.duckdb(credentials=credentials)
+        # names qualified with the file's catalog: a dataset may share the file's name
+        destination: Any = catalog_qualified_duckdb(credentials)
     else:
         destination = warehouse.destination
     Path(warehouse.pipelines_dir).mkdir(parents=True, exist_ok=True)
