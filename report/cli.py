@@ -13,9 +13,10 @@ from report.errors import ReportError
 @click.option(
     "--duckdb",
     "duckdb_path",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
-    help="DuckDB file holding the synced dataset and the analytics marts.",
+    help="DuckDB file holding the synced dataset and the analytics marts "
+    "[config creator_sync.duckdb, else creator_platform.duckdb].",
 )
 @click.option(
     "--out",
@@ -34,14 +35,19 @@ from report.errors import ReportError
 )
 @click.option(
     "--dataset",
-    default="creator_platform",
-    show_default=True,
-    help="Raw dataset (schema) the sync loaded; read for the data-freshness line.",
+    default=None,
+    help="Raw dataset (schema) the sync loaded; read for the data-freshness line "
+    "[config creator_sync.dataset, else creator_platform].",
 )
 def report_command(
-    duckdb_path: str, out_path: str, site_id: str | None, since: dt.datetime | None, dataset: str
+    duckdb_path: str | None, out_path: str, site_id: str | None, since: dt.datetime | None,
+    dataset: str | None,
 ) -> None:
     """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
+    from pipelines.config import SYNC_SECTION, setting
+
+    duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
+    dataset = str(setting(SYNC_SECTION, "dataset", dataset))
     from report.render import write_report  # matplotlib loads only when a report is made
 
     try:
