@@ -77,9 +77,13 @@ def received_signal() -> int | None:
 
 
 def interrupt_code(exc: BaseException | None = None) -> int:
-    """130 or 143: from the exception when it says, else from the signal received."""
-    signum = getattr(exc, "signum", None) or received_signal() or signal.SIGINT
-    return EXIT_SIGNAL_BASE + int(signum)
+    """130 or 143: from the exception chain when it says (ours: `signum`; dlt, which takes
+    the signals over while it loads: `signal_code`), else from the signal received."""
+    for link in chain(exc) if exc is not None else []:
+        signum = getattr(link, "signum", None) or getattr(link, "signal_code", None)
+        if signum:
+            return EXIT_SIGNAL_BASE + int(signum)
+    return EXIT_SIGNAL_BASE + int(received_signal() or signal.SIGINT)
 
 
 def signal_name(code: int) -> str:
@@ -144,28 +148,33 @@ def private_opener(path: str, flags: int) -> int:
     return os.open(path, flags, PRIVATE_FILE)
 
 
-def private_dir(path: str | os.PathLike[str]) -> Path:
-    """Create `path` (and parents) as 0700 when new; an existing directory is left as it is."""
+GITIGNORE_ALL = "# created by creator-sync: local state, logs or personal data; never commit\n*\n"
+STATE_DIR_NAME = ".creator-sync"
+
+
+def private_dir(path: str | os.PathLike[str], *, gitignore: bool = False) -> Path:
+    """Create `path` (and parents) as 0700 when new; an existing directory keeps its mode.
+
+    `gitignore`: put a `.gitignore` of `*` inside (as pytest does for its cache), so that a
+    user's repository never picks the directory up, whatever their own `.gitignore` says.
+    """
     directory = Path(path)
     if not directory.exists():
         directory.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+    if gitignore:
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            with contextlib.suppress(OSError):
+                ignore.write_text(GITIGNORE_ALL)
     return directory
 
 
-STATE_DIR_NAME = ".creator-sync"
-STATE_DIR_GITIGNORE = "# created by creator-sync: local pipeline state and logs, never commit\n*\n"
-
-
 def state_dir(path: str | os.PathLike[str]) -> Path:
-    """A private directory; any `.creator-sync` on its path gets a `.gitignore` of `*` (as
-    pytest does for its cache) so that a user's repository never picks the state up."""
+    """A private directory; the `.creator-sync` folder on its path is git-ignored as a whole."""
     directory = private_dir(path)
     for parent in (directory, *directory.parents):
         if parent.name == STATE_DIR_NAME:
-            ignore = parent / ".gitignore"
-            if not ignore.exists():
-                with contextlib.suppress(OSError):
-                    ignore.write_text(STATE_DIR_GITIGNORE)
+            private_dir(parent, gitignore=True)
             break
     return directory
 

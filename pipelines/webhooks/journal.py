@@ -129,7 +129,8 @@ class Journal:
 
     def __init__(self, directory: str | os.PathLike[str], *, segment_bytes: int = 64 * 1024**2):
         self.directory = Path(directory)
-        private_dir(self.directory)  # deliveries hold customers' names and emails
+        # deliveries hold customers' names and emails: owner-only, never committed
+        private_dir(self.directory, gitignore=True)
         self.segment_bytes = segment_bytes
         self._lock_fd = self._take_writer_lock()
         self._cond = threading.Condition()

@@ -474,8 +474,10 @@ def plan_crashes(n: int, total_requests: int, seed: int = DRILL_SEED) -> list[Cr
     return points
 
 
-def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint) -> str | None:
-    """Poll the pipeline's package folders; SIGKILL when the point is reached. Returns stage."""
+def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint,
+                    kill: Callable[[subprocess.Popen], None] = kill_group) -> str | None:
+    """Poll the pipeline's package folders; `kill` (SIGKILL) when the point is reached.
+    Returns the stage."""
     pdir: Path | None = None
     seen_extracted_at: float | None = None
     while proc.poll() is None:
@@ -491,16 +493,16 @@ def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint) ->
                 seen_extracted_at = seen_extracted_at or time.monotonic()
                 if time.monotonic() - seen_extracted_at >= point.arg / 1000:
                     stage = ws.stage()
-                    kill_group(proc)
+                    kill(proc)
                     return stage
             if normalized:  # normalise finished before the delay ran out: kill at load start
-                kill_group(proc)
+                kill(proc)
                 return "load"
         elif point.stage == "load" and normalized:
             jobs = sum(len(_entries(pdir / "load/normalized" / p / "completed_jobs"))
                        for p in normalized)
             if jobs >= point.arg:
-                kill_group(proc)
+                kill(proc)
                 return "load"
         time.sleep(0.002)
     return None
