@@ -64,8 +64,9 @@ class CreatorSyncGroup(LazyGroup):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        install_signal_handlers()
-        os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)
+        if args is None:  # the program itself (not a test's CliRunner): process-wide settings
+            install_signal_handlers()
+            os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)
         code: Any = 0
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
