@@ -101,7 +101,9 @@ def models_command(
     """Build the analytics models (staging, intermediate, marts) and run their data tests."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    from pipelines.config import SYNC_SECTION, setting
+    from pipelines.config import SYNC_SECTION, setting, warn_unknown_keys
+
+    warn_unknown_keys()
 
     duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
     params = Params(setting(SYNC_SECTION, "dataset", dataset), timezone, settlement_delay_days, as_of)

@@ -322,3 +322,9 @@ def unknown_key_warnings(environ: dict[str, str] | None = None) -> list[str]:
                     hint = f"; did you mean {near}?" if near else ""
                     lines.append(f"warning: unknown key {section}.{key} in {where}{hint}")
     return lines
+
+
+def warn_unknown_keys() -> None:
+    """Print the unknown-key warnings on stderr (every command that reads configuration)."""
+    for line in unknown_key_warnings():
+        click.echo(line, err=True)

@@ -28,7 +28,6 @@ from sources.creator_platform import (
     creator_platform_source,
 )
 from sources.creator_platform.client import api_root
-from sources.creator_platform.errors import ConfigurationError
 from sources.creator_platform.refresh import customer_refresh, stale_customers
 from sources.creator_platform.settings import DAY_S, RESOURCES
 from sources.creator_platform.stats import RunStats
@@ -39,7 +38,7 @@ from .config import (
     BadSetting,
     lookback_days,
     setting,
-    unknown_key_warnings,
+    warn_unknown_keys,
 )
 from .factory import (
     Warehouse,
@@ -47,7 +46,7 @@ from .factory import (
     release_free_memory,
     resolve_warehouse,
 )
-from .locking import LockTimeout, pipeline_lock, warehouse_lock
+from .locking import pipeline_lock, warehouse_lock
 from .postload import (
     data_tables,
     dedupe_appended,
@@ -59,16 +58,10 @@ from .postload import (
 )
 from .progress import progress_reporter
 from .terminal import (
-    EXIT_FAILURE,
-    EXIT_USAGE,
-    chain,
     describe,
-    fail,
-    interrupt_code,
     reported_failures,
     setup_logging,
     signal_name,
-    was_interrupted,
 )
 
 log = logging.getLogger("creator_sync.sync")
@@ -408,27 +401,13 @@ def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
     130 SIGINT, 143 SIGTERM.
     """
     with reported_failures(verbose):
-        for line in unknown_key_warnings():
-            click.echo(line, err=True)
+        warn_unknown_keys()
         settings = resolve_settings(**flags)
     log_file = log_path(settings.warehouse)
-    try:
+    with reported_failures(verbose, log_file,
+                           interrupted=lambda code: interrupted_line(code, settings.warehouse)):
         # the log is opened under the lock: a sync that loses the race must not touch the
         # winner's log
         result = run_sync(settings, show_progress=progress,
                           on_locked=lambda: setup_logging(verbose, log_file, what="sync"))
-    except BaseException as exc:
-        if isinstance(exc, SystemExit):
-            raise
-        if was_interrupted(exc):
-            code = interrupt_code(exc)
-            log.warning("sync interrupted by %s", signal_name(code))
-            fail(interrupted_line(code, settings.warehouse), code)
-        if isinstance(exc, LockTimeout):
-            fail(describe(exc), EXIT_FAILURE)
-        log.exception("sync failed")
-        code = EXIT_USAGE if any(isinstance(e, ConfigurationError | click.UsageError)
-                                 for e in chain(exc)) else EXIT_FAILURE
-        where = f" (details: {log_file})" if not verbose else ""
-        fail(describe(exc, verbose) + where, code)
     click.echo(format_summary(result))

@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -239,8 +239,13 @@ def setup_logging(verbose: bool, log_file: Path | None, *, what: str = "run") ->
 
 
 @contextlib.contextmanager
-def reported_failures(verbose: bool, log_file: Path | None = None) -> Iterator[None]:
-    """Run a command body: any failure ends as one line and the contract's exit code."""
+def reported_failures(verbose: bool, log_file: Path | None = None, *,
+                      interrupted: Callable[[int], str] | None = None) -> Iterator[None]:
+    """Run a command body: any failure ends as one line and the contract's exit code.
+
+    `log_file`: where the details went (named in the line); `interrupted(code)`: the line for
+    a signal, saying what the command kept.
+    """
     log = logging.getLogger("creator_sync")
     try:
         yield
@@ -257,10 +262,17 @@ def reported_failures(verbose: bool, log_file: Path | None = None) -> Iterator[N
         if was_interrupted(exc):
             code = interrupt_code(exc)
             log.warning("interrupted by %s", signal_name(code))
-            fail(f"interrupted by {signal_name(code)}", code)
+            fail(interrupted(code) if interrupted else f"interrupted by {signal_name(code)}", code)
+        from sources.creator_platform.errors import ConfigurationError
+
+        from .locking import LockTimeout
+
+        links = chain(exc)
+        usage = any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
+        locked_out = any(isinstance(e, LockTimeout) for e in links)  # no log of ours exists
         log.exception("failed")
-        where = f" (details: {log_file})" if log_file and not verbose else ""
-        fail(describe(exc, verbose) + where, EXIT_FAILURE)
+        where = f" (details: {log_file})" if log_file and not verbose and not locked_out else ""
+        fail(describe(exc, verbose) + where, EXIT_USAGE if usage else EXIT_FAILURE)
 
 
 def describe(exc: BaseException, verbose: bool = False) -> str:

@@ -44,7 +44,9 @@ def report_command(
     dataset: str | None,
 ) -> None:
     """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
-    from pipelines.config import SYNC_SECTION, setting
+    from pipelines.config import SYNC_SECTION, setting, warn_unknown_keys
+
+    warn_unknown_keys()
 
     duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
     dataset = str(setting(SYNC_SECTION, "dataset", dataset))

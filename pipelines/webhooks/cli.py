@@ -28,13 +28,12 @@ def _config(key: str, flag_value: object = None) -> object:
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
-    from pipelines.config import unknown_key_warnings
+    from pipelines.config import warn_unknown_keys
     from sources.creator_platform.client import CreatorPlatformClient
     from sources.creator_platform.errors import CreatorPlatformError
 
     obj = ctx.find_root().meta.get(API_FLAGS, {})
-    for line in unknown_key_warnings():
-        click.echo(line, err=True)
+    warn_unknown_keys()
     base_url = _config("base_url", obj.get("base_url"))
     client_id = _config("client_id", obj.get("client_id"))
     client_secret = _config("client_secret", obj.get("client_secret"))
@@ -257,10 +256,9 @@ def listen_command(
             f"must be at least {MIN_SECRET_CHARS} characters (it is the only thing between the "
             "internet and your warehouse); e.g. python -c 'import secrets; "
             "print(secrets.token_urlsafe(32))'", param_hint=f"--secret / {SECRET_ENV}")
-    from pipelines.config import unknown_key_warnings
+    from pipelines.config import warn_unknown_keys
 
-    for line in unknown_key_warnings():
-        click.echo(line, err=True)
+    warn_unknown_keys()
     warehouse = resolve_warehouse(duckdb=duckdb_path, dataset=dataset)
     if warehouse.duckdb_path is None:
         raise click.UsageError(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import secrets
 import signal
-import subprocess
 import time
 from collections.abc import Sequence
 from functools import partial
@@ -23,12 +22,12 @@ from .drills import (
     DrillOutcome,
     Job,
     Lab,
-    _watch_and_kill,
     judge_against_reference,
     plan_crashes,
+    run_and_stop,
     run_parallel,
 )
-from .proxy import DrillProxy, Exchange
+from .proxy import DrillProxy
 from .runner import CLIENT_ID, CLIENT_SECRET
 from .scan import Scanner
 
@@ -78,25 +77,8 @@ def signal_once(lab: Lab, proxy: DrillProxy, name: str, point: CrashPoint,
     proxy.reset()
     argv = ws.argv(proxy.base_url, *PII_ARGS, client_secret=secret)
     started = time.monotonic()
-    proc, o, e = ws.start(argv)
-
-    def send(p: subprocess.Popen) -> None:
-        p.send_signal(signum)
-
-    stage: list[str] = []
-    if point.stage == "extract":
-        def trigger(ex: Exchange) -> None:
-            if ex.number == point.arg and not stage:
-                stage.append(ws.stage())
-                send(proc)
-
-        proxy.triggers.append(trigger)
-        signalled = None
-    else:
-        signalled = _watch_and_kill(ws, proc, point, kill=send)
-    first = ws.finish(proc, o, e, argv, started, timeout=300)
-    proxy.triggers.clear()
-    signalled = signalled or (stage[0] if stage else None)
+    first, signalled = run_and_stop(ws, proxy, argv, point, started,
+                                    stop=lambda proc: proc.send_signal(signum))
     expected = 128 + int(signum)
     if signalled is None:
         out.fail(f"the run was not interrupted (finished with rc={first.returncode} first)")
