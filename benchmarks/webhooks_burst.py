@@ -34,7 +34,7 @@ import orjson  # noqa: E402
 from pipelines.webhooks.journal import journal_status  # noqa: E402
 from pipelines.webhooks.testing import ListenProcess  # noqa: E402
 
-SECRET = "bench-secret"
+SECRET = "bench-secret-0123456789"
 
 
 def delivery(n: int) -> bytes:

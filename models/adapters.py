@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 import sqlglot
 
+from pipelines.duckdb_names import connect_warehouse, quote_ident, quote_literal
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -25,12 +27,11 @@ def redact_dsn(text: str) -> str:
     )
 
 
-def quote_ident(name: str) -> str:
-    """Only plain identifiers reach SQL: schema, table and column names come from our own tables
-    or from the user's `--dataset`, and a malformed one is an error, not an injection."""
+def check_identifier(name: str) -> None:
+    """Only plain identifiers name schemas: the user's `--dataset` must be one (the pipeline
+    writes no other), and a malformed one is an error, not a surprise."""
     if not _IDENT.match(name):
         raise ValueError(f"not a valid SQL identifier: {name!r}")
-    return f'"{name}"'
 
 
 class Adapter(Protocol):
@@ -67,13 +68,13 @@ class _Base:
     def columns(self, schema: str, table: str) -> dict[str, str] | None:
         _, rows = self.fetch(
             "select column_name, data_type from information_schema.columns "
-            f"where table_schema = '{schema}' and table_name = '{table}'"
+            f"where table_schema = {quote_literal(schema)} and table_name = {quote_literal(table)}"
         )
         return {name: dtype for name, dtype in rows} or None
 
     def schema_exists(self, schema: str) -> bool:
         _, rows = self.fetch(
-            f"select 1 from information_schema.schemata where schema_name = '{schema}'"
+            f"select 1 from information_schema.schemata where schema_name = {quote_literal(schema)}"
         )
         return bool(rows)
 
@@ -85,10 +86,9 @@ class DuckDBAdapter(_Base):
     dialect = "duckdb"
 
     def __init__(self, path: str, read_only: bool = False) -> None:
-        import duckdb
-
         self.label = f"duckdb:{path}"
-        self._conn = duckdb.connect(path, read_only=read_only)
+        # under an alias: a file named like the dataset (or `analytics`) stays unambiguous
+        self._conn = connect_warehouse(path, read_only=read_only)
         # Casting a TIMESTAMPTZ to DATE follows the session zone: pin it, the SQL converts
         # explicitly with AT TIME ZONE wherever a local day is meant.
         self._conn.execute("set TimeZone = 'UTC'")

@@ -29,8 +29,6 @@ from models.runner import (
 )
 from pipelines.locking import LockTimeout, warehouse_lock
 
-DEFAULT_DUCKDB = "creator_platform.duckdb"
-
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
     if value is None:
@@ -83,10 +81,12 @@ def _print_result(result: BuildResult) -> None:
 
 
 @click.command("models")
-@click.option("--duckdb", "duckdb_path", default=DEFAULT_DUCKDB, show_default=True,
-              help="DuckDB file the pipeline loaded.")
-@click.option("--dataset", default="creator_platform", show_default=True,
-              help="Dataset (schema) holding the raw tables.")
+@click.option("--duckdb", "duckdb_path", default=None,
+              help="DuckDB file the pipeline loaded [config creator_sync.duckdb, else "
+                   "creator_platform.duckdb].")
+@click.option("--dataset", default=None,
+              help="Dataset (schema) holding the raw tables [config creator_sync.dataset, else "
+                   "creator_platform].")
 @click.option("--timezone", default="UTC", show_default=True,
               help="IANA zone of the reporting day and month, e.g. America/New_York.")
 @click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=None,
@@ -108,18 +108,24 @@ def _print_result(result: BuildResult) -> None:
 @stale_after_option
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
 def models_command(
-    duckdb_path: str, dataset: str, timezone: str, settlement_delay_days: int | None,
+    duckdb_path: str | None, dataset: str | None, timezone: str, settlement_delay_days: int | None,
     as_of: dt.date | None, destination: str, postgres_dsn: str | None, run_tests: bool,
     strict: bool, lock_timeout: float, stale_after_days: float | None, verbose: bool,
 ) -> None:
     """Build the analytics models (staging, intermediate, marts) and run their data tests."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    from pipelines.config import SYNC_SECTION, setting, warn_unknown_keys
+
+    warn_unknown_keys()
+
+    limit = stale_after(stale_after_days)
+    duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
+    params = Params(setting(SYNC_SECTION, "dataset", dataset), timezone, settlement_delay_days, as_of)
     try:
-        limit = stale_after(stale_after_days)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
-    params = Params(dataset, timezone, settlement_delay_days, as_of)
+        params.validate()
+    except ModelsError as exc:
+        raise click.UsageError(str(exc)) from None
     if destination == "duckdb" and not Path(duckdb_path).is_file():
         raise click.ClickException(
             f"{duckdb_path}: no such DuckDB file; run `creator-sync sync --duckdb {duckdb_path}` first"

@@ -21,14 +21,11 @@ from typing import Any
 import click
 
 from models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
+from pipelines.config import SYNC_SECTION, setting, spec
 
 DATA_COVERAGE = "analytics.data_coverage"
 WINDOW_DAYS = 30
 
-# The staleness limit: flag `--stale-after-days`, else `[creator_sync] stale_after_days`
-# (env CREATOR_SYNC__STALE_AFTER_DAYS), else this.
-STALE_AFTER_DAYS = 2.0
-STALE_AFTER_SECTION, STALE_AFTER_KEY = "creator_sync", "stale_after_days"
 
 LABELS = {"transactions": "Transactions", "purchases": "Purchases", "payouts": "Payouts"}
 # Each headline figure and the resources it is built on.
@@ -56,30 +53,20 @@ def fmt_age(delta: dt.timedelta) -> str:
     return "less than a minute"
 
 
-# The flag of every command that states the figures (`models`, `report`).
+# The flag of every command that states the figures (`models`, `report`); the key, its check
+# and its default are `creator_sync.stale_after_days` in pipelines.config.
 stale_after_option = click.option(
     "--stale-after-days",
     type=click.FloatRange(0, 3650, min_open=True),
     default=None,
     help="Mark the figures stale when the newest record is older than this many days "
-    f"[config {STALE_AFTER_SECTION}.{STALE_AFTER_KEY}, else {STALE_AFTER_DAYS:g}].",
+    f"[config creator_sync.stale_after_days, else {spec(SYNC_SECTION, 'stale_after_days').default:g}].",
 )
 
 
 def stale_after(days: float | None = None) -> dt.timedelta:
     """The staleness limit: `days` when given (a flag), else the configuration, else 2 days."""
-    if days is None:
-        from pipelines.factory import config_value  # dlt's config providers: env, .dlt/*.toml
-
-        days = config_value(STALE_AFTER_SECTION, STALE_AFTER_KEY, STALE_AFTER_DAYS)
-    where = f"{STALE_AFTER_SECTION}.{STALE_AFTER_KEY} (--stale-after-days)"
-    try:
-        value = float(days)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where} must be a number of days, got {days!r}") from None
-    if not 0 < value <= 3650:
-        raise ValueError(f"{where} must be above 0 and at most 3650 days, got {days!r}")
-    return dt.timedelta(days=value)
+    return dt.timedelta(days=setting(SYNC_SECTION, "stale_after_days", days))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.adapters import Adapter, DuckDBAdapter, quote_ident
+from models.adapters import Adapter, DuckDBAdapter, check_identifier
 from models.headline import headline_figures
 from models.project import Project, load_project
 from models.render import (
@@ -28,6 +28,7 @@ from models.render import (
     schema_of,
 )
 from models.sources import SOURCE_TABLES
+from pipelines.duckdb_names import quote_ident
 
 log = logging.getLogger("creator_sync.models")
 
@@ -48,7 +49,7 @@ class Params:
 
     def validate(self) -> None:
         try:
-            quote_ident(self.dataset)
+            check_identifier(self.dataset)
         except ValueError as exc:
             raise ModelsError(f"--dataset: {exc}") from exc
         try:

@@ -7,8 +7,24 @@ Subcommands live with the code they drive and are imported only when called, so 
 from __future__ import annotations
 
 import importlib
+import os
+from typing import Any
 
 import click
+
+from .terminal import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    describe,
+    error_line,
+    exit_now,
+    install_signal_handlers,
+    interrupt_code,
+    signal_name,
+    usage_message,
+    verbose_requested,
+    was_interrupted,
+)
 
 # name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
@@ -35,7 +51,53 @@ class LazyGroup(click.Group):
         return getattr(module, attribute)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# Files the tool creates hold personal data, state or logs: owner-only, whoever creates them
+# (dlt's pipeline folder, the warehouse, the journal). The report chmods itself to 0644.
+PRIVATE_UMASK = 0o077
+
+
+class CreatorSyncGroup(LazyGroup):
+    """Run as a program (standalone), every way a command ends maps to one exit code and one
+    `error:` line: click's own three-line usage errors, tracebacks and "Aborted!" never show."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        if args is None:  # the program itself (not a test's CliRunner): process-wide settings
+            install_signal_handlers()
+            os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)
+        code: Any = 0
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            _end(error_line(usage_message(exc)), EXIT_USAGE)
+        except click.ClickException as exc:
+            _end(error_line(exc.format_message()), exc.exit_code)
+        except click.exceptions.Abort as exc:  # click's wrapper of a KeyboardInterrupt
+            code = interrupt_code(exc.__cause__ or exc.__context__)
+            _end(error_line(f"interrupted by {signal_name(code)}"), code)
+        except Exception as exc:
+            if was_interrupted(exc):
+                code = interrupt_code(exc)
+                _end(error_line(f"interrupted by {signal_name(code)}"), code)
+            if verbose_requested(args):
+                raise
+            _end(error_line(describe(exc)), EXIT_FAILURE)
+        _end(None, code if isinstance(code, int) else 0)
+
+
+def _end(line: str | None, code: int) -> None:
+    if line:
+        click.echo(line, err=True)
+    exit_now(code)
+
+
+@click.group(cls=CreatorSyncGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="creator-sync")
 def main() -> None:
-    """Sync a Creator Platform account into a warehouse and model it for finance."""
+    """Sync a Creator Platform account into a warehouse and model it for finance.
+
+    Exit status: 0 success, 1 failure at run time, 2 usage or configuration error,
+    130 SIGINT, 143 SIGTERM.
+    """

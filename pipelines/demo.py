@@ -20,7 +20,8 @@ import click
 from sources.creator_platform.auth import Secret
 
 from .factory import resolve_warehouse
-from .sync import SyncSettings, format_summary, one_line, run_sync
+from .sync import SyncSettings, format_summary, log_path, run_sync
+from .terminal import reported_failures, setup_logging
 
 DEMO_SEED = 20240601
 DEMO_SITES = 2
@@ -76,7 +77,9 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
             f"demo run {number}: sandbox at {sandbox.base_url} (seed {DEMO_SEED}, {DEMO_SITES} sites"
             + (f", {number - 1} round(s) of activity" if number > 1 else "") + ")"
         )
-        result = run_sync(settings)
+        # dlt's log lines go to the demo's log file, not the terminal
+        log_file = log_path(settings.warehouse)
+        result = run_sync(settings, on_locked=lambda: setup_logging(False, log_file, what="demo sync"))
     counter.write_text(str(number))
     out["sync"] = result
     click.echo(format_summary(result))
@@ -122,10 +125,5 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
 @click.option("--scale", default="demo", show_default=True, help="Sandbox scale.")
 def demo_command(duckdb: str, report: str, reset: bool, scale: str) -> None:
     """Start the sandbox in-process, sync it, build models and report (run again: incremental)."""
-    try:
+    with reported_failures(False):
         run_demo(duckdb, report, reset=reset, scale=scale)
-    except click.ClickException:
-        raise
-    except Exception as exc:
-        click.echo(f"error: {one_line(exc)}", err=True)
-        sys.exit(1)

@@ -1,11 +1,9 @@
 """Build the dlt pipeline and resolve settings from flags > env > .dlt/config.toml/secrets.toml.
 
 Conventions other areas rely on (models, report, webhooks):
-- config section `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the
-  API: `base_url`, `client_id`, `client_secret` (secrets), `site_ids`, `concurrency`, ...
-- section `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse: `duckdb` (path,
-  default `creator_platform.duckdb`), `dataset` (default `creator_platform`), `destination`
-  (default `duckdb`), `pipelines_dir`.
+- every setting, its section, check and default is in `pipelines.config.SETTINGS`:
+  `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the API,
+  `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse (`duckdb`, `dataset`, ...).
 - the dlt pipeline for a DuckDB file `X.duckdb` is named `creator_sync_<dataset>` and keeps its
   local state in `<dir of X>/.creator-sync/<stem of X>/` so two warehouses never share state.
 """
@@ -21,30 +19,16 @@ from typing import Any
 
 import dlt
 
+from .config import SYNC_SECTION, setting
+from .duckdb_names import catalog_qualified_duckdb
+from .terminal import state_dir
+
 log = logging.getLogger("creator_sync.factory")
 
-SOURCE_SECTION = "sources.creator_platform"
-SYNC_SECTION = "creator_sync"
-DEFAULT_DUCKDB = "creator_platform.duckdb"
-DEFAULT_DATASET = "creator_platform"
-DEFAULT_DUCKDB_MEMORY = "1GB"
-DEFAULT_DUCKDB_THREADS = 1
 FILE_MAX_ITEMS = 50_000
-LOAD_WORKERS = 1
 # row-group merges DuckDB schedules at each checkpoint: none while a sync fills a new warehouse
 # (see build_pipeline), DuckDB's own default otherwise
 FRESH_LOAD_VACUUM_TASKS = 0
-
-
-def config_value(section: str, key: str, default: Any = None) -> Any:
-    """A value from dlt config/secrets providers (env first, then .dlt/*.toml)."""
-    value = dlt.config.get(f"{section}.{key}")
-    if value is None:
-        try:
-            value = dlt.secrets.get(f"{section}.{key}")
-        except Exception:  # a provider that cannot be read is the same as a missing key
-            value = None
-    return default if value is None else value
 
 
 @dataclass(frozen=True)
@@ -68,18 +52,18 @@ def resolve_warehouse(
     pipelines_dir: str | None = None,
 ) -> Warehouse:
     """Where the data and the pipeline state go (flags override config)."""
-    dest = destination or config_value(SYNC_SECTION, "destination", "duckdb")
-    ds = dataset or config_value(SYNC_SECTION, "dataset", DEFAULT_DATASET)
+    dest = setting(SYNC_SECTION, "destination", destination)
+    ds = setting(SYNC_SECTION, "dataset", dataset)
+    state_dir = setting(SYNC_SECTION, "pipelines_dir", pipelines_dir)
     if dest == "duckdb":
-        path = Path(duckdb or config_value(SYNC_SECTION, "duckdb", DEFAULT_DUCKDB)).expanduser()
-        path = path.resolve()
+        path = Path(setting(SYNC_SECTION, "duckdb", duckdb)).expanduser().resolve()
         default_dir = path.parent / ".creator-sync" / _safe_name(path.stem)
         return Warehouse(
             destination=dest,
             dataset=ds,
             duckdb_path=str(path),
             pipeline_name=f"creator_sync_{_safe_name(ds)}",
-            pipelines_dir=str(pipelines_dir or config_value(SYNC_SECTION, "pipelines_dir") or default_dir),
+            pipelines_dir=str(state_dir or default_dir),
         )
     default_dir = Path(".creator-sync") / _safe_name(dest)
     return Warehouse(
@@ -87,7 +71,7 @@ def resolve_warehouse(
         dataset=ds,
         duckdb_path=None,
         pipeline_name=f"creator_sync_{_safe_name(ds)}",
-        pipelines_dir=str(Path(pipelines_dir or config_value(SYNC_SECTION, "pipelines_dir") or default_dir).resolve()),
+        pipelines_dir=str(Path(state_dir or default_dir).resolve()),
     )
 
 
@@ -124,7 +108,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
 
         # DuckDB's default buffer pool is 80% of RAM: cap it so memory stays flat as data grows
         # (big merges spill to disk instead); `creator_sync.duckdb_memory_limit` overrides
-        limit = config_value(SYNC_SECTION, "duckdb_memory_limit", DEFAULT_DUCKDB_MEMORY)
+        limit = setting(SYNC_SECTION, "duckdb_memory_limit")
         # insertion order is irrelevant to merges; dropping it lets big merges spill
         global_config: dict[str, Any] = {
             "memory_limit": str(limit),
@@ -135,7 +119,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         }
         # one thread: each load job reads one file, and every thread adds its own buffers to
         # the job's memory (`creator_sync.duckdb_threads` overrides)
-        global_config["threads"] = int(config_value(SYNC_SECTION, "duckdb_threads", DEFAULT_DUCKDB_THREADS))
+        global_config["threads"] = setting(SYNC_SECTION, "duckdb_threads")
         # dlt closes the database after each load job, and DuckDB checkpoints on close; each
         # checkpoint's vacuum re-reads and merges the table's partly filled row groups (every
         # 50,000-row file leaves one), so a first load's peak grew with the table: -50 MiB at
@@ -143,23 +127,24 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         # nothing, so it loses only row-group compaction; incremental runs merge (delete-insert)
         # and keep DuckDB's vacuum, so deleted rows are reclaimed and the file does not creep.
         # `creator_sync.duckdb_vacuum_tasks` overrides both.
-        vacuum = config_value(SYNC_SECTION, "duckdb_vacuum_tasks")
+        vacuum = setting(SYNC_SECTION, "duckdb_vacuum_tasks")
         if vacuum is None and fresh_load:
             vacuum = FRESH_LOAD_VACUUM_TASKS
         if vacuum is not None:
-            global_config["max_vacuum_tasks"] = int(vacuum)
+            global_config["max_vacuum_tasks"] = vacuum
         credentials = DuckDbCredentials(warehouse.duckdb_path, global_config=global_config)
-        destination: Any = dlt.destinations.duckdb(credentials=credentials)
+        # names qualified with the file's catalog: a dataset may share the file's name
+        destination: Any = catalog_qualified_duckdb(credentials)
     else:
         destination = warehouse.destination
-    Path(warehouse.pipelines_dir).mkdir(parents=True, exist_ok=True)
+    state_dir(warehouse.pipelines_dir)  # 0700, and git-ignored inside `.creator-sync/`
     # arrow items carry no _dlt_load_id by default: we need it for `_is_deleted` and summaries
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
     # loaded packages are kept by dlt for inspection: drop their data files, keep the metadata
     dlt.config["load.delete_completed_jobs"] = True
     # one load job at a time: with dlt's default of 20, DuckDB works on 20 files at once and
     # the load's memory grows with the number of files, i.e. with data (finding 9)
-    dlt.config["load.workers"] = int(config_value(SYNC_SECTION, "load_workers", LOAD_WORKERS))
+    dlt.config["load.workers"] = setting(SYNC_SECTION, "load_workers")
     # rotate files so normalize and load never hold a whole collection in memory
     # (the writers resolve `data_writer.*` without a step section)
     dlt.config["data_writer.file_max_items"] = FILE_MAX_ITEMS

@@ -19,6 +19,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from .terminal import state_dir
+
 
 class LockTimeout(RuntimeError):
     """Another process holds the lock for longer than we were willing to wait."""
@@ -29,7 +31,7 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float | None = 0.0, what
               poll: float = 0.1) -> Iterator[Path]:
     """Exclusive flock on `path`. timeout=None waits forever; 0 fails at once if held."""
     lock_path = Path(path)
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    state_dir(lock_path.parent)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -8,11 +8,12 @@ package left by a crashed run -> extract (API) -> normalise -> load (under the w
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,20 +29,27 @@ from sources.creator_platform import (
     SourceOptions,
     creator_platform_source,
 )
+from sources.creator_platform.client import api_root
 from sources.creator_platform.refresh import TARGET, customer_refresh, stale_customers
-from sources.creator_platform.settings import DAY_S, RESOURCES, payouts_path
+from sources.creator_platform.settings import DAY_S, RESOURCES
 from sources.creator_platform.source import Outcome
 from sources.creator_platform.stats import RunStats
 
-from .factory import (
+from .config import (
+    SETTINGS,
     SOURCE_SECTION,
+    BadSetting,
+    lookback_days,
+    setting,
+    warn_unknown_keys,
+)
+from .factory import (
     Warehouse,
     build_pipeline,
-    config_value,
     release_free_memory,
     resolve_warehouse,
 )
-from .locking import LockTimeout, pipeline_lock, warehouse_lock
+from .locking import pipeline_lock, warehouse_lock
 from .postload import (
     data_tables,
     dedupe_appended,
@@ -53,6 +61,12 @@ from .postload import (
     write_sync_resources,
 )
 from .progress import progress_reporter
+from .terminal import (
+    describe,
+    reported_failures,
+    setup_logging,
+    signal_name,
+)
 
 log = logging.getLogger("creator_sync.sync")
 
@@ -110,85 +124,60 @@ class SyncResult:
         return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
 
 
-def _split(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
-    if values is None:
-        return None
-    if isinstance(values, str):
-        values = [values]
-    out = tuple(v.strip() for raw in values for v in str(raw).split(",") if v.strip())
-    return out or None
+def _flag_values(flags: dict[str, Any]) -> dict[str, Any]:
+    """Click's parameter names -> setting keys (None: the flag was not given)."""
+    out = {key: flags.get(key) for key in flags}
+    out["site_ids"] = flags.get("site_id") or None
+    out["details"] = False if flags.get("no_details") else None
+    out["insecure"] = True if flags.get("insecure") else None
+    return out
 
 
 def resolve_settings(**flags: Any) -> SyncSettings:
-    """Merge CLI flags (None = not given) with dlt config/secrets and defaults."""
-
-    def pick(name: str, default: Any = None) -> Any:
-        value = flags.get(name)
-        return value if value not in (None, (), []) else config_value(SOURCE_SECTION, name, default)
-
-    base_url = pick("base_url")
-    client_id = pick("client_id")
-    secret = pick("client_secret")
-    if not base_url:
-        raise click.UsageError("no base URL: pass --base-url or set sources.creator_platform.base_url")
-    if not client_id:
-        raise click.UsageError("no client id: pass --client-id or set sources.creator_platform.client_id")
-    if not secret:
-        raise click.UsageError(
-            "no client secret: set SOURCES__CREATOR_PLATFORM__CLIENT_SECRET or "
-            "[sources.creator_platform] client_secret in .dlt/secrets.toml (or --client-secret)"
-        )
-    resources = _split(pick("resources"))
-    if resources:
-        unknown = [r for r in resources if r not in RESOURCES]
-        if unknown:
-            raise click.UsageError(
-                f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}"
-            )
-    # one lookup per resource: env providers cannot list keys, only answer them
-    lookback_days = {
-        name: days
-        for name in RESOURCES
-        if (days := config_value(f"{SOURCE_SECTION}.lookback_days", name)) is not None
+    """Merge CLI flags (None = not given) with dlt config/secrets and defaults, each checked
+    as `pipelines.config.SETTINGS` says; a bad one is a usage error naming the flag or key."""
+    given = _flag_values(flags)
+    fields = {f.name for f in dataclasses.fields(SyncSettings)}
+    values = {
+        item.key: setting(SOURCE_SECTION, item.key, given.get(item.key))
+        for item in SETTINGS
+        if item.section == SOURCE_SECTION and item.key in fields
     }
-    every_days = pick("full_refresh_every_days")
-    pii = pick("pii")
-    if pii not in (None, "hash", "drop"):
-        raise click.UsageError(f"--pii must be hash or drop, got {pii!r}")
+    if not values["base_url"]:
+        raise BadSetting("no base URL: pass --base-url or set base_url", f"key={SOURCE_SECTION}.base_url")
+    if not values["client_id"]:
+        raise BadSetting("no client id: pass --client-id or set client_id", f"key={SOURCE_SECTION}.client_id")
+    if not values["client_secret"]:
+        raise BadSetting(
+            "no client secret: set SOURCES__CREATOR_PLATFORM__CLIENT_SECRET or "
+            "[sources.creator_platform] client_secret in .dlt/secrets.toml (or --client-secret)",
+            f"key={SOURCE_SECTION}.client_secret",
+        )
     try:
-        payouts = payouts_path(pick("payouts_path"))
+        api_root(values["base_url"], insecure=values["insecure"])
     except ValueError as exc:
-        raise click.UsageError(f"{exc} (--payouts-path or sources.creator_platform.payouts_path)") from None
-    return SyncSettings(
-        base_url=str(base_url),
-        client_id=str(client_id),
-        client_secret=Secret(str(secret)),
-        warehouse=resolve_warehouse(
+        where = "flag=--base-url" if given.get("base_url") else f"key={SOURCE_SECTION}.base_url"
+        raise BadSetting(str(exc), where) from None
+    lock_timeout = float(flags.get("lock_timeout") or 0)
+    if lock_timeout < 0:
+        raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
+    every_days = setting(SOURCE_SECTION, "full_refresh_every_days")
+    return SyncSettings(**{
+        **values,
+        "client_secret": Secret(values["client_secret"]),
+        "pii_salt": Secret(values["pii_salt"]),
+        "rate_limit": values["rate_limit"] or None,  # 0 = no limit
+        "warehouse": resolve_warehouse(
             duckdb=flags.get("duckdb"),
             dataset=flags.get("dataset"),
             destination=flags.get("destination"),
             pipelines_dir=flags.get("pipelines_dir"),
         ),
-        resources=resources,
-        site_ids=_split(pick("site_ids") if not flags.get("site_id") else flags["site_id"]),
-        full_refresh=bool(flags.get("full_refresh")),
-        concurrency=int(pick("concurrency", 4)),
-        detail_concurrency=int(pick("detail_concurrency", 16)),
-        rate_limit=float(pick("rate_limit")) if pick("rate_limit") else None,
-        page_size=int(pick("page_size", 100)),
-        pii=pii,
-        pii_salt=Secret(str(pick("pii_salt", ""))),
-        insecure=bool(pick("insecure", False)),
-        lock_timeout=float(flags.get("lock_timeout") or 0),
-        lookback_s={k: int(float(v) * DAY_S) for k, v in lookback_days.items()},
-        full_refresh_every_s=int(float(every_days) * DAY_S) if every_days is not None else None,
-        freeze_finance_schema=bool(pick("freeze_finance_schema", False)),
-        details=not flags.get("no_details") and bool(pick("details", True)),
-        max_attempts=int(pick("max_attempts", 8)),
-        timeout=float(pick("timeout", 30.0)),
-        backoff_initial=float(pick("backoff_initial", 0.25)),
-        payouts_path=payouts,
-    )
+        "full_refresh": bool(flags.get("full_refresh")),
+        "lock_timeout": lock_timeout,
+        "lookback_s": {k: int(v * DAY_S) for k, v in lookback_days().items()},
+        "full_refresh_every_s": int(every_days * DAY_S) if every_days is not None else None,
+    })
 
 
 KILL_ENV = "CREATOR_SYNC_KILL_AT"
@@ -210,16 +199,20 @@ def _warehouse_guard(warehouse: Warehouse) -> Iterator[None]:
 
 
 def run_sync(
-    settings: SyncSettings, *, show_progress: bool | None = None, transport: Any = None
+    settings: SyncSettings, *, show_progress: bool | None = None, transport: Any = None,
+    on_locked: Callable[[], None] | None = None,
 ) -> SyncResult:
     """Run one sync. Raises CreatorPlatformError / LockTimeout / dlt errors on failure.
 
-    `transport` (an httpx transport) is for tests that serve the API in memory.
+    `transport` (an httpx transport) is for tests that serve the API in memory. `on_locked`
+    runs once the pipeline lock is held (the CLI opens its log there, never before).
     """
     wh = settings.warehouse
     stats = RunStats()
     quiet_dlt_hint_warnings()
     with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=settings.lock_timeout):
+        if on_locked is not None:
+            on_locked()
         # a new warehouse (or a full refresh) is filled by appends: see build_pipeline
         fresh = settings.full_refresh or (wh.duckdb_path is not None and not Path(wh.duckdb_path).exists())
         pipeline = build_pipeline(wh, fresh_load=fresh)
@@ -357,28 +350,6 @@ def format_summary(result: SyncResult) -> str:
     return "\n".join(lines)
 
 
-def _setup_logging(verbose: bool, log_file: Path | None) -> None:
-    root = logging.getLogger("creator_sync")
-    root.setLevel(logging.DEBUG)
-    root.propagate = False
-    root.handlers.clear()
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if verbose:
-        h = logging.StreamHandler(sys.stderr)
-        h.setFormatter(fmt)
-        h.setLevel(logging.DEBUG)
-        root.addHandler(h)
-    if log_file is not None:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        fh = logging.FileHandler(log_file, mode="w")
-        fh.setFormatter(fmt)
-        root.addHandler(fh)
-    # httpx/httpcore can log request lines and headers at DEBUG: never let them
-    for noisy in ("httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
-    quiet_dlt_hint_warnings()
-
-
 class _DropHintMerge(logging.Filter):
     """dlt warns that our declared hints (json, precision) win over arrow's: that is the intent."""
 
@@ -392,18 +363,41 @@ def quiet_dlt_hint_warnings() -> None:
         dlt_logger.addFilter(_DropHintMerge())
 
 
-def one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException, verbose: bool = False) -> str:
     """The most specific message in an exception chain, on one line."""
-    chain: list[BaseException] = []
-    cur: BaseException | None = exc
-    while cur is not None and cur not in chain:
-        chain.append(cur)
-        cur = cur.__cause__ or cur.__context__
-    for candidate in chain:
-        if isinstance(candidate, CreatorPlatformError | LockTimeout | click.UsageError):
-            return " ".join(str(candidate).split())
-    inner = chain[-1]
-    return " ".join(f"{type(inner).__name__}: {inner}".split())[:500]
+    return describe(exc, verbose)
+
+
+def pending_packages(wh: Warehouse) -> dict[str, int]:
+    """Load packages of this pipeline not loaded yet, per stage folder (what a stopped run kept)."""
+    root = Path(wh.pipelines_dir) / wh.pipeline_name
+    out = {}
+    for stage, folder in (("extracted", "normalize/extracted"), ("normalized", "load/new"),
+                          ("loading", "load/normalized")):
+        path = root / folder
+        count = sum(1 for p in path.iterdir() if p.is_dir()) if path.is_dir() else 0
+        if count:
+            out[stage] = count
+    return out
+
+
+def interrupted_line(code: int, wh: Warehouse) -> str:
+    """What an interrupted sync kept, for the one line it prints."""
+    pending = pending_packages(wh)
+    if pending.get("loading"):
+        kept = ("part of this run's data is loaded and the rest is kept in a pending load "
+                "package; the next sync finishes loading it first")
+    elif pending:
+        kept = ("this run's extracted data is kept in a pending load package; the next sync "
+                "loads it first")
+    else:
+        kept = ("nothing of this run was loaded; the warehouse keeps what earlier syncs loaded "
+                "and the next sync starts this one over")
+    return f"interrupted by {signal_name(code)}: {kept} [pipeline={wh.pipelines_dir}]"
+
+
+def log_path(wh: Warehouse) -> Path:
+    return Path(wh.pipelines_dir) / "last-sync.log"
 
 
 @click.command("sync")
@@ -421,7 +415,7 @@ def one_line(exc: BaseException) -> str:
               help="Single-record (include=) reads in flight [16]; the rate limit bounds both.")
 @click.option("--rate-limit", type=float, help="Client-side limit, requests per minute [none].")
 @click.option("--page-size", type=int, help="page[size] to ask for [100].")
-@click.option("--pii", type=click.Choice(["hash", "drop"]), help="Hash or drop email/phone/address columns.")
+@click.option("--pii", help="hash or drop: email/phone/address columns.")
 @click.option("--insecure", is_flag=True, default=None, help="Allow plain http:// to a non-loopback host.")
 @click.option("--lock-timeout", type=float, default=0, show_default=True, help="Seconds to wait for a running sync of the same pipeline.")
 @click.option("--payouts-path", help="Payouts path under /v1 on your platform, "
@@ -432,21 +426,21 @@ def one_line(exc: BaseException) -> str:
 @click.option("--verbose", "-v", is_flag=True, help="Debug log on stderr.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on a TTY].")
 def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
-    """Sync every collection of every site into the warehouse (incrementally)."""
-    log_file: Path | None = None
-    try:
+    """Sync every collection of every site into the warehouse (incrementally).
+
+    Exit status: 0 success, 1 failure at run time, 2 usage or configuration error,
+    130 SIGINT, 143 SIGTERM.
+    """
+    with reported_failures(verbose):
+        warn_unknown_keys()
         settings = resolve_settings(**flags)
-        log_file = Path(settings.warehouse.pipelines_dir) / "last-sync.log"
-        _setup_logging(verbose, log_file)
-        result = run_sync(settings, show_progress=progress)
-    except KeyboardInterrupt:
-        click.echo("error: interrupted", err=True)
-        sys.exit(130)
-    except Exception as exc:
-        log.exception("sync failed")
-        where = f" (details: {log_file})" if log_file and not verbose else ""
-        click.echo(f"error: {one_line(exc)}{where}", err=True)
-        sys.exit(2 if isinstance(exc, click.UsageError) else 1)
+    log_file = log_path(settings.warehouse)
+    with reported_failures(verbose, log_file,
+                           interrupted=lambda code: interrupted_line(code, settings.warehouse)):
+        # the log is opened under the lock: a sync that loses the race must not touch the
+        # winner's log
+        result = run_sync(settings, show_progress=progress,
+                          on_locked=lambda: setup_logging(verbose, log_file, what="sync"))
     click.echo(format_summary(result))
     if result.failed:
         click.echo(f"error: {failure_line(result)}", err=True)

@@ -14,9 +14,10 @@ from report.errors import ReportError
 @click.option(
     "--duckdb",
     "duckdb_path",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
-    help="DuckDB file holding the synced dataset and the analytics marts.",
+    help="DuckDB file holding the synced dataset and the analytics marts "
+    "[config creator_sync.duckdb, else creator_platform.duckdb].",
 )
 @click.option(
     "--out",
@@ -35,20 +36,26 @@ from report.errors import ReportError
 )
 @click.option(
     "--dataset",
-    default="creator_platform",
-    show_default=True,
-    help="Raw dataset (schema) the sync loaded; read for the data-freshness line.",
+    default=None,
+    help="Raw dataset (schema) the sync loaded; read for the data-freshness line "
+    "[config creator_sync.dataset, else creator_platform].",
 )
 @stale_after_option
 def report_command(
-    duckdb_path: str,
+    duckdb_path: str | None,
     out_path: str,
     site_id: str | None,
     since: dt.datetime | None,
-    dataset: str,
+    dataset: str | None,
     stale_after_days: float | None,
 ) -> None:
     """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
+    from pipelines.config import SYNC_SECTION, setting, warn_unknown_keys
+
+    warn_unknown_keys()
+
+    duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
+    dataset = str(setting(SYNC_SECTION, "dataset", dataset))
     from report.render import write_report  # matplotlib loads only when a report is made
 
     try:
@@ -62,6 +69,4 @@ def report_command(
         )
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc
-    except ValueError as exc:  # a staleness limit in the configuration that is not a number
-        raise click.UsageError(str(exc)) from exc
     click.echo(f"report written to {path}")

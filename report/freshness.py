@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import duckdb
 
+from pipelines.duckdb_names import quote_ident
+
 
 @dataclass(frozen=True)
 class Freshness:
@@ -18,10 +20,6 @@ class Freshness:
     found: bool
     last_sync_at: dt.datetime | None
     rows: dict[str, int]
-
-
-def quote_identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def read_freshness(con: duckdb.DuckDBPyConnection, dataset: str) -> Freshness:
@@ -36,7 +34,7 @@ def read_freshness(con: duckdb.DuckDBPyConnection, dataset: str) -> Freshness:
     ]
     if not tables:
         return Freshness(dataset, False, None, {})
-    schema = quote_identifier(dataset)
+    schema = quote_ident(dataset)
     last_sync = None
     if "_dlt_loads" in tables:
         (last_sync,) = con.execute(
@@ -46,7 +44,7 @@ def read_freshness(con: duckdb.DuckDBPyConnection, dataset: str) -> Freshness:
     rows: dict[str, int] = {}
     if data_tables:
         union = " UNION ALL ".join(
-            f"SELECT ? AS t, count(*) FROM {schema}.{quote_identifier(t)}" for t in data_tables
+            f"SELECT ? AS t, count(*) FROM {schema}.{quote_ident(t)}" for t in data_tables
         )
         rows = {name: int(count) for name, count in con.execute(union, data_tables).fetchall()}
     if isinstance(last_sync, dt.datetime) and last_sync.tzinfo is None:
@@ -67,7 +65,7 @@ def read_site_names(con: duckdb.DuckDBPyConnection, dataset: str) -> dict[str, s
     if not {"id", "name"} <= columns:
         return {}
     rows = con.execute(
-        f"SELECT id, any_value(name) FROM {quote_identifier(dataset)}.sites "
+        f"SELECT id, any_value(name) FROM {quote_ident(dataset)}.sites "
         "WHERE name IS NOT NULL GROUP BY id ORDER BY id"
     ).fetchall()
     return {str(site): str(name) for site, name in rows}

@@ -10,6 +10,7 @@ import tempfile
 import duckdb
 
 from models.coverage import stale_after
+from pipelines.duckdb_names import connect_warehouse
 from report.data import load_report_data
 from report.errors import ReportError
 from report.page import render_page
@@ -20,7 +21,7 @@ def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
     if not pathlib.Path(duckdb_path).is_file():
         raise ReportError(f"{duckdb_path}: no such DuckDB file (run creator-sync sync first)")
     try:
-        return duckdb.connect(duckdb_path, read_only=True)
+        return connect_warehouse(duckdb_path, read_only=True)
     except duckdb.Error as exc:
         hint = " (is a sync or a models build still writing to it?)" if "lock" in str(exc) else ""
         raise ReportError(

@@ -94,12 +94,18 @@ def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
                f"{time.perf_counter() - started:.1f} s", err=True)
     print(f"sandbox ready at {server.base_url}", flush=True)
     stop = threading.Event()
+    stopped_by: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stopped_by.append(signum)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     if parent_pid:
         threading.Thread(target=_watch_parent, args=(parent_pid, stop), daemon=True).start()
     while not stop.wait(0.5):
         if not server.thread.is_alive():
             break
     server.stop()
-    sys.exit(0)
+    sys.exit(128 + stopped_by[0] if stopped_by else 0)  # 130 SIGINT, 143 SIGTERM

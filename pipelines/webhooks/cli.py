@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,43 +10,42 @@ from pathlib import Path
 import click
 import orjson
 
+from pipelines.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.urls import redact_target_url
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
+MIN_SECRET_CHARS = 16
 
 
-def _config(key: str) -> str | None:
-    """Same lookup as `creator-sync sync`: env SOURCES__CREATOR_PLATFORM__<KEY>, then .dlt/*.toml."""
-    from pipelines.factory import SOURCE_SECTION, config_value
+def _config(key: str, flag_value: object = None) -> object:
+    """Same settings as `creator-sync sync` (flag, env SOURCES__CREATOR_PLATFORM__<KEY>,
+    .dlt/*.toml), checked the same way: a bad one is a usage error naming flag or key."""
+    from pipelines.config import SOURCE_SECTION, setting
 
-    value = config_value(SOURCE_SECTION, key)
-    return None if value is None else str(value)
+    return setting(SOURCE_SECTION, key, flag_value)
 
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
+    from pipelines.config import warn_unknown_keys
     from sources.creator_platform.client import CreatorPlatformClient
     from sources.creator_platform.errors import CreatorPlatformError
 
     obj = ctx.find_root().meta.get(API_FLAGS, {})
-    base_url = obj.get("base_url") or _config("base_url")
-    client_id = obj.get("client_id") or _config("client_id")
-    client_secret = obj.get("client_secret") or _config("client_secret")
+    warn_unknown_keys()
+    base_url = _config("base_url", obj.get("base_url"))
+    client_id = _config("client_id", obj.get("client_id"))
+    client_secret = _config("client_secret", obj.get("client_secret"))
+    insecure = _config("insecure", obj.get("insecure"))
     if not base_url:
-        raise click.ClickException(
+        raise click.UsageError(
             "no API base URL: pass --base-url or set sources.creator_platform.base_url"
         )
     try:
-        client = CreatorPlatformClient(
-            base_url,
-            client_id or "",
-            client_secret or "",
-            insecure=bool(obj.get("insecure"))
-            or str(_config("insecure")).lower() in ("true", "1", "yes"),
-        )
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
+        client = CreatorPlatformClient(base_url, client_id or "", client_secret or "", insecure=insecure)
+    except ValueError as exc:  # no credentials, plain http off loopback
+        raise click.UsageError(str(exc)) from None
     try:
         with client:
             yield client
@@ -56,8 +54,7 @@ def _api(ctx: click.Context) -> Iterator[object]:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
+    fail(message, EXIT_FAILURE)
 
 
 def _remember(ctx: click.Context, param: click.Parameter, value: object) -> object:
@@ -96,7 +93,7 @@ def hooks_command() -> None:
 
 
 def _client_id(ctx: click.Context) -> str:
-    return ctx.find_root().meta.get(API_FLAGS, {}).get("client_id") or _config("client_id") or ""
+    return str(_config("client_id", ctx.find_root().meta.get(API_FLAGS, {}).get("client_id")) or "")
 
 
 @hooks_command.command("create")
@@ -157,8 +154,8 @@ def list_command(ctx: click.Context, site_id: str | None, as_json: bool) -> None
             hooks = list_hooks(api, site_id=site_id, client_id=_client_id(ctx))
         except HookError as exc:
             _fail(str(exc))
-    if as_json:
-        click.echo(orjson.dumps(hooks, option=orjson.OPT_INDENT_2).decode())
+    if as_json:  # the secret path segment masked, as in the text output
+        click.echo(orjson.dumps([masked(hook) for hook in hooks], option=orjson.OPT_INDENT_2).decode())
         return
     for hook in hooks:
         attrs = hook.get("attributes") or {}
@@ -168,6 +165,14 @@ def list_command(ctx: click.Context, site_id: str | None, as_json: bool) -> None
             f"resource={attrs.get('resource_id') or '*'}\t{redact_target_url(attrs.get('target_url')) or '-'}"
         )
     click.echo(f"{len(hooks)} hook(s)")
+
+
+def masked(hook: dict) -> dict:
+    """`hook` with its target URL's secret path segment shown as ***."""
+    attrs = hook.get("attributes")
+    if not isinstance(attrs, dict) or not attrs.get("target_url"):
+        return hook
+    return {**hook, "attributes": {**attrs, "target_url": redact_target_url(attrs["target_url"])}}
 
 
 @hooks_command.command("delete")
@@ -211,8 +216,8 @@ def sample_command(ctx: click.Context, event: str) -> None:
 @click.option("--secret", envvar=SECRET_ENV, required=True,
               help=f"Secret path segment of the target URL (or env {SECRET_ENV}).")
 @click.option("--dataset", default=None, help="Dataset (schema) [creator_platform], as for sync.")
-@click.option("--pii", type=click.Choice(["hash", "drop"]), default=None,
-              help="Hash or drop PII columns, as `sync --pii` [config sources.creator_platform.pii].")
+@click.option("--pii", default=None,
+              help="hash or drop PII columns, as `sync --pii` [config sources.creator_platform.pii].")
 @click.option("--journal", "journal_dir", type=click.Path(file_okay=False), default=None,
               help="Journal directory [default: <duckdb>.webhooks-journal].")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1))
@@ -241,29 +246,33 @@ def listen_command(
     verbose: bool,
 ) -> None:
     """Receive webhook deliveries and land them in the warehouse in near real time."""
+    from pipelines.factory import resolve_warehouse
+    from pipelines.terminal import setup_logging
     from pipelines.webhooks.journal import JournalCorrupt, JournalInUse
     from pipelines.webhooks.server import ListenOptions, serve
 
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    from pipelines.factory import resolve_warehouse
+    if len(secret) < MIN_SECRET_CHARS:
+        raise click.BadParameter(
+            f"must be at least {MIN_SECRET_CHARS} characters (it is the only thing between the "
+            "internet and your warehouse); e.g. python -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))'", param_hint=f"--secret / {SECRET_ENV}")
+    from pipelines.config import warn_unknown_keys
 
+    warn_unknown_keys()
     warehouse = resolve_warehouse(duckdb=duckdb_path, dataset=dataset)
     if warehouse.duckdb_path is None:
-        _fail(f"listen loads into DuckDB only; the configured destination is {warehouse.destination!r}")
-    pii = pii or _config("pii")
-    if pii not in (None, "hash", "drop"):
-        _fail(f"sources.creator_platform.pii must be hash or drop, got {pii!r}")
+        raise click.UsageError(
+            f"listen loads into DuckDB only; the configured destination is {warehouse.destination!r}")
+    setup_logging(True, None)  # a server: its warnings go to stderr (every batch with -v)
+    logging.getLogger("creator_sync").setLevel(logging.INFO if verbose else logging.WARNING)
     options = ListenOptions(
         duckdb_path=Path(warehouse.duckdb_path),
         secret=secret,
         host=host,
         port=port,
         dataset=warehouse.dataset,
-        pii=pii,
-        pii_salt=_config("pii_salt") or "",
+        pii=_config("pii", pii),  # type: ignore[arg-type]
+        pii_salt=str(_config("pii_salt") or ""),
         requeue_dead_letters=requeue_dead_letters,
         journal_dir=Path(journal_dir) if journal_dir else None,
         batch_size=batch_size,
@@ -272,6 +281,10 @@ def listen_command(
         site_id=site_id,
     )
     try:
-        serve(options, announce=lambda line: click.echo(line, err=False))
+        serve(options, announce=lambda line: click.echo(line, err=False), on_signal=note_signal)
     except (OSError, ValueError, JournalCorrupt, JournalInUse) as exc:
         _fail(str(exc))
+    from pipelines.terminal import exit_now, received_signal
+
+    if received_signal() is not None:  # stopped by a signal after draining: say which
+        exit_now(interrupt_code())

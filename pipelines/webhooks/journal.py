@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.terminal import private_dir, private_opener
+
 HEADER = struct.Struct("<IIQ")
 MAX_RECORD_BYTES = 256 * 1024 * 1024
 SEGMENT_RE = re.compile(r"^seg-(\d{20})\.wal$")
@@ -127,7 +129,8 @@ class Journal:
 
     def __init__(self, directory: str | os.PathLike[str], *, segment_bytes: int = 64 * 1024**2):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        # deliveries hold customers' names and emails: owner-only, never committed
+        private_dir(self.directory, gitignore=True)
         self.segment_bytes = segment_bytes
         self._lock_fd = self._take_writer_lock()
         self._cond = threading.Condition()
@@ -186,7 +189,7 @@ class Journal:
     def _open_segment(self, path: Path) -> None:
         if self._file is not None:
             self._file.close()
-        self._file = path.open("ab")
+        self._file = open(path, "ab", opener=private_opener)  # noqa: SIM115 - kept open
         self._segment_path = path
         self._segment_size = path.stat().st_size
 
@@ -280,7 +283,7 @@ class Journal:
         """Persist the loader's position atomically (temp file, fsync, rename, fsync dir)."""
         path = self.directory / OFFSET_FILE
         tmp = path.with_suffix(".tmp")
-        with tmp.open("w") as handle:
+        with open(tmp, "w", opener=private_opener) as handle:
             handle.write(f"{seq}\n")
             handle.flush()
             os.fsync(handle.fileno())

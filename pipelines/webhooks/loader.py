@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
+from pipelines.duckdb_names import connect_warehouse
 from pipelines.locking import LockTimeout, warehouse_lock
 from pipelines.webhooks import warehouse
 from pipelines.webhooks.journal import Journal, JournalReader, Record
@@ -261,7 +262,7 @@ class Loader:
 
 @contextlib.contextmanager
 def _connect(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = duckdb.connect(path)
+    con = connect_warehouse(path)
     try:
         yield con
     finally:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import orjson
 
+from pipelines.duckdb_names import connect_warehouse, quote_ident
 from pipelines.webhooks.journal import Journal
 from pipelines.webhooks.loader import LockFactory, default_lock
 from pipelines.webhooks.records import BadDelivery, encode, parse_delivery
-from pipelines.webhooks.warehouse import existing_columns, quote
+from pipelines.webhooks.warehouse import existing_columns
 
 REQUEUE_REASONS = ("normalize_failed", "load_failed")
 
@@ -31,8 +31,8 @@ def requeue_dead_letters(
     """Move loadable dead letters back into the journal; returns how many were requeued."""
     if not Path(duckdb_path).exists():
         return 0
-    table = f"{quote(dataset)}.webhook_dead_letters"
-    with lock(str(duckdb_path)), duckdb.connect(str(duckdb_path)) as con:
+    table = f"{quote_ident(dataset)}.webhook_dead_letters"
+    with lock(str(duckdb_path)), connect_warehouse(duckdb_path) as con:
         if not existing_columns(con, dataset, "webhook_dead_letters"):
             return 0
         rows = con.execute(

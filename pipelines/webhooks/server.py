@@ -60,8 +60,11 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(options: ListenOptions, announce=print) -> Loader:
-    """Block serving until SIGINT/SIGTERM; return the loader (for its final stats)."""
+def serve(options: ListenOptions, announce=print, on_signal=None) -> Loader:
+    """Block serving until SIGINT/SIGTERM; return the loader (for its final stats).
+
+    `on_signal(signum)` is told which signal stopped it (the CLI exits 128 + signum after the
+    drain)."""
     options.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
     sock = bind(options.host, options.port)
     try:
@@ -105,6 +108,8 @@ def serve(options: ListenOptions, announce=print) -> Loader:
         # up, and uvicorn re-raises the signal after its graceful shutdown (which, with the
         # default handler, would kill the process before the loader drains).
         server.should_exit = True
+        if on_signal is not None:
+            on_signal(signum)
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, request_exit)

@@ -16,14 +16,18 @@ READY = re.compile(r"webhook receiver ready at (http://[\d.]+:\d+)/hooks/")
 
 
 class ListenProcess:
-    def __init__(self, duckdb_path: Path, secret: str, *extra: str, timeout: float = 30.0):
+    def __init__(self, duckdb_path: Path | None, secret: str, *extra: str, timeout: float = 30.0,
+                 cwd: Path | None = None, env: dict[str, str] | None = None):
+        """`duckdb_path` None: listen's default warehouse (config, else creator_platform.duckdb
+        in `cwd`)."""
+        where = ["--duckdb", str(duckdb_path)] if duckdb_path is not None else []
         cmd = [
             sys.executable, "-c", "from pipelines.cli import main; main()", "listen",
-            "--port", "0", "--duckdb", str(duckdb_path), "--secret", secret, *extra,
+            "--port", "0", *where, "--secret", secret, *extra,
         ]
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
+            env={**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"},
         )
         self.lines: list[str] = []
         self.base_url = self._wait_ready(timeout)

@@ -19,6 +19,7 @@ from datetime import datetime
 import duckdb
 import pyarrow as pa
 
+from pipelines.duckdb_names import quote_ident, quote_literal
 from sources.creator_platform.normalize import declared_columns, table_hints
 
 PRESENT = "__present"  # list<string> column: which columns this row's payload actually carried
@@ -67,18 +68,10 @@ class TableBatch:
     replace_parents: set[str] = field(default_factory=set)
 
 
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def ensure_schema(con: duckdb.DuckDBPyConnection, schema: str) -> None:
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(schema)}")
-    con.execute(EVENTS_DDL.format(schema=quote(schema)))
-    con.execute(DEAD_LETTERS_DDL.format(schema=quote(schema)))
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}")
+    con.execute(EVENTS_DDL.format(schema=quote_ident(schema)))
+    con.execute(DEAD_LETTERS_DDL.format(schema=quote_ident(schema)))
 
 
 def existing_columns(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> dict[str, str]:
@@ -114,17 +107,17 @@ def _prepare_table(
 ) -> set[str]:
     """Create the table with the pull sync's column types, or add the columns it lacks;
     returns the table's columns."""
-    target = f"{quote(schema)}.{quote(table)}"
+    target = f"{quote_ident(schema)}.{quote_ident(table)}"
     have = existing_columns(con, schema, table)
     ddl = _column_ddl(table, columns)
     if not have:
-        body = ", ".join(f"{quote(c)} {t}" for c, t in ddl.items())
+        body = ", ".join(f"{quote_ident(c)} {t}" for c, t in ddl.items())
         con.execute(f"CREATE TABLE {target} ({body})")
         return set(columns)
     for column in columns:
         if column not in have:
             nullable_type = ddl[column].removesuffix(" NOT NULL")
-            con.execute(f"ALTER TABLE {target} ADD COLUMN {quote(column)} {nullable_type}")
+            con.execute(f"ALTER TABLE {target} ADD COLUMN {quote_ident(column)} {nullable_type}")
     return set(have) | set(columns)
 
 
@@ -150,16 +143,16 @@ def upsert_resources(
     con.register(view, data)
     try:
         have = _prepare_table(con, schema, batch.name, columns)
-        target = f"{quote(schema)}.{quote(batch.name)}"
+        target = f"{quote_ident(schema)}.{quote_ident(batch.name)}"
         if PRESENT in data.column_names:
             assignments = ", ".join(
-                f"{quote(c)} = CASE WHEN list_contains(b.{PRESENT}, {_literal(c)}) "
-                f"THEN b.{quote(c)} ELSE t.{quote(c)} END"
+                f"{quote_ident(c)} = CASE WHEN list_contains(b.{PRESENT}, {quote_literal(c)}) "
+                f"THEN b.{quote_ident(c)} ELSE t.{quote_ident(c)} END"
                 for c in columns
                 if c != "id"
             )
         else:
-            assignments = ", ".join(f"{quote(c)} = b.{quote(c)}" for c in columns if c != "id")
+            assignments = ", ".join(f"{quote_ident(c)} = b.{quote_ident(c)}" for c in columns if c != "id")
         if assignments:
             # a retried, older delivery must not roll back a newer version of the row
             newer_only = (
@@ -171,7 +164,7 @@ def upsert_resources(
                 f"UPDATE {target} AS t SET {assignments} FROM {view} AS b "
                 f"WHERE t.id = b.id{newer_only}"
             )
-        insert_cols = ", ".join(quote(c) for c in columns) + _fill_ins(have, columns)
+        insert_cols = ", ".join(quote_ident(c) for c in columns) + _fill_ins(have, columns)
         con.execute(
             f"INSERT INTO {target} BY NAME SELECT {insert_cols} FROM {view} "
             f"WHERE id NOT IN (SELECT id FROM {target})"
@@ -184,7 +177,7 @@ def upsert_resources(
 def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch) -> int:
     """Link rows of each delivered parent are replaced as a set (architecture doc)."""
     assert batch.parent_column is not None
-    target = f"{quote(schema)}.{quote(batch.name)}"
+    target = f"{quote_ident(schema)}.{quote_ident(batch.name)}"
     data = batch.rows
     count = 0 if data is None else data.num_rows
     exists = bool(_prepare_table(con, schema, batch.name, data.column_names)) if count else bool(
@@ -194,7 +187,7 @@ def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
         con.register("_wh_parents", pa.table({"parent_id": sorted(batch.replace_parents)}))
         try:
             con.execute(
-                f"DELETE FROM {target} WHERE {quote(batch.parent_column)} IN "
+                f"DELETE FROM {target} WHERE {quote_ident(batch.parent_column)} IN "
                 "(SELECT parent_id FROM _wh_parents)"
             )
         finally:
@@ -203,7 +196,7 @@ def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
         view = f"_wh_{batch.name}"
         con.register(view, data)
         try:
-            cols = ", ".join(quote(c) for c in data.column_names)
+            cols = ", ".join(quote_ident(c) for c in data.column_names)
             fill = _fill_ins(existing_columns(con, schema, batch.name), data.column_names)
             con.execute(
                 f"INSERT INTO {target} BY NAME SELECT *{fill} FROM "
@@ -232,7 +225,7 @@ def new_event_keys(
     try:
         seen = con.execute(
             f"SELECT p.event, p.resource_id, p.payload_hash FROM _wh_probe p "
-            f"JOIN {quote(schema)}.webhook_events e USING (event, resource_id, payload_hash)"
+            f"JOIN {quote_ident(schema)}.webhook_events e USING (event, resource_id, payload_hash)"
         ).fetchall()
     finally:
         con.unregister("_wh_probe")
@@ -243,7 +236,7 @@ def insert_events(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -
     con.register("_wh_events", rows)
     try:
         con.execute(
-            f"INSERT INTO {quote(schema)}.webhook_events BY NAME "
+            f"INSERT INTO {quote_ident(schema)}.webhook_events BY NAME "
             "SELECT event, resource_id, payload_hash, payload::JSON AS payload, site_id, "
             "journal_seq, received_at, loaded_at FROM _wh_events"
         )
@@ -256,14 +249,14 @@ def insert_dead_letters(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Ta
     con.register("_wh_dead", rows)
     try:
         before = con.execute(
-            f"SELECT count(*) FROM {quote(schema)}.webhook_dead_letters"
+            f"SELECT count(*) FROM {quote_ident(schema)}.webhook_dead_letters"
         ).fetchone()[0]
         con.execute(
-            f"INSERT INTO {quote(schema)}.webhook_dead_letters BY NAME SELECT * FROM _wh_dead "
-            f"WHERE journal_seq NOT IN (SELECT journal_seq FROM {quote(schema)}.webhook_dead_letters)"
+            f"INSERT INTO {quote_ident(schema)}.webhook_dead_letters BY NAME SELECT * FROM _wh_dead "
+            f"WHERE journal_seq NOT IN (SELECT journal_seq FROM {quote_ident(schema)}.webhook_dead_letters)"
         )
         after = con.execute(
-            f"SELECT count(*) FROM {quote(schema)}.webhook_dead_letters"
+            f"SELECT count(*) FROM {quote_ident(schema)}.webhook_dead_letters"
         ).fetchone()[0]
     finally:
         con.unregister("_wh_dead")

@@ -17,9 +17,10 @@ import ipaddress
 import json
 import logging
 import random
+import socket
 import ssl
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -380,12 +381,10 @@ class CreatorPlatformClient:
         except httpx.TimeoutException:
             raise _Retryable("timeout") from None
         except httpx.TransportError as exc:  # resets, refused, truncated bodies
-            if _is_certificate_error(exc):  # not transient: fail at once
-                raise ApiError(
-                    "TLS certificate verification failed (self-signed or untrusted certificate)",
-                    resource=resource, url=url,
-                ) from None
-            raise _Retryable(f"connection problem ({type(exc).__name__})") from None
+            lasting = lasting_failure(exc, url)
+            if lasting is not None:  # no retry can fix it: say what it is, at once
+                raise ApiError(lasting, resource=resource, url=url) from None
+            raise _Retryable(f"connection problem: {_connection_problem(exc)}") from None
         self.stats.add("bytes", len(body))
         self._note_date(response.headers.get("date"))
         status = response.status_code
@@ -431,15 +430,55 @@ class CreatorPlatformClient:
         self._server_date = when.astimezone(UTC)
 
 
-def _is_certificate_error(exc: BaseException) -> bool:
+def _causes(exc: BaseException) -> Iterator[BaseException]:
     seen: BaseException | None = exc
     for _ in range(10):
         if seen is None:
-            return False
-        if isinstance(seen, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
-            return True
+            return
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return False
+
+
+# TLS failures a retry may cure: the peer hung up mid-handshake (like a reset)
+_TRANSIENT_TLS = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError)
+
+
+def lasting_failure(exc: BaseException, url: str) -> str | None:
+    """What a connection failure is, when retrying cannot help: a certificate that does not
+    verify, a TLS handshake that cannot succeed (plain http answering an https:// URL), a host
+    name that does not resolve. None for failures worth a retry (refused, reset, timeout)."""
+    host = urlsplit(url).hostname or "?"
+    for cause in _causes(exc):
+        if isinstance(cause, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(cause):
+            reason = getattr(cause, "verify_message", None) or "self-signed or untrusted certificate"
+            return f"TLS certificate verification failed for {host} ({reason})"
+        if isinstance(cause, ssl.SSLError) and not isinstance(cause, _TRANSIENT_TLS):
+            reason = getattr(cause, "reason", None) or str(cause)
+            hint = "; is it plain http on an https:// URL?" if _plain_http_answer(reason) else ""
+            return f"TLS handshake with {host} failed ({reason}){hint}"
+        if isinstance(cause, socket.gaierror):
+            return f"cannot resolve host {host!r} (DNS lookup failed: {cause.strerror or cause})"
+    return None
+
+
+def _plain_http_answer(reason: str) -> bool:
+    return any(word in str(reason).upper() for word in (
+        "WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST", "UNKNOWN_PROTOCOL",
+        "PACKET_LENGTH_TOO_LONG", "RECORD LAYER FAILURE"))
+
+
+def _connection_problem(exc: BaseException) -> str:
+    """A retryable connection failure in words (never a Python class name)."""
+    causes = list(_causes(exc))
+    for cause in reversed(causes):
+        if isinstance(cause, OSError) and cause.strerror:
+            return cause.strerror.lower()
+    if any(isinstance(c, httpx.RemoteProtocolError) for c in causes):
+        return "the server closed the connection before the response was complete"
+    if any(isinstance(c, httpx.ReadError | httpx.WriteError) for c in causes):
+        return "the connection broke while reading or writing"
+    text = " ".join(str(causes[-1]).split())
+    return text[:200] or "the connection failed"
 
 
 class _Unauthorized(Exception):

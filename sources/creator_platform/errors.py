@@ -89,3 +89,8 @@ class NormalizationError(CreatorPlatformError):
 
 class PaginationError(CreatorPlatformError):
     """Pagination does not terminate (repeated page, page cap exceeded)."""
+
+
+class ConfigurationError(CreatorPlatformError):
+    """The run cannot do what it was configured to (a site the account does not have): the
+    CLI treats it as a usage error (exit 2)."""

@@ -611,24 +611,21 @@ def get_resource(name: str) -> Resource:
         raise ValueError(f"unknown resource {name!r}; known resources: {known}") from None
 
 
-def payouts_path(value: str | None) -> str:
-    """The payouts path setting, normalised: `/<brand>_payments_payouts` under /v1.
+def normalise_api_path(value: str) -> str:
+    """A path under /v1 as the settings take it: `/<brand>_payments_payouts`.
 
     Accepts it with or without the leading slash or `/v1`; refuses what cannot be a path.
     """
-    text = (value or DEFAULT_PAYOUTS_PATH).strip().rstrip("/")
-    text = "/" + text.lstrip("/")
+    text = "/" + value.strip().rstrip("/").lstrip("/")
     if text.startswith("/v1/"):
         text = text[3:]
     if text == "/" or any(ch in text for ch in "?#& \t") or "//" in text:
-        raise ValueError(
-            f"payouts_path must be a path under /v1 such as /acme_payments_payouts, got {value!r}"
-        )
+        raise ValueError(f"must be a path under /v1 such as /acme_payments_payouts, got {value!r}")
     return text
 
 
 def with_paths(resource: Resource, payouts: str | None) -> Resource:
     """The resource with its path taken from settings (today: the payouts path)."""
     if resource.path_setting == "payouts_path" and payouts:
-        return replace(resource, path=payouts_path(payouts))
+        return replace(resource, path=normalise_api_path(payouts))
     return resource

@@ -28,7 +28,7 @@ from dlt.sources import DltResource
 
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
-from .errors import ApiError, BadResponseError, CreatorPlatformError
+from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatformError
 from .incremental import Plan, advance, plan
 from .normalize import (
     PiiMode,
@@ -755,6 +755,11 @@ def creator_platform_source(
         site_pages = discover_sites(client, opts.page_size)  # also takes the token
         listed = [str(s["id"]) for p in site_pages for s in p.data
                   if isinstance(s, dict) and s.get("id") is not None]
+        unknown = [s for s in opts.site_ids or () if s not in listed]
+        if unknown:  # a typo would otherwise sync nothing and exit 0
+            raise ConfigurationError(
+                f"site {', '.join(unknown)} is not one of this account's sites "
+                f"({', '.join(listed) or 'none'}): check --site-id / site_ids", resource="sites")
         sites = list(opts.site_ids) if opts.site_ids else listed
         rep.sites = sites
         denied = unreadable(selected, client.tokens.scopes)

@@ -236,7 +236,7 @@ def test_cli_sync_exit_codes_and_one_line_errors(world, tmp_path):
         if path.is_file():
             assert b"definitely-wrong-secret" not in path.read_bytes() and CLIENT_SECRET.encode() not in path.read_bytes()
     remote = subprocess.run([exe, "sync", "--base-url", "http://api.example.com", "--client-id", "x", "--client-secret", "y", "--duckdb", str(db)], capture_output=True, text=True, timeout=60)
-    assert remote.returncode == 1 and "--insecure" in remote.stderr
+    assert remote.returncode == 2 and "--insecure" in remote.stderr  # a usage error
 
 
 def test_timestamps_from_quirky_offsets_are_utc(world):

@@ -55,5 +55,5 @@ def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
     assert resolve_settings().payouts_path == "/acme_payments_payouts"
     flag = resolve_settings(payouts_path="/v1/brandx_payments_payouts/")
     assert flag.payouts_path == "/brandx_payments_payouts"  # the flag wins; /v1 and / tolerated
-    with pytest.raises(click.UsageError, match=r"payouts_path.*--payouts-path"):
+    with pytest.raises(click.UsageError, match=r"--payouts-path must be a path under /v1"):
         resolve_settings(payouts_path="/acme payouts?x=1")

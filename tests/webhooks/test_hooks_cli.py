@@ -188,3 +188,16 @@ def test_plain_http_target_off_loopback_is_warned_about(api):
     local = run(base_url, "create", "--event", "purchase", "--site-id", sites[0],
                 "--target-url", "http://127.0.0.1:9/hooks/local")
     assert "warning" not in local.output
+
+
+def test_list_json_masks_the_secret_like_the_text_output(api):
+    """Issue 12 point 5: `hooks list --json` printed the target URL's secret segment in full."""
+    base_url, sites = api
+    created = run(base_url, "create", "--event", "purchase", "--target-url",
+                  "https://hooks.example.com/hooks/json-secret-0123456789", "--site-id", sites[0])
+    assert created.exit_code == 0, created.output
+    listed = run(base_url, "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    hooks = orjson.loads(listed.output)
+    assert "json-secret-0123456789" not in listed.output
+    assert any(h["attributes"]["target_url"] == "https://hooks.example.com/hooks/***" for h in hooks)

@@ -11,7 +11,7 @@ from webhook_payloads import payment_succeeded
 from pipelines.webhooks.journal import journal_status
 from pipelines.webhooks.testing import ListenProcess
 
-SECRET = "restart-secret"
+SECRET = "restart-secret-0123456789"
 
 
 def test_sigkill_then_restart_loses_nothing_and_duplicates_nothing(tmp_path):
@@ -34,7 +34,7 @@ def test_sigkill_then_restart_loses_nothing_and_duplicates_nothing(tmp_path):
     # restart with a long interval: replay must still complete, through the SIGTERM drain
     with ListenProcess(db, SECRET, "--batch-size", "1000", "--batch-interval", "60") as second:
         assert any("replaying" in line for line in second.lines)
-        assert second.terminate() == 0
+        assert second.terminate() == 143  # SIGTERM, after the drain
 
     with duckdb.connect(str(db), read_only=True) as con:
         events = con.execute(
@@ -116,7 +116,7 @@ def test_sigkill_mid_burst_every_acknowledged_delivery_survives(tmp_path):
             sender.join(10)
 
     with ListenProcess(db, SECRET, "--batch-interval", "0.05") as second:
-        assert second.terminate() == 0
+        assert second.terminate() == 143  # SIGTERM, after the drain
     with duckdb.connect(str(db), read_only=True) as con:
         landed = [r[0] for r in con.execute(
             "SELECT resource_id FROM creator_platform.webhook_events").fetchall()]

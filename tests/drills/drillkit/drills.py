@@ -474,8 +474,10 @@ def plan_crashes(n: int, total_requests: int, seed: int = DRILL_SEED) -> list[Cr
     return points
 
 
-def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint) -> str | None:
-    """Poll the pipeline's package folders; SIGKILL when the point is reached. Returns stage."""
+def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint,
+                    kill: Callable[[subprocess.Popen], None] = kill_group) -> str | None:
+    """Poll the pipeline's package folders; `kill` (SIGKILL) when the point is reached.
+    Returns the stage."""
     pdir: Path | None = None
     seen_extracted_at: float | None = None
     while proc.poll() is None:
@@ -491,16 +493,16 @@ def _watch_and_kill(ws: Workspace, proc: subprocess.Popen, point: CrashPoint) ->
                 seen_extracted_at = seen_extracted_at or time.monotonic()
                 if time.monotonic() - seen_extracted_at >= point.arg / 1000:
                     stage = ws.stage()
-                    kill_group(proc)
+                    kill(proc)
                     return stage
             if normalized:  # normalise finished before the delay ran out: kill at load start
-                kill_group(proc)
+                kill(proc)
                 return "load"
         elif point.stage == "load" and normalized:
             jobs = sum(len(_entries(pdir / "load/normalized" / p / "completed_jobs"))
                        for p in normalized)
             if jobs >= point.arg:
-                kill_group(proc)
+                kill(proc)
                 return "load"
         time.sleep(0.002)
     return None
@@ -533,27 +535,36 @@ def crash_drill(lab: Lab, points: list[CrashPoint], workers: int | None = None,
     return [out for chunk in run_parallel(crash_jobs(lab, points, numbers), workers) for out in chunk]
 
 
-def crash_once(lab: Lab, proxy: DrillProxy, name: str, point: CrashPoint) -> DrillOutcome:
-    out = DrillOutcome(name, f"SIGKILL {point}", "")
-    ws = lab.workspace(name)
-    proxy.reset()
-    argv = ws.argv(proxy.base_url)
-    started = time.monotonic()
+def run_and_stop(ws: Workspace, proxy: DrillProxy, argv: list[str], point: CrashPoint,
+                 started: float, stop: Callable[[subprocess.Popen], None] = kill_group,
+                 ) -> tuple[SyncResult, str | None]:
+    """Run a sync and `stop` it (SIGKILL) at `point`: at an API request number in extract (a
+    proxy trigger), by its package folders in normalise and load. Returns the run and the
+    stage it was stopped in (None: it finished first)."""
     proc, o, e = ws.start(argv)
     stage: list[str] = []
     if point.stage == "extract":
         def trigger(ex: Exchange) -> None:
             if ex.number == point.arg and not stage:
                 stage.append(ws.stage())
-                kill_group(proc)
+                stop(proc)
 
         proxy.triggers.append(trigger)
-        killed_stage = None
+        stopped = None
     else:
-        killed_stage = _watch_and_kill(ws, proc, point)
-    first = ws.finish(proc, o, e, argv, started, timeout=300)
+        stopped = _watch_and_kill(ws, proc, point, stop)
+    run = ws.finish(proc, o, e, argv, started, timeout=300)
     proxy.triggers.clear()
-    killed_stage = killed_stage or (stage[0] if stage else None)
+    return run, stopped or (stage[0] if stage else None)
+
+
+def crash_once(lab: Lab, proxy: DrillProxy, name: str, point: CrashPoint) -> DrillOutcome:
+    out = DrillOutcome(name, f"SIGKILL {point}", "")
+    ws = lab.workspace(name)
+    proxy.reset()
+    argv = ws.argv(proxy.base_url)
+    started = time.monotonic()
+    first, killed_stage = run_and_stop(ws, proxy, argv, point, started)
     if killed_stage is None or first.returncode == 0:
         out.fail(f"the run was not killed (finished with rc={first.returncode} first)")
     rerun = ws.sync(proxy.base_url)

@@ -1,0 +1,335 @@
+"""Every setting creator-sync reads from flags, the environment and `.dlt/*.toml`, written once.
+
+`SETTINGS` is the one list: key, section, how a raw value is checked, default, the flag that
+overrides it, whether it is a secret. Everything that reads configuration goes through
+`setting()`, and the unknown-key warning (`unknown_key_warnings`) compares what the user wrote
+with this list, so a key cannot be read without being known, nor known without being read.
+
+Values are looked up with dlt's accessors (env `SOURCES__CREATOR_PLATFORM__<KEY>` first, then
+`.dlt/secrets.toml`, `.dlt/config.toml`), but outside dlt's config trace: dlt records every value
+resolved through its accessors and pickles the record into the pipeline's `trace.pickle`; a
+secret read with the plain config accessor would be kept there in clear text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from sources.creator_platform.settings import DEFAULT_PAYOUTS_PATH, RESOURCES, normalise_api_path
+
+from .duckdb_names import RESERVED_CATALOGS
+
+SOURCE_SECTION = "sources.creator_platform"
+SYNC_SECTION = "creator_sync"
+LOOKBACK_SECTION = f"{SOURCE_SECTION}.lookback_days"
+
+
+class BadSetting(click.UsageError):
+    """A flag or configuration value that cannot be used: a usage error (exit 2)."""
+
+    def __init__(self, what: str, where: str) -> None:
+        super().__init__(f"{what} [{where}]")
+        self.where = where
+
+
+# ---------------------------------------------------------------- checks: raw value -> value
+Check = Callable[[Any], Any]
+
+
+def _number_text(raw: Any) -> Any:
+    return raw.strip() if isinstance(raw, str) else raw
+
+
+def whole(low: int, high: int | None = None) -> Check:
+    """A whole number within [low, high]."""
+    span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+
+    def check(raw: Any) -> int:
+        raw = _number_text(raw)
+        if isinstance(raw, bool) or not isinstance(raw, int | str | float):
+            raise ValueError(f"must be a whole number {span}, got {raw!r}")
+        try:
+            value = int(raw) if not isinstance(raw, float) or raw.is_integer() else None
+        except ValueError:
+            value = None
+        if value is None or not low <= value <= (high if high is not None else value):
+            raise ValueError(f"must be a whole number {span}, got {raw!r}")
+        return value
+
+    return check
+
+
+def number(low: float, *, strict: bool = False, high: float | None = None) -> Check:
+    """A number >= low (> low when strict), and <= high when given."""
+    span = f"{'greater than' if strict else 'at least'} {low:g}"
+    if high is not None:
+        span += f" and at most {high:g}"
+
+    def check(raw: Any) -> float:
+        raw = _number_text(raw)
+        try:
+            value = float(raw) if not isinstance(raw, bool) else None
+        except (TypeError, ValueError):
+            value = None
+        if (value is None or value != value or value < low or (strict and value == low)
+                or (high is not None and value > high)):
+            raise ValueError(f"must be a number {span}, got {raw!r}")
+        return value
+
+    return check
+
+
+def boolean(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"must be true or false, got {raw!r}")
+
+
+def choice(*options: str) -> Check:
+    def check(raw: Any) -> str:
+        if raw not in options:
+            raise ValueError(f"must be one of {', '.join(options)}, got {raw!r}")
+        return str(raw)
+
+    return check
+
+
+def text(raw: Any) -> str:
+    value = str(raw).strip()
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+def names(raw: Any) -> tuple[str, ...]:
+    """A list, or comma-separated text; naming nothing is an error, not "everything"."""
+    items = raw if isinstance(raw, list | tuple) else [raw]
+    out = tuple(dict.fromkeys(v.strip() for item in items for v in str(item).split(",") if v.strip()))
+    if not out:
+        raise ValueError(f"names nothing (got {raw!r}); leave it out to mean all")
+    return out
+
+
+def resource_names(raw: Any) -> tuple[str, ...]:
+    out = names(raw)
+    unknown = [r for r in out if r not in RESOURCES]
+    if unknown:
+        raise ValueError(f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
+    return out
+
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def dataset_name(raw: Any) -> str:
+    value = text(raw)
+    if not _PLAIN_NAME.match(value):
+        raise ValueError(f"must be a plain SQL name (letters, digits, _), got {raw!r}")
+    if value.lower() in RESERVED_CATALOGS:
+        raise ValueError(f"{value!r} is a name DuckDB reserves for its own catalogs; pick another")
+    return value
+
+
+def api_path(raw: Any) -> str:
+    """A path under /v1, normalised (`acme_payments_payouts`, `/v1/acme_payments_payouts/` ->
+    `/acme_payments_payouts`)."""
+    return normalise_api_path(text(raw))
+
+
+# ---------------------------------------------------------------- the settings
+@dataclass(frozen=True)
+class Setting:
+    section: str
+    key: str
+    check: Check
+    default: Any = None
+    flag: str | None = None
+    secret: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"{self.section}.{self.key}"
+
+    @property
+    def env(self) -> str:
+        return self.path.replace(".", "__").upper()
+
+
+S, W = SOURCE_SECTION, SYNC_SECTION
+SETTINGS: tuple[Setting, ...] = (
+    # the API and how it is read: [sources.creator_platform]
+    Setting(S, "base_url", text, flag="--base-url"),
+    Setting(S, "client_id", text, flag="--client-id"),
+    Setting(S, "client_secret", text, flag="--client-secret", secret=True),
+    Setting(S, "site_ids", names, flag="--site-id"),
+    Setting(S, "resources", resource_names, flag="--resources"),
+    Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path"),
+    Setting(S, "concurrency", whole(1, 64), 4, flag="--concurrency"),
+    Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency"),
+    Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size"),
+    Setting(S, "rate_limit", number(0), None, flag="--rate-limit"),  # 0 or none: no limit
+    Setting(S, "pii", choice("hash", "drop"), flag="--pii"),
+    Setting(S, "pii_salt", text, "", secret=True),
+    Setting(S, "insecure", boolean, False, flag="--insecure"),
+    Setting(S, "details", boolean, True, flag="--no-details"),
+    Setting(S, "freeze_finance_schema", boolean, False),
+    Setting(S, "full_refresh_every_days", number(0)),
+    Setting(S, "max_attempts", whole(1, 100), 8),
+    Setting(S, "backoff_initial", number(0, strict=True), 0.25),
+    Setting(S, "timeout", number(0, strict=True), 30.0),
+    # the warehouse and the pipeline's local state: [creator_sync]
+    Setting(W, "duckdb", text, "creator_platform.duckdb", flag="--duckdb"),
+    Setting(W, "dataset", dataset_name, "creator_platform", flag="--dataset"),
+    Setting(W, "destination", text, "duckdb", flag="--destination"),
+    Setting(W, "pipelines_dir", text, flag="--pipelines-dir"),
+    Setting(W, "duckdb_memory_limit", text, "1GB"),
+    Setting(W, "duckdb_threads", whole(1, 1024), 1),
+    Setting(W, "duckdb_vacuum_tasks", whole(0, 1024)),
+    Setting(W, "load_workers", whole(1, 64), 1),
+    # figures whose newest record is older than this are marked stale (models, report)
+    Setting(W, "stale_after_days", number(0, strict=True, high=3650), 2.0,
+            flag="--stale-after-days"),
+)
+# [sources.creator_platform.lookback_days]: one key per resource, days
+LOOKBACK_CHECK = number(0)
+_BY_PATH = {s.path: s for s in SETTINGS}
+
+
+def spec(section: str, key: str) -> Setting:
+    return _BY_PATH[f"{section}.{key}"]
+
+
+@contextlib.contextmanager
+def _untraced() -> Iterator[None]:
+    """Keep our lookups out of dlt's resolved-values trace (pickled with the pipeline)."""
+    from dlt.common.configuration.utils import get_resolved_traces
+
+    traces = get_resolved_traces()
+    was = traces.logging_enabled
+    traces.logging_enabled = False
+    try:
+        yield
+    finally:
+        traces.logging_enabled = was
+
+
+def lookup(path: str, *, secret: bool = False) -> Any:
+    """The raw value at `path` (env first, then .dlt/*.toml), None when unset."""
+    import dlt
+
+    with _untraced():
+        value = None if secret else dlt.config.get(path)
+        if value is None:
+            try:
+                value = dlt.secrets.get(path)
+            except Exception:  # a provider that cannot be read is the same as a missing key
+                value = None
+    return value
+
+
+def setting(section: str, key: str, flag_value: Any = None) -> Any:
+    """A checked value: the flag's when given, else the configured one, else the default."""
+    item = spec(section, key)
+    if flag_value is not None and flag_value != ():
+        raw, where = flag_value, f"flag={item.flag}"
+    else:
+        raw, where = lookup(item.path, secret=item.secret), f"key={item.path}"
+    if raw is None:
+        return item.default
+    try:
+        return item.check(raw)
+    except ValueError as exc:
+        name = item.flag if where.startswith("flag") else item.key
+        raise BadSetting(f"{name} {exc}", where) from None
+
+
+def lookback_days() -> dict[str, float]:
+    """Per-resource look-back of deep runs (one lookup per resource: env cannot list keys)."""
+    out = {}
+    for name in RESOURCES:
+        raw = lookup(f"{LOOKBACK_SECTION}.{name}")
+        if raw is not None:
+            try:
+                out[name] = LOOKBACK_CHECK(raw)
+            except ValueError as exc:
+                raise BadSetting(f"lookback_days.{name} {exc}", f"key={LOOKBACK_SECTION}.{name}") from None
+    return out
+
+
+# ---------------------------------------------------------------- unknown keys
+def known_keys() -> dict[str, set[str]]:
+    """Section -> the keys something reads there (derived from SETTINGS and RESOURCES)."""
+    known: dict[str, set[str]] = {}
+    for item in SETTINGS:
+        known.setdefault(item.section, set()).add(item.key)
+    known[SOURCE_SECTION].add("lookback_days")
+    known[LOOKBACK_SECTION] = set(RESOURCES)
+    return known
+
+
+def _nearest(key: str, options: set[str]) -> str | None:
+    close = difflib.get_close_matches(key, sorted(options), n=1, cutoff=0.5)
+    return close[0] if close else None
+
+
+def unknown_key_warnings(environ: dict[str, str] | None = None) -> list[str]:
+    """One line per configured key nothing reads: in the environment and in every TOML file."""
+    import dlt
+
+    known = known_keys()
+    lines: list[str] = []
+    env = os.environ if environ is None else environ
+    for section, keys in known.items():
+        prefix = section.replace(".", "__").upper() + "__"
+        for var in sorted(env):
+            if not var.startswith(prefix):
+                continue
+            key = var[len(prefix):].lower()
+            if "__" in key and f"{section}.{key.split('__', 1)[0]}" in known:
+                continue  # a subsection (lookback_days): checked with its own keys
+            if key not in keys:
+                near = _nearest(key, keys)
+                hint = f"; did you mean {prefix}{near.upper()}?" if near else ""
+                lines.append(f"warning: unknown environment variable {var}{hint}")
+    for provider in dlt.config.config_providers:
+        to_toml = getattr(provider, "to_toml", None)
+        if to_toml is None:
+            continue
+        try:
+            doc = tomllib.loads(to_toml())
+        except (tomllib.TOMLDecodeError, ValueError):
+            continue
+        where = ", ".join(getattr(provider, "present_locations", []) or [provider.name])
+        for section, keys in known.items():
+            node: Any = doc
+            for part in section.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            if not isinstance(node, dict):
+                continue
+            for key, value in node.items():
+                nested = f"{section}.{key}" in known and isinstance(value, dict)
+                if key not in keys or (isinstance(value, dict) and not nested):
+                    near = _nearest(key, keys)
+                    hint = f"; did you mean {near}?" if near else ""
+                    lines.append(f"warning: unknown key {section}.{key} in {where}{hint}")
+    return lines
+
+
+def warn_unknown_keys() -> None:
+    """Print the unknown-key warnings on stderr (every command that reads configuration)."""
+    for line in unknown_key_warnings():
+        click.echo(line, err=True)

@@ -1,0 +1,145 @@
+"""Names in a DuckDB warehouse: one quoting helper, and no clash between file and dataset.
+
+DuckDB names a file's catalog after the file (`creator_platform.duckdb` -> `creator_platform`).
+When the dataset (a schema in that file) has the same name, `creator_platform.contacts` is
+ambiguous ("catalog or schema?") and DuckDB refuses it. Our defaults are exactly that pair, so:
+
+- the pipeline (dlt) qualifies every name with the catalog, `"catalog"."dataset"."table"`, as dlt
+  already does for MotherDuck (`catalog_qualified_duckdb`);
+- our own connections (models, report, webhook loader) open the file under a catalog alias that
+  no schema in it uses (`connect_warehouse`), so two-part `schema.table` names stay unambiguous
+  whatever the file and the dataset are called, and the SQL needs no catalog;
+- every identifier we put into SQL goes through `quote_ident`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+if TYPE_CHECKING:
+    from dlt.common.destination import Destination
+
+WAREHOUSE_ALIAS = "creator_sync_warehouse"
+# catalogs every DuckDB session has besides the file's own: a schema of the same name is
+# ambiguous in two-part names however the file is opened
+RESERVED_CATALOGS = frozenset({"memory", "system", "temp"})
+
+
+def quote_ident(name: str) -> str:
+    """`name` as a quoted SQL identifier (DuckDB and PostgreSQL): any text is safe inside."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def quote_literal(value: str) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def connect_warehouse(path: str | os.PathLike[str], *, read_only: bool = False,
+                      config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+    """Open a warehouse file under a catalog alias that is no schema's name, and make it current.
+
+    The alias is what separates it from the file name: `duckdb.connect(path)` would name the
+    catalog after the file, which clashes with a dataset of the same name.
+    """
+    con = duckdb.connect(config=config or {})
+    try:
+        # spill files beside the warehouse, as a direct open would (not in the working dir)
+        con.execute(f"SET temp_directory = {quote_literal(f'{os.fspath(path)}.tmp')}")
+        alias = WAREHOUSE_ALIAS
+        options = " (READ_ONLY)" if read_only else ""
+        con.execute(f"ATTACH {quote_literal(os.fspath(path))} AS {quote_ident(alias)}{options}")
+        schemas = {r[0] for r in con.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = ?", [alias]).fetchall()}
+        while alias in schemas:  # a dataset called like the alias: pick another alias
+            con.execute(f"DETACH {quote_ident(alias)}")
+            alias += "_"
+            con.execute(f"ATTACH {quote_literal(os.fspath(path))} AS {quote_ident(alias)}{options}")
+        con.execute(f"USE {quote_ident(alias)}")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def catalog_qualified_duckdb(credentials: Any) -> Destination:
+    """dlt's DuckDB destination, qualifying every name with the file's catalog."""
+    return _destination_class()(credentials=credentials)
+
+
+def _destination_class() -> type:
+    """Built on first use: importing dlt's DuckDB destination costs ~0.3 s."""
+    global _DESTINATION
+    if _DESTINATION is None:
+        _DESTINATION = _build_destination_class()
+    return _DESTINATION
+
+
+_DESTINATION: type | None = None
+_CATALOGS: dict[str, str] = {}  # database path -> its catalog name (DuckDB's, per process)
+
+
+def _build_destination_class() -> type:
+    from dlt.destinations import duckdb as dlt_duckdb
+    from dlt.destinations.impl.duckdb.duck import DuckDbClient
+    from dlt.destinations.impl.duckdb.sql_client import DuckDbSqlClient
+
+    class CatalogQualifiedSqlClient(DuckDbSqlClient):
+        """Names are `"catalog"."dataset"."table"`, as dlt's MotherDuck client writes them.
+
+        dlt's DuckDB client returns no catalog, so its SQL says `dataset.table`, which DuckDB
+        cannot bind when the file (catalog) and the dataset share a name. The catalog is asked
+        of DuckDB itself (`current_database()`), once per file and process, never guessed
+        from the file name: SQL is generated before a connection is open too.
+        """
+
+        def catalog_name(self, quote: bool = True, casefold: bool = True) -> str | None:
+            name = self._file_catalog()
+            if casefold:
+                name = self.capabilities.casefold_identifier(name)
+            return self.capabilities.escape_identifier(name) if quote else name
+
+        def _file_catalog(self) -> str:
+            key = str(self.credentials.database)
+            name = _CATALOGS.get(key)
+            if name is None:
+                if self._conn is not None:
+                    name = self._conn.execute("SELECT current_database()").fetchone()[0]
+                else:
+                    pool = self.credentials.conn_pool
+                    conn = pool.borrow_conn(global_config=self._global_config,
+                                            pragmas=self._pragmas)
+                    try:
+                        name = conn.execute("SELECT current_database()").fetchone()[0]
+                    finally:
+                        pool.return_conn(conn)
+                _CATALOGS[key] = name
+            return name
+
+        def warn_if_catalog_equals_dataset_name(self) -> None:
+            """dlt warns that equal names confuse DuckDB's binder: qualified names do not."""
+
+    class CatalogQualifiedClient(DuckDbClient):
+        def __init__(self, schema: Any, config: Any, capabilities: Any) -> None:
+            super().__init__(schema, config, capabilities)
+            self.sql_client = CatalogQualifiedSqlClient(
+                self.sql_client.dataset_name,
+                self.sql_client.staging_dataset_name,
+                config.credentials,
+                capabilities,
+            )
+
+    class CatalogQualifiedDuckDb(dlt_duckdb):
+        @property
+        def client_class(self) -> type:
+            return CatalogQualifiedClient
+
+        @property
+        def destination_type(self) -> str:
+            # dlt stores the type in pipeline state and compares it on every run: this is
+            # dlt's DuckDB destination, and pipelines created before stay valid
+            return "dlt.destinations.duckdb"
+
+    return CatalogQualifiedDuckDb

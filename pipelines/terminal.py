@@ -1,0 +1,292 @@
+"""How every command ends: exit codes, the one `error:` line, signals, and where logs go.
+
+| exit | meaning |
+|---|---|
+| 0 | success |
+| 1 | a failure at run time |
+| 2 | a usage or configuration error |
+| 130 | SIGINT (Ctrl-C) |
+| 143 | SIGTERM |
+
+Failures print ONE line on stderr, `error: <what> [where]`, with no traceback or Python class
+name unless `--verbose`. SIGINT and SIGTERM raise `Interrupted` (a KeyboardInterrupt) in the main
+thread, so every `finally` runs (the token is revoked, locks are released); a second signal
+ends the process at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import FrameType
+
+import click
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_SIGNAL_BASE = 128  # 128 + signal number: 130 SIGINT, 143 SIGTERM
+HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+LOG_ROTATE_BYTES = 2 * 1024**2  # a log is rotated to `.1` beyond this, before a run appends
+LOG_KEEP = 3  # rotated logs kept: `.1` .. `.3`
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+_received: list[int] = []  # signals received by this process, in order
+# until a command sets up its log: nothing of ours reaches stderr by Python's last resort
+logging.getLogger("creator_sync").addHandler(logging.NullHandler())
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; `signum` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _on_signal(signum: int, _frame: FrameType | None) -> None:
+    if _received:  # the second signal: the user means it, cleanup or not
+        os._exit(EXIT_SIGNAL_BASE + signum)
+    _received.append(signum)
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGINT and SIGTERM raise `Interrupted` (a signal the parent ignores stays ignored)."""
+    for signum in HANDLED_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _on_signal)
+
+
+def note_signal(signum: int) -> None:
+    """For commands with their own handlers (servers that drain first): exit 128+signum later."""
+    if signum not in _received:
+        _received.append(signum)
+
+
+def received_signal() -> int | None:
+    return _received[0] if _received else None
+
+
+def interrupt_code(exc: BaseException | None = None) -> int:
+    """130 or 143: from the exception chain when it says (ours: `signum`; dlt, which takes
+    the signals over while it loads: `signal_code`), else from the signal received."""
+    for link in chain(exc) if exc is not None else []:
+        signum = getattr(link, "signum", None) or getattr(link, "signal_code", None)
+        if signum:
+            return EXIT_SIGNAL_BASE + int(signum)
+    return EXIT_SIGNAL_BASE + int(received_signal() or signal.SIGINT)
+
+
+def signal_name(code: int) -> str:
+    try:
+        return signal.Signals(code - EXIT_SIGNAL_BASE).name
+    except ValueError:
+        return "a signal"
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and every exception it was raised from or during, outermost first."""
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in out:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def was_interrupted(exc: BaseException) -> bool:
+    """A signal stopped the run, even when a library wrapped the KeyboardInterrupt (dlt does)."""
+    return any(isinstance(e, KeyboardInterrupt) for e in chain(exc)) or received_signal() is not None
+
+
+def error_line(message: str) -> str:
+    return "error: " + " ".join(str(message).split())
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> None:
+    """Print the one `error:` line and exit with `code`."""
+    click.echo(error_line(message), err=True)
+    exit_now(code)
+
+
+def exit_now(code: int) -> None:
+    """Exit with `code`. After a signal, without waiting for worker threads still blocked in a
+    request (their results are no longer wanted): every lock and file is already closed."""
+    if code >= EXIT_SIGNAL_BASE:
+        logging.shutdown()
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def verbose_requested(argv: list[str] | None = None) -> bool:
+    args = sys.argv[1:] if argv is None else argv
+    return "--verbose" in args or "-v" in args
+
+
+def usage_message(exc: click.UsageError) -> str:
+    """click's usage error as one message, with where to read more (click prints three lines)."""
+    ctx = exc.ctx
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return exc.format_message() + hint
+
+
+# ---------------------------------------------------------------- files only we may read
+def private_opener(path: str, flags: int) -> int:
+    """`open(..., opener=private_opener)`: a new file is created readable by its owner only."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
+GITIGNORE_ALL = "# created by creator-sync: local state, logs or personal data; never commit\n*\n"
+STATE_DIR_NAME = ".creator-sync"
+
+
+def private_dir(path: str | os.PathLike[str], *, gitignore: bool = False) -> Path:
+    """Create `path` (and parents) as 0700 when new; an existing directory keeps its mode.
+
+    `gitignore`: put a `.gitignore` of `*` inside (as pytest does for its cache), so that a
+    user's repository never picks the directory up, whatever their own `.gitignore` says.
+    """
+    directory = Path(path)
+    if not directory.exists():
+        directory.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+    if gitignore:
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            with contextlib.suppress(OSError):
+                ignore.write_text(GITIGNORE_ALL)
+    return directory
+
+
+def state_dir(path: str | os.PathLike[str]) -> Path:
+    """A private directory; the `.creator-sync` folder on its path is git-ignored as a whole."""
+    directory = private_dir(path)
+    for parent in (directory, *directory.parents):
+        if parent.name == STATE_DIR_NAME:
+            private_dir(parent, gitignore=True)
+            break
+    return directory
+
+
+# ---------------------------------------------------------------- logs
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def _rotate(path: Path) -> None:
+    if not path.exists() or path.stat().st_size < LOG_ROTATE_BYTES:
+        return
+    for n in range(LOG_KEEP - 1, 0, -1):
+        older = path.with_name(f"{path.name}.{n}")
+        if older.exists():
+            older.replace(path.with_name(f"{path.name}.{n + 1}"))
+    path.replace(path.with_name(f"{path.name}.1"))
+
+
+class _PrivateFileHandler(logging.FileHandler):
+    """Appends; a new log file is created 0600 (logs name customers, sites, URLs)."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        return open(self.baseFilename, self.mode, encoding=self.encoding, opener=private_opener)
+
+
+def setup_logging(verbose: bool, log_file: Path | None, *, what: str = "run") -> None:
+    """Our log and dlt's go to `log_file` (appended, rotated by size), and to stderr only with
+    `--verbose`: dlt's own `[WARNING]`/`[ERROR]` lines never reach the terminal otherwise.
+
+    Call it while holding the lock of what the log belongs to: a process that lost the race
+    must not write into (or truncate) the winner's log.
+    """
+    ours = logging.getLogger("creator_sync")
+    dlt_logger = logging.getLogger("dlt")
+    for logger in (ours, dlt_logger):
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+            handler.close()
+        logger.propagate = False
+    ours.setLevel(logging.DEBUG)
+    fmt = logging.Formatter(_FORMAT)
+    if log_file is not None:
+        state_dir(log_file.parent)
+        _rotate(log_file)
+        for logger in (ours, dlt_logger):  # one handler each: dlt restyles the one it finds
+            handler = _PrivateFileHandler(log_file, mode="a", encoding="utf-8")
+            handler.setFormatter(fmt)
+            logger.addHandler(handler)
+        ours.info("%s started (pid %s, %s)", what, os.getpid(),
+                  time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    if verbose:
+        for logger in (ours, dlt_logger):
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(fmt)
+            logger.addHandler(handler)
+    for logger in (ours, dlt_logger):
+        if not logger.handlers:  # else Python's last-resort handler prints to stderr
+            logger.addHandler(logging.NullHandler())
+    # httpx/httpcore can log request lines and headers at DEBUG: never let them
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def reported_failures(verbose: bool, log_file: Path | None = None, *,
+                      interrupted: Callable[[int], str] | None = None) -> Iterator[None]:
+    """Run a command body: any failure ends as one line and the contract's exit code.
+
+    `log_file`: where the details went (named in the line); `interrupted(code)`: the line for
+    a signal, saying what the command kept.
+    """
+    log = logging.getLogger("creator_sync")
+    try:
+        yield
+    except click.exceptions.Exit:
+        raise
+    except click.UsageError as exc:
+        log.info("usage error: %s", exc.format_message())
+        fail(usage_message(exc), EXIT_USAGE)
+    except click.ClickException as exc:
+        fail(exc.format_message(), exc.exit_code)
+    except BaseException as exc:
+        if isinstance(exc, SystemExit):
+            raise
+        if was_interrupted(exc):
+            code = interrupt_code(exc)
+            log.warning("interrupted by %s", signal_name(code))
+            fail(interrupted(code) if interrupted else f"interrupted by {signal_name(code)}", code)
+        from sources.creator_platform.errors import ConfigurationError
+
+        from .locking import LockTimeout
+
+        links = chain(exc)
+        usage = any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
+        locked_out = any(isinstance(e, LockTimeout) for e in links)  # no log of ours exists
+        log.exception("failed")
+        where = f" (details: {log_file})" if log_file and not verbose and not locked_out else ""
+        fail(describe(exc, verbose) + where, EXIT_USAGE if usage else EXIT_FAILURE)
+
+
+def describe(exc: BaseException, verbose: bool = False) -> str:
+    """The most telling message of an exception chain; the class name only with --verbose."""
+    from sources.creator_platform.errors import CreatorPlatformError
+
+    from .locking import LockTimeout
+
+    links = chain(exc)
+    for candidate in links:
+        if isinstance(candidate, CreatorPlatformError | LockTimeout):
+            return " ".join(str(candidate).split())
+        if isinstance(candidate, click.ClickException):
+            return " ".join(candidate.format_message().split())
+    inner = links[-1]
+    text = " ".join(str(inner).split())[:500] or "unexpected failure"
+    return f"{type(inner).__name__}: {text}" if verbose else text
