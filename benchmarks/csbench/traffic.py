@@ -111,5 +111,10 @@ def census(base_url: str, token: str, requests: Sequence[Request]) -> dict[str, 
         for (path, site), query in sorted(first_pages(requests).items()):
             response = client.get(f"{path}?{query}")
             response.raise_for_status()
-            counts[f"{path}[{site}]" if site else path] = total_from_meta(response.json()["meta"])
+            doc = response.json()
+            # a singleton such as /v1/me carries no meta: it is one record
+            total = total_from_meta(doc["meta"]) if "meta" in doc else (
+                len(doc["data"]) if isinstance(doc.get("data"), list) else 1
+            )
+            counts[f"{path}[{site}]" if site else path] = total
     return counts

@@ -16,6 +16,8 @@ import time
 from collections.abc import Sequence
 from functools import partial
 
+from sources.creator_platform.settings import PII_COLUMNS
+
 from .drills import (
     DRILL_SEED,
     CrashPoint,
@@ -32,13 +34,9 @@ from .runner import CLIENT_ID, CLIENT_SECRET
 from .scan import Scanner
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
-# the run hashes PII with a salt (a secret too): hashed columns differ from the reference's
+# the run hashes PII with a salt (a secret too): hashed columns (the source's PII_COLUMNS)
+# differ from the reference's
 PII_ARGS = ("--pii", "hash")
-PII_COLUMNS = frozenset({
-    "email", "phone_number", "business_number", "address_line_1", "address_line_2",
-    "address_city", "address_state", "address_country", "address_zip", "billing_address_zip",
-    "cardholder_name",
-})
 CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]+(Error|Exception|Interrupt)\b")
 
 
