@@ -69,6 +69,7 @@ class SyncSettings:
     concurrency: int = 4
     detail_concurrency: int = 16
     rate_limit: float | None = None
+    adaptive_rate: bool = True
     page_size: int = 100
     pii: str | None = None
     pii_salt: Secret = field(default_factory=lambda: Secret(""))
@@ -106,6 +107,18 @@ def _split(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
         values = [values]
     out = tuple(v.strip() for raw in values for v in str(raw).split(",") if v.strip())
     return out or None
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    """A boolean setting: flags give bools, env vars and TOML strings give text."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("true", "1", "yes", "on"):
+            return True
+        if text in ("false", "0", "no", "off"):
+            return False
+        raise click.UsageError(f"{key} must be true or false, got {value!r} ({SOURCE_SECTION}.{key})")
+    return bool(value)
 
 
 def resolve_settings(**flags: Any) -> SyncSettings:
@@ -160,6 +173,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         concurrency=int(pick("concurrency", 4)),
         detail_concurrency=int(pick("detail_concurrency", 16)),
         rate_limit=float(pick("rate_limit")) if pick("rate_limit") else None,
+        adaptive_rate=_as_bool("adaptive_rate", pick("adaptive_rate", True)),
         page_size=int(pick("page_size", 100)),
         pii=pii,
         pii_salt=Secret(str(pick("pii_salt", ""))),
@@ -234,6 +248,7 @@ def run_sync(
             settings.client_id,
             settings.client_secret,
             rate_limit=settings.rate_limit,
+            adaptive_rate=settings.adaptive_rate,
             concurrency=settings.concurrency,
             detail_concurrency=settings.detail_concurrency,
             timeout=settings.timeout,
@@ -318,6 +333,8 @@ def format_summary(result: SyncResult) -> str:
         f"sites: {len(result.sites)}  requests: {s.requests}  retries: {s.retries}  "
         f"429s: {s.throttled}  marked deleted: {deleted}  time: {s.elapsed:.1f}s"
     )
+    if s.rate is not None:
+        lines.append(s.rate.describe())
     if result.pending_loaded:
         lines.append(f"finished {result.pending_loaded} load package(s) left by an interrupted run")
     target = result.warehouse.duckdb_path or result.warehouse.destination
@@ -387,7 +404,11 @@ def one_line(exc: BaseException) -> str:
 @click.option("--concurrency", type=int, help="List-page requests in flight [4].")
 @click.option("--detail-concurrency", type=int,
               help="Single-record (include=) reads in flight [16]; the rate limit bounds both.")
-@click.option("--rate-limit", type=float, help="Client-side limit, requests per minute [none].")
+@click.option("--rate-limit", type=float,
+              help="Hard cap, requests per minute [none: find the platform's limit].")
+@click.option("--adaptive-rate/--fixed-rate", "adaptive_rate", default=None,
+              help="Find the platform's limit and ride it [adaptive]; fixed: pace at "
+              "--rate-limit exactly, or not at all.")
 @click.option("--page-size", type=int, help="page[size] to ask for [100].")
 @click.option("--pii", type=click.Choice(["hash", "drop"]), help="Hash or drop email/phone/address columns.")
 @click.option("--insecure", is_flag=True, default=None, help="Allow plain http:// to a non-loopback host.")
