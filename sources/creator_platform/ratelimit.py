@@ -227,14 +227,13 @@ class RateLimiter:
                 self._cut(now, counted)
             if retry_after is not None:
                 wait = retry_after
-            elif fresh and counted:
+            elif fresh and counted:  # (a refused probe after it backs off from 1 s)
                 wait = self._window_wait(now)
             elif permit.probe or fresh:
                 wait = max(2.0 * self._probe_wait, 1.0) * self._rng.uniform(1.0, 1.25)
-                wait = min(MAX_PROBE_WAIT_S, wait)
+                wait = self._probe_wait = min(MAX_PROBE_WAIT_S, wait)
             else:
                 wait = 0.0  # in flight when the gate closed: the gate already covers it
-            self._probe_wait = max(self._probe_wait, wait)
             self._gate_until = max(self._gate_until, now + wait)
             self._probing = True
             if permit.probe:

@@ -111,8 +111,12 @@ def test_without_retry_after_waits_until_the_minute_has_room():
     lim = limiter(clock)
     answer(lim, clock, 100, over_s=2.0)  # first answer at t=0
     lim.on_response(lim.acquire(), 429)
-    assert lim.acquire().probe
+    probe = lim.acquire()
+    assert probe.probe
     assert clock.now == pytest.approx(60.0)  # when the oldest answer leaves a 60 s window
+    lim.on_response(probe, 429)  # a little early (our oldest answer was not the server's)
+    assert lim.acquire().probe
+    assert 61.0 <= clock.now <= 61.25  # backs off from 1 s, not from the minute's wait
 
 
 def test_refused_probes_double_the_wait_with_jitter():
