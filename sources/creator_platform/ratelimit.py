@@ -82,7 +82,7 @@ class RateReport:
             f"{self.mode}, capped at {self.cap_per_minute:g} by --rate-limit")
         if self.found_per_minute is not None:
             return f"rate: ~{self.found_per_minute:.0f} req/min found ({how}; {self.throttled} x 429)"
-        return (f"rate: no limit hit, up to {self.peak_per_minute} req/min "
+        return (f"rate: no limit found, up to {self.peak_per_minute} req/min "
                 f"({how}; {self.throttled} x 429)")
 
 

@@ -47,3 +47,14 @@ def test_two_warehouses_never_share_pipeline_state(env, tmp_path):
     a = resolve_settings(duckdb=str(tmp_path / "a.duckdb")).warehouse
     b = resolve_settings(duckdb=str(tmp_path / "b.duckdb")).warehouse
     assert a.pipelines_dir != b.pipelines_dir
+
+
+def test_adaptive_rate_flag_env_and_bad_values(env):
+    assert resolve_settings().adaptive_rate is True  # the default: find the limit
+    assert resolve_settings(adaptive_rate=False).adaptive_rate is False  # --fixed-rate
+    env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "false")  # env gives text
+    assert resolve_settings().adaptive_rate is False
+    assert resolve_settings(adaptive_rate=True).adaptive_rate is True  # the flag wins
+    env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "sometimes")
+    with pytest.raises(click.UsageError, match="adaptive_rate"):
+        resolve_settings()

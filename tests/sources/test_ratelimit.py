@@ -205,14 +205,14 @@ def test_fixed_mode_keeps_its_rate_through_429s():
     unpaced = limiter(clock, adaptive=False)
     unpaced.on_response(unpaced.acquire(), 429)
     assert unpaced.rate_per_minute is None
-    assert unpaced.report().describe().startswith("rate: no limit hit")
+    assert unpaced.report().describe().startswith("rate: no limit found")
 
 
 def test_no_429_report_names_the_busiest_minute():
     clock = Clock()
     lim = limiter(clock)
     answer(lim, clock, 250, over_s=50.0)
-    assert lim.report().describe() == "rate: no limit hit, up to 250 req/min (adaptive; 0 x 429)"
+    assert lim.report().describe() == "rate: no limit found, up to 250 req/min (adaptive; 0 x 429)"
 
 
 # ---------------------------------------------------------------- threads in virtual time
