@@ -242,11 +242,7 @@ class Bench:
         measured, state_dir = self.ours_full(sandbox, "ours_full")
         if measured is None:
             return
-        # the same sync as before adaptive rate control (no pacing without a limit): its cost
-        fixed_dir = self._run_dir("ours_fixed_rate")
-        argv, env = ours.sync_target(
-            sandbox.base_url, fixed_dir, concurrency=o.concurrency, fixed_rate=True)
-        self.measure("ours_fixed_rate", argv, fixed_dir, env)
+        self.no_limit_ab(sandbox)
         pages = traffic.pages(measured.requests)
         concurrency = max(1, traffic.peak_in_flight(measured.requests))
         self.results.peak_in_flight.append(concurrency)
@@ -261,6 +257,20 @@ class Bench:
         self.ours_again(sandbox, "ours_incr_none", state_dir)
         self.results.facts["activity"] = sandbox.activity(ACTIVITY_CHANGES)
         self.ours_again(sandbox, "ours_incr_1000", state_dir)
+
+    def no_limit_ab(self, sandbox: Sandbox) -> None:
+        """What slow start costs with no limit: ours adaptive and ours --fixed-rate (unpaced, as
+        before), each a fresh full sync, both after ours_full warmed the sandbox's response
+        cache (the first sync of a sandbox is slower), in alternating order from round to round."""
+        o = self.options
+        pair = [("ours_adaptive_ab", False), ("ours_fixed_rate", True)]
+        if len(self.results.measurements["ours_fixed_rate"]) % 2:
+            pair.reverse()
+        for label, fixed in pair:
+            run_dir = self._run_dir(label)
+            argv, env = ours.sync_target(
+                sandbox.base_url, run_dir, concurrency=o.concurrency, fixed_rate=fixed)
+            self.measure(label, argv, run_dir, env)
 
     def phase_wall(self) -> None:
         """Latency on: ours, floors, peer and ours incremental, side by side."""

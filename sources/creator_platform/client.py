@@ -417,7 +417,8 @@ class CreatorPlatformClient:
             parse_retry_after(response.headers.get("retry-after"))
             if status in RETRY_STATUSES else None
         )
-        self.limiter.on_response(permit, status, retry_after)
+        # the token endpoint is rate limited on its own budget (if at all), not the API's
+        self.limiter.on_response(permit, status, retry_after, in_budget=resource != "oauth")
         if status == 429:
             self.stats.add("throttled")
         if status in RETRY_STATUSES:

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 WINDOW_S = 60.0  # limits are stated per minute; what the platform let through is counted over it
-START_PER_MINUTE = 1200.0  # slow start's first rate (20/s), doubled every DOUBLING_S
+START_PER_MINUTE = 2400.0  # slow start's first rate (40/s), doubled every DOUBLING_S
 DOUBLING_S = 0.5
 DECREASE = 0.9  # multiplicative decrease on a 429 (0.5 would ride a per-minute window at ~0.75)
 RECOVER_S = 60.0  # additive increase: the cut is regained in this long
@@ -200,8 +200,12 @@ class RateLimiter:
             self._rate = min(self._cap, self._rate * 2.0 ** (elapsed / self._probe_up_s))
 
     # ------------------------------------------------------------------ answers
-    def on_response(self, permit: Permit, status: int, retry_after: float | None = None) -> None:
-        """Account for an answer; a 429 cuts the rate (once per cut) and closes the gate."""
+    def on_response(self, permit: Permit, status: int, retry_after: float | None = None,
+                    *, in_budget: bool = True) -> None:
+        """Account for an answer; a 429 cuts the rate (once per cut) and closes the gate.
+
+        `in_budget=False`: an answer the platform counts on another budget (the token endpoint):
+        it still reopens after a probe, but is not counted as what the platform let through."""
         with self._lock:
             now = self._clock()
             answered, refused = self._answered, self._refused
@@ -209,8 +213,9 @@ class RateLimiter:
                 while times and times[0] <= now - WINDOW_S:
                     times.popleft()
             if status != 429:
-                answered.append(now)
-                self._peak = max(self._peak, len(answered))
+                if in_budget:
+                    answered.append(now)
+                    self._peak = max(self._peak, len(answered))
                 if permit.probe:
                     self._probing = self._probe_out = False
                     self._probe_wait = 0.0

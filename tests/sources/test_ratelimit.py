@@ -265,3 +265,13 @@ def test_sixteen_workers_under_a_cap_do_not_burst():
     assert len(starts) == pytest.approx(97, abs=1)
     gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert min(gaps) == pytest.approx(60 / 97, rel=0.01)
+
+
+def test_answers_on_another_budget_are_not_counted_as_the_limit():
+    clock = Clock()
+    lim = limiter(clock)
+    for _ in range(5):  # token grants: the platform limits those on their own budget
+        lim.on_response(lim.acquire(), 200, in_budget=False)
+    answer(lim, clock, 60, over_s=2.0)
+    lim.on_response(lim.acquire(), 429)
+    assert lim.report().found_per_minute == 60
