@@ -17,6 +17,7 @@ from models.adapters import (
     postgres_dsn_from_dlt,
     redact_dsn,
 )
+from models.coverage import stale_after, stale_after_option
 from models.headline import format_headline, headline_figures_from
 from models.runner import BuildResult, DataTestError, ModelsError, Params, build
 from pipelines.locking import LockTimeout, warehouse_lock
@@ -92,15 +93,20 @@ def _print_result(result: BuildResult) -> None:
 @click.option("--strict", is_flag=True, help="Treat warning-level data tests as errors.")
 @click.option("--lock-timeout", type=float, default=600, show_default=True,
               help="Seconds to wait for a sync/webhook load writing the same DuckDB file.")
+@stale_after_option
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
 def models_command(
     duckdb_path: str, dataset: str, timezone: str, settlement_delay_days: int,
     as_of: dt.date | None, destination: str, postgres_dsn: str | None, run_tests: bool,
-    strict: bool, lock_timeout: float, verbose: bool,
+    strict: bool, lock_timeout: float, stale_after_days: float | None, verbose: bool,
 ) -> None:
     """Build the analytics models (staging, intermediate, marts) and run their data tests."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    try:
+        limit = stale_after(stale_after_days)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     params = Params(dataset, timezone, settlement_delay_days, as_of)
     if destination == "duckdb" and not Path(duckdb_path).is_file():
         raise click.ClickException(
@@ -115,7 +121,7 @@ def models_command(
         adapter = _connect(destination, duckdb_path, postgres_dsn)
         try:
             result = build(adapter, params, run_tests=run_tests, strict=strict)
-            headline = format_headline(headline_figures_from(adapter, as_of))
+            headline = format_headline(headline_figures_from(adapter, as_of, stale_after=limit))
         except DataTestError as exc:
             _print_result(exc.result)
             raise click.ClickException(str(exc)) from exc

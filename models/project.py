@@ -2,6 +2,10 @@
 
 The dependency order is derived from the `{{ ref('...') }}` placeholders (a topological sort),
 never from a hand-kept list, so adding a model is adding a file.
+
+The repository keeps the SQL in `sql/`; pyproject.toml maps that folder to the package
+`models.sql`, so the wheel ships it inside `models/` and an editable install reads it in place.
+Either way it is found through importlib.resources, never relative to this file.
 """
 
 from __future__ import annotations
@@ -9,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
+from importlib.resources import files
 from pathlib import Path
 
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 LAYERS = ("staging", "intermediate", "marts")
 TESTS_DIR = "tests"
 
@@ -21,6 +25,17 @@ DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
 
 class ProjectError(ValueError):
     """The SQL project itself is inconsistent (unknown ref, cycle, duplicate name)."""
+
+
+def _installed_sql_dir() -> Path:
+    """The folder of package `models.sql`: a real directory in a wheel or editable install."""
+    root = files("models.sql")
+    if not isinstance(root, Path):  # a zipped install: the runner reads files by path
+        raise ProjectError(f"the SQL models must be installed as files, found {root!r}")
+    return root
+
+
+SQL_DIR = _installed_sql_dir()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from models.adapters import Adapter, quote_ident
+from models.build_info import package_version
 from models.project import PLACEHOLDER, Project, ProjectError, SqlFile
 from models.sources import SOURCE_TABLES
 
@@ -22,10 +23,6 @@ log = logging.getLogger("creator_sync.models")
 
 TARGET_SCHEMA = "analytics"
 STAGING_SCHEMA = "analytics_staging"
-
-
-class SourceMissing(RuntimeError):
-    """A required raw table is not in the warehouse."""
 
 
 def schema_of(model: SqlFile) -> str:
@@ -54,9 +51,11 @@ class Renderer:
         self.project = project
         self.params = params
         self.vars = {
+            "dataset": params.dataset,
             "timezone": params.timezone,
             "settlement_delay_days": params.settlement_delay_days,
             "as_of_date": params.as_of,
+            "creator_sync_version": package_version(),
         }
         self._sources: dict[str, str] = {}
         self.missing: list[str] = []
@@ -87,12 +86,6 @@ class Renderer:
         table = SOURCE_TABLES[name]
         present = self.adapter.columns(self.params.dataset, name)
         if present is None:
-            if table.required:
-                raise SourceMissing(
-                    f"source table {self.params.dataset}.{name} not found on "
-                    f"{self.adapter.label}: run `creator-sync sync` first, or pass the "
-                    "--dataset the pipeline loaded"
-                )
             self.missing.append(name)
             log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)
         cols = []

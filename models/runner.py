@@ -23,10 +23,10 @@ from models.render import (
     STAGING_SCHEMA,
     TARGET_SCHEMA,
     Renderer,
-    SourceMissing,
     relation,
     schema_of,
 )
+from models.sources import SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
 
@@ -168,6 +168,12 @@ def build(
             f"dataset (schema) {params.dataset!r} not found on {adapter.label}: "
             "run `creator-sync sync` first, or pass the --dataset the pipeline loaded"
         )
+    if not any(adapter.columns(params.dataset, table) for table in SOURCE_TABLES):
+        raise ModelsError(
+            f"dataset (schema) {params.dataset!r} on {adapter.label} holds none of the raw tables "
+            "the models read: run `creator-sync sync` first, or pass the --dataset the pipeline "
+            "loaded"
+        )
     renderer = Renderer(adapter, project, params)
     result = BuildResult(adapter.label, params)
     started = time.perf_counter()
@@ -177,10 +183,7 @@ def build(
         adapter.ensure_schema(TARGET_SCHEMA)
         for model in ordered:
             t0 = time.perf_counter()
-            try:
-                sql = renderer.render(model)
-            except SourceMissing as exc:
-                raise ModelsError(str(exc)) from exc
+            sql = renderer.render(model)
             schema = schema_of(model)
             try:
                 adapter.replace_table(schema, model.name, sql)

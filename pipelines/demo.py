@@ -10,6 +10,7 @@ in `<duckdb>.demo-runs` next to the warehouse; `--reset` starts over.
 from __future__ import annotations
 
 import importlib
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,7 +106,7 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
     click.echo(
         "\nnext:\n"
         f"  open {report or 'the report'} in a browser (no network needed)\n"
-        f"  .venv/bin/python -c \"import duckdb; duckdb.connect('{db}').sql("
+        f"  {shlex.quote(sys.executable)} -c \"import duckdb; duckdb.connect('{db}').sql("
         "'select * from analytics.payout_reconciliation where not is_reconciled').show()\"\n"
         "  marts in schema analytics: revenue_daily, mrr_monthly, orders, customers,\n"
         "  payout_reconciliation, payout_transactions, unpaid_balance (raw tables: creator_platform)\n"

@@ -13,7 +13,7 @@ from typing import Any
 
 import dlt
 
-from sources.creator_platform.normalize import LINK_MARKER, is_link_table, link_columns
+from sources.creator_platform.normalize import child_marker, is_link_table, link_columns
 
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
@@ -176,7 +176,8 @@ def _aware(value: datetime) -> datetime:
 
 
 def drop_link_markers(pipeline: dlt.Pipeline) -> int:
-    """Delete the marker rows that stood for an empty to-many relationship (see normalize.py)."""
+    """Delete the marker rows that stood for an empty to-many relationship or an empty line
+    array (see normalize.py)."""
     removed = 0
     links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
     if not links:
@@ -188,10 +189,11 @@ def drop_link_markers(pipeline: dlt.Pipeline) -> int:
             except ValueError:
                 continue
             q = client.make_qualified_table_name(table)
-            rows = client.execute_sql(f"SELECT COUNT(*) FROM {q} WHERE {child} = %s", LINK_MARKER)
+            marker = child_marker(table)
+            rows = client.execute_sql(f"SELECT COUNT(*) FROM {q} WHERE {child} = %s", marker)
             count = int(rows[0][0])
             if count:
-                client.execute_sql(f"DELETE FROM {q} WHERE {child} = %s", LINK_MARKER)
+                client.execute_sql(f"DELETE FROM {q} WHERE {child} = %s", marker)
             removed += count
     return removed
 
@@ -258,3 +260,67 @@ def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
                 )
                 removed[table] = extra
     return removed
+
+
+SYNC_RESOURCES = "sync_resources"
+# (column, dlt data type) of `sync_resources` (docs/architecture.md, contract C6)
+SYNC_RESOURCES_COLUMNS = (
+    ("resource", "text"),
+    ("status", "text"),  # synced | failed | skipped
+    ("reason", "text"),  # why it failed or was skipped; null when synced
+    ("last_attempt_at", "timestamp"),  # this run (UTC, when its extract began)
+    ("last_synced_at", "timestamp"),  # the last run in which it completed
+    ("rows_loaded", "bigint"),  # rows this run wrote to the resource's own table
+)
+
+
+def write_sync_resources(
+    pipeline: dlt.Pipeline,
+    outcomes: Mapping[str, Any],
+    rows: Mapping[str, int],
+    at: datetime,
+) -> None:
+    """Upsert one row per resource of this run into `sync_resources`, after the load.
+
+    It says what the warehouse holds and what it does not: a resource that failed or was
+    skipped keeps its `last_synced_at` from the last run in which it completed (null if never).
+    Resources this run did not select keep their rows. One small table, a handful of statements.
+    """
+    if not outcomes:
+        return
+    names = sorted(outcomes)
+    marks = ", ".join(["%s"] * len(names))
+    with sql_client(pipeline) as client:
+        if not client.has_dataset():
+            client.create_dataset()
+        q = client.make_qualified_table_name(SYNC_RESOURCES)
+        col = {name: client.escape_column_name(name) for name, _ in SYNC_RESOURCES_COLUMNS}
+        if not _existing(client, [SYNC_RESOURCES]):
+            kinds = _destination_types(client)
+            columns = ", ".join(f"{col[name]} {kinds[kind]}" for name, kind in SYNC_RESOURCES_COLUMNS)
+            client.execute_sql(f"CREATE TABLE {q} ({columns})")
+        previous = dict(client.execute_sql(
+            f"SELECT {col['resource']}, {col['last_synced_at']} FROM {q} "
+            f"WHERE {col['resource']} IN ({marks})", *names) or [])
+        values: list[Any] = []
+        for name in names:
+            outcome = outcomes[name]
+            synced = outcome.status == "synced"
+            values += [name, outcome.status, outcome.reason, at,
+                       at if synced else previous.get(name), int(rows.get(name, 0))]
+        row_marks = ", ".join(["(" + ", ".join(["%s"] * len(SYNC_RESOURCES_COLUMNS)) + ")"] * len(names))
+        with client.begin_transaction():
+            client.execute_sql(f"DELETE FROM {q} WHERE {col['resource']} IN ({marks})", *names)
+            client.execute_sql(
+                f"INSERT INTO {q} ({', '.join(col.values())}) VALUES {row_marks}", *values
+            )
+
+
+def _destination_types(client: Any) -> dict[str, str]:
+    """dlt data type -> the destination's column type (timestamps with time zone)."""
+    mapper = client.capabilities.get_type_mapper()
+    table = {"name": SYNC_RESOURCES, "columns": {}}
+    return {
+        kind: mapper.to_destination_type({"name": kind, "data_type": kind, "timezone": True}, table)
+        for kind in {kind for _, kind in SYNC_RESOURCES_COLUMNS}
+    }

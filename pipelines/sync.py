@@ -28,8 +28,9 @@ from sources.creator_platform import (
     SourceOptions,
     creator_platform_source,
 )
-from sources.creator_platform.refresh import customer_refresh, stale_customers
-from sources.creator_platform.settings import DAY_S, RESOURCES
+from sources.creator_platform.refresh import TARGET, customer_refresh, stale_customers
+from sources.creator_platform.settings import DAY_S, RESOURCES, payouts_path
+from sources.creator_platform.source import Outcome
 from sources.creator_platform.stats import RunStats
 
 from .factory import (
@@ -49,6 +50,7 @@ from .postload import (
     loaded_counts,
     mark_deleted,
     row_counts,
+    write_sync_resources,
 )
 from .progress import progress_reporter
 
@@ -83,6 +85,7 @@ class SyncSettings:
     max_attempts: int = 8
     timeout: float = 30.0
     backoff_initial: float = 0.25
+    payouts_path: str | None = None  # None: the default /platform_payments_payouts
 
     def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
         return f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, warehouse={self.warehouse!r})"
@@ -98,6 +101,14 @@ class SyncResult:
     plans: dict[str, str]
     warehouse: Warehouse
     pending_loaded: int = 0
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # resource -> how it ended
+    notices: list[str] = field(default_factory=list)
+    without_lines: dict[str, int] = field(default_factory=dict)  # resource -> detail reads
+
+    @property
+    def failed(self) -> dict[str, str]:
+        """Resources that failed in this run -> why (the others were loaded and committed)."""
+        return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
 
 
 def _split(values: Sequence[str] | str | None) -> tuple[str, ...] | None:
@@ -157,6 +168,10 @@ def resolve_settings(**flags: Any) -> SyncSettings:
     pii = pick("pii")
     if pii not in (None, "hash", "drop"):
         raise click.UsageError(f"--pii must be hash or drop, got {pii!r}")
+    try:
+        payouts = payouts_path(pick("payouts_path"))
+    except ValueError as exc:
+        raise click.UsageError(f"{exc} (--payouts-path or sources.creator_platform.payouts_path)") from None
     return SyncSettings(
         base_url=str(base_url),
         client_id=str(client_id),
@@ -186,6 +201,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         max_attempts=int(pick("max_attempts", 8)),
         timeout=float(pick("timeout", 30.0)),
         backoff_initial=float(pick("backoff_initial", 0.25)),
+        payouts_path=payouts,
     )
 
 
@@ -242,6 +258,7 @@ def run_sync(
             freeze_finance_schema=settings.freeze_finance_schema,
             details=settings.details,
             kept_tables=kept,
+            payouts_path=settings.payouts_path,
         )
         client = CreatorPlatformClient(
             settings.base_url,
@@ -283,6 +300,7 @@ def run_sync(
             drop_link_markers(pipeline)
             after = row_counts(pipeline, tables)
             loaded = loaded_counts(pipeline, tables, load_ids)
+            write_sync_resources(pipeline, report.outcomes, report.rows, extract_started)
     summary = {}
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
@@ -296,16 +314,26 @@ def run_sync(
         plans=dict(report.plans),
         warehouse=wh,
         pending_loaded=pending_loaded,
+        outcomes=dict(report.outcomes),
+        notices=list(report.notices),
+        without_lines=dict(report.without_lines),
     )
 
 
 def _refresh_customers(pipeline: Any, client: Any, options: SourceOptions, report: RunReport) -> None:
     """Dependent refresh: customers named by this run's new money, re-read by id (refresh.py)."""
-    if options.resources is not None and "customers" not in options.resources:
-        return  # the user did not ask for customers
+    outcome = report.outcomes.get(TARGET)
+    if outcome is None or outcome.status != "synced":
+        return  # not asked for, not permitted, or failed: its state was not advanced either
     todo = stale_customers(report)
+
+    def failed(exc: CreatorPlatformError) -> None:
+        reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
+        report.set_outcome(TARGET, "failed", reason)
+
     if todo:
-        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt))
+        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt,
+                                          on_error=failed))
 
 
 def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
@@ -337,6 +365,10 @@ def format_summary(result: SyncResult) -> str:
         lines.append(s.rate.describe())
     if result.pending_loaded:
         lines.append(f"finished {result.pending_loaded} load package(s) left by an interrupted run")
+    lines += result.notices
+    for name, count in result.without_lines.items():
+        lines.append(f"{name}: {count} detail read(s) carried no lines (no `transactions`): "
+                     "their lines are not in the warehouse")
     target = result.warehouse.duckdb_path or result.warehouse.destination
     lines.append(f"warehouse: {target} (dataset {result.warehouse.dataset})")
     return "\n".join(lines)
@@ -413,6 +445,8 @@ def one_line(exc: BaseException) -> str:
 @click.option("--pii", type=click.Choice(["hash", "drop"]), help="Hash or drop email/phone/address columns.")
 @click.option("--insecure", is_flag=True, default=None, help="Allow plain http:// to a non-loopback host.")
 @click.option("--lock-timeout", type=float, default=0, show_default=True, help="Seconds to wait for a running sync of the same pipeline.")
+@click.option("--payouts-path", help="Payouts path under /v1 on your platform, "
+              "/<brand>_payments_payouts [/platform_payments_payouts].")
 @click.option("--no-details", "no_details", is_flag=True, default=None,
               help="Skip per-record include reads (order_items, modules/lessons/media, fields).")
 @click.option("--pipelines-dir", help="Where dlt keeps local pipeline state.")
@@ -435,3 +469,13 @@ def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
         click.echo(f"error: {one_line(exc)}{where}", err=True)
         sys.exit(2 if isinstance(exc, click.UsageError) else 1)
     click.echo(format_summary(result))
+    if result.failed:
+        click.echo(f"error: {failure_line(result)}", err=True)
+        sys.exit(1)
+
+
+def failure_line(result: SyncResult) -> str:
+    """One line naming each failed resource and why; the others were loaded."""
+    failed = result.failed
+    reasons = "; ".join(f"{name}: {reason}" for name, reason in failed.items())
+    return f"{len(failed)} resource(s) failed (the others were loaded and committed): {reasons}"

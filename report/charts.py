@@ -39,6 +39,7 @@ COLORS = {
     "expected": "#B8C4D6",
     "alert": "#D62728",
     "offer": "#4C78A8",
+    "partial": "#FBE3B5",
 }
 
 RC = {
@@ -141,12 +142,18 @@ def _bars(
     ax.autoscale_view()
 
 
-def revenue_chart(currency: str, days: Sequence[RevenueDay], prefix: str) -> str:
+def revenue_chart(
+    currency: str,
+    days: Sequence[RevenueDay],
+    prefix: str,
+    partial_day: dt.date | None = None,
+) -> str:
     """Daily gross above zero, refunds and disputes stacked below it, net as a line.
 
     Bars while a day is still wider than a few pixels; step areas beyond that (one path per
     series keeps a long range small and legible). Refunds and disputes are drawn downwards
-    whatever sign the mart stores them with.
+    whatever sign the mart stores them with. A partial last day is shaded and named in the
+    legend, so its short bar is not read as a bad day.
     """
     with matplotlib.rc_context(RC):
         fig, ax = _figure(3.0)
@@ -184,12 +191,17 @@ def revenue_chart(currency: str, days: Sequence[RevenueDay], prefix: str) -> str
                 lw=0,
             )
             ax.plot(x, net, color=COLORS["net"], lw=0.9, label="Net", drawstyle="steps-mid")
+        if partial_day is not None:
+            (at,) = mdates.date2num([partial_day])
+            ax.axvspan(
+                at - 0.5, at + 0.5, color=COLORS["partial"], zorder=0, lw=0, label="Partial day"
+            )
         locator = mdates.AutoDateLocator()
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
         ax.axhline(0, color="#9AA5B1", lw=0.8)
         ax.yaxis.set_major_formatter(_axis_money(currency))
-        _legend(ax, ncols=4)
+        _legend(ax, ncols=5 if partial_day is not None else 4)
         ax.margins(x=0.01)
         return _to_svg(fig, prefix, f"Daily net revenue in {currency}")
 
@@ -370,14 +382,18 @@ def payouts_chart(currency: str, payouts: Sequence[Payout], prefix: str) -> str:
         return _to_svg(fig, prefix, f"Payouts per {grain} in {currency}, actual and expected")
 
 
-def offers_chart(currency: str, offers: Sequence[Offer], prefix: str) -> str:
-    """Horizontal bars, best at the top, each labelled with its exact amount."""
+def offers_chart(
+    currency: str, offers: Sequence[Offer], prefix: str, labels: Sequence[str] | None = None
+) -> str:
+    """Horizontal bars, best at the top, each labelled with its exact amount; `labels` name
+    the offers (their titles by default, with the site when the report covers several)."""
     with matplotlib.rc_context({**RC, "axes.grid.axis": "x"}):
         fig, ax = _figure(0.6 + 0.32 * len(offers))
         ys = list(range(len(offers)))[::-1]
         values = [_major(o.net, currency) for o in offers]
         ax.barh(ys, values, 0.7, color=COLORS["offer"], lw=0)
-        titles = [o.title if len(o.title) <= 42 else o.title[:41] + "…" for o in offers]
+        names = labels if labels is not None else [o.title for o in offers]
+        titles = [t if len(t) <= 56 else t[:55] + "…" for t in names]
         ax.set_yticks(ys, titles)
         ax.xaxis.set_major_formatter(_axis_money(currency))
         top = max([*values, 0.0])

@@ -6,6 +6,7 @@ import datetime as dt
 
 import click
 
+from models.coverage import stale_after_option
 from report.errors import ReportError
 
 
@@ -38,8 +39,14 @@ from report.errors import ReportError
     show_default=True,
     help="Raw dataset (schema) the sync loaded; read for the data-freshness line.",
 )
+@stale_after_option
 def report_command(
-    duckdb_path: str, out_path: str, site_id: str | None, since: dt.datetime | None, dataset: str
+    duckdb_path: str,
+    out_path: str,
+    site_id: str | None,
+    since: dt.datetime | None,
+    dataset: str,
+    stale_after_days: float | None,
 ) -> None:
     """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
     from report.render import write_report  # matplotlib loads only when a report is made
@@ -51,7 +58,10 @@ def report_command(
             site_id=site_id,
             since=since.date() if since else None,
             dataset=dataset,
+            stale_after_days=stale_after_days,
         )
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc
+    except ValueError as exc:  # a staleness limit in the configuration that is not a number
+        raise click.UsageError(str(exc)) from exc
     click.echo(f"report written to {path}")

@@ -15,11 +15,13 @@ from typing import Any
 
 import duckdb
 
+from models.build_info import Fetch
+from models.coverage import Coverage, Window, read_coverage
+from models.coverage import stale_after as stale_after_limit
 from report.errors import ReportError
 from report.freshness import Freshness, read_freshness, read_site_names
 from report.marts import PAYOUT_ITEM_COLUMNS, SCHEMA, check_marts
 
-WINDOW_DAYS = 30
 TOP_OFFERS = 10
 # Payouts whose money never left: their funds roll into the next payout (issue 4).
 NOT_SENT_STATUSES = ("failed", "canceled")
@@ -27,10 +29,12 @@ NOT_SENT_STATUSES = ("failed", "canceled")
 
 @dataclass(frozen=True)
 class Headline:
-    """The tiles. `as_of` is the last day of `revenue_daily`: the windows end there, not on the
-    wall clock, so a report on an old sync still compares two full 30-day windows."""
+    """The tiles. The windows end on the last complete day of `revenue_daily` (`window.end`),
+    not on the wall clock, so a report on an old sync still compares two full 30-day windows,
+    and a last day the data reaches only part of never drives a comparison. `unavailable`
+    names each figure whose resources were not loaded, and why (models/coverage.py)."""
 
-    as_of: dt.date | None
+    window: Window
     net_30d: dict[str, int]
     net_prior_30d: dict[str, int]
     mrr_month: dt.date | None
@@ -38,6 +42,7 @@ class Headline:
     mrr_prior_month: dict[str, int]
     active_subscriptions: dict[str, int]
     unpaid_balance: dict[str, int]
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class PayoutItems:
 @dataclass(frozen=True)
 class Offer:
     offer_id: str
+    site_id: str
     title: str
     net: int
     purchases: int
@@ -102,10 +108,15 @@ class ReportData:
     revenue: dict[str, list[RevenueDay]]
     mrr: dict[str, list[MrrMonth]]
     payouts: dict[str, list[Payout]]
+    coverage: Coverage
+    stale_after: dt.timedelta
     unreconciled_items: dict[str, PayoutItems] = field(default_factory=dict)
     offers: dict[str, list[Offer]] = field(default_factory=dict)
     freshness: Freshness | None = None
     site_names: dict[str, str] = field(default_factory=dict)
+
+    def site_label(self, site_id: str) -> str:
+        return self.site_names.get(site_id, site_id)
 
 
 def cents(value: Any, where: str) -> int:
@@ -133,10 +144,17 @@ def _as_date(value: Any) -> dt.date | None:
 class _Reader:
     """Runs the report's queries with one site filter and one start date."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, site_id: str | None, since: dt.date | None):
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        site_id: str | None,
+        since: dt.date | None,
+        coverage: Coverage,
+    ):
         self.con = con
         self.site_id = site_id
         self.since = since
+        self.coverage = coverage
 
     def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, params or []).fetchall()
@@ -151,14 +169,19 @@ class _Reader:
 
     def headline(self) -> Headline:
         site, params = self.site_clause()
-        (as_of,) = self.rows(
+        (last_day,) = self.rows(
             f"SELECT max(date_day) FROM {SCHEMA}.revenue_daily WHERE {site}", params
         )[0]
+        window = self.coverage.window(last_day)
+        unavailable = {
+            figure: reason
+            for figure in ("net_revenue", "mrr", "unpaid_balance")
+            if (reason := self.coverage.unavailable(figure))
+        }
         net_30d: dict[str, int] = {}
         net_prior: dict[str, int] = {}
-        if as_of is not None:
-            start = as_of - dt.timedelta(days=WINDOW_DAYS - 1)
-            prior_start = start - dt.timedelta(days=WINDOW_DAYS)
+        if window.end is not None:
+            start, prior_start, as_of = window.start, window.prior_start, window.end
             for currency, current, prior in self.rows(
                 f"""
                 SELECT currency,
@@ -173,10 +196,10 @@ class _Reader:
                 net_30d[currency] = cents(current, "analytics.revenue_daily.net_in_cents")
                 net_prior[currency] = cents(prior, "analytics.revenue_daily.net_in_cents")
 
-        # MRR of the as-of month (the month of the revenue window's last day), as
-        # `creator-sync demo` prints it; the latest modelled month if there is no revenue yet.
-        if as_of is not None:
-            mrr_month = as_of.replace(day=1)
+        # MRR of the as-of month (the month of the last reported day), as `creator-sync demo`
+        # prints it; the latest modelled month if there is no revenue yet.
+        if last_day is not None:
+            mrr_month = last_day.replace(day=1)
         else:
             (mrr_month,) = self.rows(
                 f"SELECT max(date_month) FROM {SCHEMA}.mrr_monthly WHERE {site}", params
@@ -212,7 +235,7 @@ class _Reader:
             )
         }
         return Headline(
-            as_of=as_of,
+            window=window,
             net_30d=net_30d,
             net_prior_30d=net_prior,
             mrr_month=_as_date(mrr_month),
@@ -220,6 +243,7 @@ class _Reader:
             mrr_prior_month=mrr_prior,
             active_subscriptions=active,
             unpaid_balance=unpaid,
+            unavailable=unavailable,
         )
 
     # ---- charts ---------------------------------------------------------------------------
@@ -330,9 +354,10 @@ class _Reader:
     def offers(self) -> dict[str, list[Offer]]:
         site, params = self.site_clause()
         out: dict[str, list[Offer]] = defaultdict(list)
-        for currency, offer_id, title, net, purchases, customers, deleted in self.rows(
+        for currency, offer_id, site_id, title, net, purchases, customers, deleted in self.rows(
             f"""
-            SELECT currency, offer_id, any_value(offer_title), sum(net_revenue_in_cents) AS net,
+            SELECT currency, offer_id, any_value(site_id), any_value(offer_title),
+                   sum(net_revenue_in_cents) AS net,
                    sum(purchases_count), sum(customers_count), bool_and(is_deleted)
             FROM {SCHEMA}.offer_performance WHERE {site} AND currency IS NOT NULL
             GROUP BY currency, offer_id
@@ -345,6 +370,7 @@ class _Reader:
             out[currency].append(
                 Offer(
                     offer_id=str(offer_id),
+                    site_id=str(site_id),
                     title=title or f"offer {offer_id}",
                     net=cents(net, where),
                     purchases=int(purchases or 0),
@@ -355,6 +381,14 @@ class _Reader:
         return dict(out)
 
 
+def _fetch(con: duckdb.DuckDBPyConnection) -> Fetch:
+    def fetch(sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        cursor = con.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
+
+    return fetch
+
+
 def load_report_data(
     con: duckdb.DuckDBPyConnection,
     path: str,
@@ -362,11 +396,14 @@ def load_report_data(
     site_id: str | None = None,
     since: dt.date | None = None,
     dataset: str = "creator_platform",
+    stale_after: dt.timedelta | None = None,
 ) -> ReportData:
-    """Everything the page shows, or a ReportError naming the missing mart/column/site."""
+    """Everything the page shows, or a ReportError naming the missing mart/column/site.
+    `stale_after` is the staleness limit (default: `models.coverage.stale_after()`)."""
     con.execute("SET TimeZone = 'UTC'")
     check_marts(con, path)
-    reader = _Reader(con, site_id, since)
+    coverage = read_coverage(_fetch(con))
+    reader = _Reader(con, site_id, since, coverage)
     if site_id is not None:
         (known,) = con.execute(
             f"SELECT count(*) FROM {SCHEMA}.revenue_daily WHERE site_id = ?", [site_id]
@@ -395,4 +432,6 @@ def load_report_data(
         offers=reader.offers(),
         freshness=read_freshness(con, dataset),
         site_names=read_site_names(con, dataset),
+        coverage=coverage,
+        stale_after=stale_after or stale_after_limit(),
     )

@@ -6,6 +6,10 @@ import datetime as dt
 from html import escape
 from typing import Any
 
+from models.coverage import fmt_utc as fmt_ts
+
+__all__ = ["attrs", "empty", "esc", "figure", "fmt_date", "fmt_ts", "section", "unavailable"]
+
 
 def esc(value: Any) -> str:
     """Text or attribute value, escaped: titles and ids come from the API, not from us."""
@@ -13,9 +17,12 @@ def esc(value: Any) -> str:
 
 
 def attrs(**values: Any) -> str:
-    """`data_value=5` -> ` data-value="5"`; None leaves the attribute out."""
+    """`data_value=5` -> ` data-value="5"`, `class_="x"` -> ` class="x"`; None leaves the
+    attribute out."""
     return "".join(
-        f' {name.replace("_", "-")}="{esc(v)}"' for name, v in values.items() if v is not None
+        f' {name.rstrip("_").replace("_", "-")}="{esc(v)}"'
+        for name, v in values.items()
+        if v is not None
     )
 
 
@@ -23,8 +30,6 @@ def fmt_date(value: dt.date | None) -> str:
     return value.isoformat() if value else "—"
 
 
-def fmt_ts(value: dt.datetime | None) -> str:
-    return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
 
 
 def figure(testid: str, currency: str, caption: str, svg: str) -> str:
@@ -43,3 +48,8 @@ def section(testid: str, title: str, lead: str, body: str) -> str:
 
 def empty(what: str) -> str:
     return f'<p class="empty">{esc(what)}</p>'
+
+
+def unavailable(reason: str) -> str:
+    """In place of a figure built on data that was not loaded: the reason, never a zero."""
+    return f'<p class="alert" data-testid="unavailable">Not available: {esc(reason)}.</p>'

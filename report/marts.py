@@ -79,6 +79,28 @@ MARTS: Mapping[str, tuple[str, ...]] = {
         "customers_count",
         "is_deleted",
     ),
+    # what the figures are built on, and the build's parameters (models/coverage.py)
+    "data_coverage": (
+        "resource",
+        "records_count",
+        "newest_record_at",
+        "is_sync_recorded",
+        "sync_status",
+        "sync_reason",
+        "last_attempt_at",
+        "last_synced_at",
+        "complete_through_at",
+        "known_missing_count",
+    ),
+    "build_metadata": (
+        "built_at",
+        "dataset",
+        "timezone",
+        "settlement_delay_days",
+        "as_of_date",
+        "is_as_of_given",
+        "creator_sync_version",
+    ),
 }
 
 BUILD_HINT = "build the marts first: creator-sync models --duckdb {path}"

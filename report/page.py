@@ -1,5 +1,5 @@
-"""Assemble the self-contained HTML page from `ReportData`: header, freshness line, tiles, then
-the sections.
+"""Assemble the self-contained HTML page from `ReportData`: header, what the figures are built
+on (figures through, last sync, build parameters, coverage, warnings), tiles, then the sections.
 
 Every figure carries `data-testid` (what it is), `data-currency` where it is money and
 `data-value` (the exact integer cents or count), so a browser test or a scraper reads the
@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from importlib.metadata import PackageNotFoundError, version
 
-from report.data import WINDOW_DAYS, ReportData
-from report.html import attrs, esc, fmt_ts
+from models.build_info import package_version
+from models.coverage import WINDOW_DAYS, fmt_age
+from report.data import ReportData
+from report.html import attrs, esc, fmt_ts, unavailable
 from report.money import format_count, format_money, format_percent_change
 from report.sections import mrr_section, offers_section, payouts_section, revenue_section
 from report.style import CSS
 
 # Nothing may load from anywhere: the page must render identically offline and in a mail client.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-# A sync older than this gets a red frame on the freshness line: the figures may be out of date.
-STALE_AFTER = dt.timedelta(days=2)
 
 
 def _header(data: ReportData, generated_at: dt.datetime) -> str:
@@ -32,45 +31,127 @@ def _header(data: ReportData, generated_at: dt.datetime) -> str:
     else:
         scope = "all sites" + (f": {esc(', '.join(names.values()))}" if names else "")
     parts = [scope]
-    if data.headline.as_of:
-        parts.append(f"figures through {esc(data.headline.as_of.isoformat())}")
     if data.since:
         parts.append(f"charts since {esc(data.since.isoformat())}")
     parts.append(f"generated {esc(fmt_ts(generated_at))}")
     return f"<header><h1>Finance report</h1><p>{' · '.join(parts)}</p></header>"
 
 
-def _age(delta: dt.timedelta) -> str:
-    """`3 hours`, `2 days`: coarse on purpose, it answers "is this recent?"."""
-    seconds = max(0, int(delta.total_seconds()))
-    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
-        if seconds >= size:
-            count = seconds // size
-            return f"{count} {unit}{'s' if count != 1 else ''}"
-    return "less than a minute"
-
-
-def _freshness(data: ReportData, generated_at: dt.datetime) -> str:
-    fresh = data.freshness
-    if fresh is None or not fresh.found:
-        dataset = esc(fresh.dataset if fresh else "?")
+def _through(data: ReportData) -> str:
+    """The last day the figures include, in the reporting zone, and the partial day if any."""
+    window, zone = data.headline.window, data.coverage.build.timezone
+    if window.end is None:
         return (
-            f'<p class="freshness stale" data-testid="freshness" data-found="false">'
-            f"Raw dataset <strong>{dataset}</strong> not found in this database: "
-            f"no sync information.</p>"
+            f'<dt>Figures through</dt><dd data-testid="figures-through">no reporting day yet '
+            f"(time zone <strong>{esc(zone)}</strong>)</dd>"
         )
-    counts = " · ".join(f"{esc(t)} {format_count(n)}" for t, n in sorted(fresh.rows.items()))
-    last, age, stale = "", "", ""
-    if fresh.last_sync_at:
-        last = fresh.last_sync_at.isoformat()
-        delta = generated_at - fresh.last_sync_at
-        age = f" ({_age(delta)} before this report)"
-        stale = " stale" if delta > STALE_AFTER else ""
+    text = (
+        f"<strong>{esc(window.end.isoformat())}</strong>, the last complete day in the reporting "
+        f"time zone <strong>{esc(zone)}</strong>."
+    )
+    if window.partial_day is not None:
+        text += (
+            f" {esc(window.partial_day.isoformat())} is partial: the transactions reach "
+            f"{esc(fmt_ts(window.data_through_at))}. The daily chart shows it, shaded; the 30-day "
+            "comparisons leave it out."
+        )
     return (
-        f'<p class="freshness{stale}" data-testid="freshness" data-found="true"'
-        f'{attrs(data_last_sync=last)} data-total-rows="{sum(fresh.rows.values())}">'
-        f"Last sync <strong>{esc(fmt_ts(fresh.last_sync_at))}</strong>{esc(age)}"
-        f" · dataset <strong>{esc(fresh.dataset)}</strong> · rows per table: {counts or 'none'}</p>"
+        f"<dt>Figures through</dt><dd{attrs(data_testid='figures-through', data_date=window.end.isoformat(), data_partial_day=window.partial_day.isoformat() if window.partial_day else None)}>"
+        f"{text}</dd>"
+    )
+
+
+def _last_sync(data: ReportData, generated_at: dt.datetime) -> str:
+    """When the warehouse last loaded data from the platform: a moment, never a reporting day."""
+    fresh = data.freshness
+    last = fresh.last_sync_at if fresh and fresh.found else data.coverage.last_sync_at
+    if last is None:
+        body = "no completed sync recorded"
+    else:
+        body = (
+            f"<strong>{esc(fmt_ts(last))}</strong>, {esc(fmt_age(generated_at - last))} before "
+            "this report: when creator-sync last loaded the platform's data (not a day the "
+            "figures reach)"
+        )
+    at = last.isoformat() if last else None
+    return f"<dt>Last sync</dt><dd{attrs(data_testid='last-sync', data_at=at)}>{body}</dd>"
+
+
+def _built_with(data: ReportData) -> str:
+    build = data.coverage.build
+    return (
+        f"<dt>Built with</dt><dd{attrs(data_testid='build-parameters', data_timezone=build.timezone, data_settlement_delay_days=build.settlement_delay_days)}>"
+        f"reporting time zone <strong>{esc(build.timezone)}</strong> · settlement delay "
+        f"<strong>{esc(build.settlement_delay)}</strong> · models built "
+        f"{esc(fmt_ts(build.built_at))} by creator-sync {esc(build.creator_sync_version)} from "
+        f"dataset {esc(build.dataset)}</dd>"
+    )
+
+
+def _built_on(data: ReportData) -> str:
+    """One row per resource the figures count: records, newest record, what its last sync did."""
+    rows = "".join(
+        f"<tr{attrs(data_testid='coverage-resource', data_resource=r.resource, data_loaded=str(r.is_loaded).lower(), data_value=r.records_count, class_='alert' if r.has_problem else None)}>"
+        f'<td>{esc(r.label)}</td><td class="num">{format_count(r.records_count)}</td>'
+        f"<td>{esc(fmt_ts(r.newest_record_at))}</td><td>{esc(r.last_sync())}</td></tr>"
+        for r in data.coverage.resources.values()
+    )
+    note = data.coverage.a7_note()
+    fresh = data.freshness
+    counts = ""
+    if fresh is not None and fresh.found and fresh.rows:
+        listed = " · ".join(f"{esc(t)} {format_count(n)}" for t, n in sorted(fresh.rows.items()))
+        counts = f"<details><summary>rows per raw table</summary><p>{listed}</p></details>"
+    return (
+        '<dt>Built on</dt><dd><table><thead><tr><th>Records</th><th class="num">Loaded</th>'
+        "<th>Newest</th><th>Last sync</th></tr></thead>"
+        f'<tbody>{rows}</tbody></table>'
+        + (f'<p class="alert" data-testid="a7-note">{esc(note)}.</p>' if note else "")
+        + counts
+        + "</dd>"
+    )
+
+
+def _warnings(data: ReportData, generated_at: dt.datetime) -> list[str]:
+    """What a reader must know before reading a figure: missing resources, staleness, and
+    models older than the last sync."""
+    out = [
+        f'<p class="alert"{attrs(data_testid="coverage-problem", data_resource=r.resource)}>'
+        f"{esc(r.summary())}</p>"
+        for r in data.coverage.problems
+    ]
+    staleness = data.coverage.staleness(generated_at, data.stale_after)
+    out += [f'<p class="alert" data-testid="stale">{esc(line)}</p>' for line in staleness.lines()]
+    fresh, built = data.freshness, data.coverage.build.built_at
+    if fresh is not None and fresh.last_sync_at and fresh.last_sync_at > built:
+        out.append(
+            '<p class="alert" data-testid="models-outdated">The warehouse was synced at '
+            f"{esc(fmt_ts(fresh.last_sync_at))}, after these models were built "
+            f"({esc(fmt_ts(built))}): run <code>creator-sync models</code> to include it.</p>"
+        )
+    return out
+
+
+def _basis(data: ReportData, generated_at: dt.datetime) -> str:
+    """The block above the tiles: what the figures reach, when the data was synced, the
+    parameters they were built with, and what they are built on."""
+    warnings = _warnings(data, generated_at)
+    fresh = data.freshness
+    dataset = "" if fresh is None or fresh.found else (
+        f'<p class="alert">Raw dataset <strong>{esc(fresh.dataset)}</strong> not found in this '
+        "database: no sync information.</p>"
+    )
+    return (
+        f'<section class="basis{" stale" if warnings else ""}"'
+        f'{attrs(data_testid="basis", data_warnings=len(warnings))}>'
+        + "".join(warnings)
+        + dataset
+        + "<dl>"
+        + _through(data)
+        + _last_sync(data, generated_at)
+        + _built_with(data)
+        + _built_on(data)
+        + "</dl></section>"
     )
 
 
@@ -118,8 +199,8 @@ def _tiles(data: ReportData) -> str:
         for currency, current in h.net_30d.items()
     ]
     window = (
-        f"Net revenue, {WINDOW_DAYS} days to {h.as_of.isoformat()}"
-        if h.as_of
+        f"Net revenue, {WINDOW_DAYS} days to {h.window.end.isoformat()}"
+        if h.window.end
         else f"Net revenue, last {WINDOW_DAYS} days"
     )
 
@@ -147,18 +228,31 @@ def _tiles(data: ReportData) -> str:
     )
 
     unpaid_lines = [_money_line("unpaid-balance", c, v) for c, v in h.unpaid_balance.items()]
-    unpaid_note = '<div class="note">settled, not yet in a paid payout</div>'
+    unpaid_note = (
+        '<div class="note">settled, not yet in a paid payout (settlement delay '
+        f"{esc(data.coverage.build.settlement_delay)})</div>"
+    )
+    partial = h.window.partial_day
+    net_note = (
+        f'<div class="note">{esc(partial.isoformat())} is partial and not counted</div>'
+        if partial and net_lines
+        else ""
+    )
+
+    def body(figure: str, lines: str) -> str:
+        reason = h.unavailable.get(figure)
+        return unavailable(reason) if reason else lines or none
 
     return (
         '<div class="tiles" data-testid="tiles">'
         + "".join(
             [
-                _tile(window, "".join(net_lines) or none, "tile-net-revenue"),
-                _tile(mrr_title, "".join(mrr_lines) or none, "tile-mrr"),
-                _tile("Active subscriptions", subs, "tile-active-subscriptions"),
+                _tile(window, body("net_revenue", "".join(net_lines) + net_note), "tile-net-revenue"),
+                _tile(mrr_title, body("mrr", "".join(mrr_lines)), "tile-mrr"),
+                _tile("Active subscriptions", body("mrr", subs), "tile-active-subscriptions"),
                 _tile(
                     "Unpaid balance",
-                    ("".join(unpaid_lines) + unpaid_note) if unpaid_lines else none,
+                    body("unpaid_balance", "".join(unpaid_lines) and "".join(unpaid_lines) + unpaid_note),
                     "tile-unpaid-balance",
                 ),
             ]
@@ -167,26 +261,19 @@ def _tiles(data: ReportData) -> str:
     )
 
 
-def _package_version() -> str:
-    try:
-        return version("creator-sync")
-    except PackageNotFoundError:
-        return "dev"
-
-
 def render_page(data: ReportData, generated_at: dt.datetime | None = None) -> str:
     """The whole HTML document as one string."""
     generated_at = generated_at or dt.datetime.now(dt.UTC)
     title = "Finance report" + (f" — site {data.site_id}" if data.site_id else "")
     body: Iterable[str] = (
         _header(data, generated_at),
-        _freshness(data, generated_at),
+        _basis(data, generated_at),
         _tiles(data),
         revenue_section(data),
         mrr_section(data),
         payouts_section(data),
         offers_section(data),
-        f"<footer>creator-sync {esc(_package_version())}. Amounts are exact to the cent; chart axes "
+        f"<footer>creator-sync {esc(package_version())}. Amounts are exact to the cent; chart axes "
         "are rounded.</footer>",
     )
     return (

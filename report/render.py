@@ -9,6 +9,7 @@ import tempfile
 
 import duckdb
 
+from models.coverage import stale_after
 from report.data import load_report_data
 from report.errors import ReportError
 from report.page import render_page
@@ -47,11 +48,16 @@ def write_report(
     site_id: str | None = None,
     since: dt.date | None = None,
     dataset: str = "creator_platform",
+    stale_after_days: float | None = None,
 ) -> pathlib.Path:
-    """Render the finance report of `duckdb_path` into `out_path` and return its absolute path."""
+    """Render the finance report of `duckdb_path` into `out_path` and return its absolute path.
+    `stale_after_days`: the staleness limit (default: configuration, else 2 days)."""
+    limit = stale_after(stale_after_days)
     con = _connect(duckdb_path)
     try:
-        data = load_report_data(con, duckdb_path, site_id=site_id, since=since, dataset=dataset)
+        data = load_report_data(
+            con, duckdb_path, site_id=site_id, since=since, dataset=dataset, stale_after=limit
+        )
     finally:
         con.close()
     out = pathlib.Path(out_path).resolve()

@@ -11,7 +11,7 @@ from typing import Any
 
 from report import charts
 from report.data import NOT_SENT_STATUSES, Payout, PayoutItems, ReportData
-from report.html import attrs, empty, esc, figure, fmt_date, fmt_ts, section
+from report.html import attrs, empty, esc, figure, fmt_date, fmt_ts, section, unavailable
 from report.marts import PAYOUT_ITEM_COLUMNS
 from report.money import format_count, format_money
 
@@ -23,27 +23,30 @@ MRR_MONTHS_DEFAULT = 12
 
 def revenue_section(data: ReportData) -> str:
     figures = []
-    as_of = data.headline.as_of
+    window = data.headline.window
     for currency, all_days in data.revenue.items():
         days = all_days
-        if data.since is None and as_of is not None:
-            first = as_of - dt.timedelta(days=DAILY_DAYS_DEFAULT - 1)
+        if data.since is None and window.last_day is not None:
+            first = window.last_day - dt.timedelta(days=DAILY_DAYS_DEFAULT - 1)
             days = [d for d in all_days if d.date_day >= first]
         if not days:
             continue
         total = sum(d.net for d in days)
+        partial = window.partial_day if days[-1].date_day == window.partial_day else None
         caption = (
-            f"{currency}: {days[0].date_day.isoformat()} to {days[-1].date_day.isoformat()}, "
-            f"net {format_money(total, currency)}"
+            f"{currency}: {days[0].date_day.isoformat()} to {days[-1].date_day.isoformat()}"
+            f"{' (partial)' if partial else ''}, net {format_money(total, currency)}"
         )
-        svg = charts.revenue_chart(currency, days, f"rev-{currency}")
+        svg = charts.revenue_chart(currency, days, f"rev-{currency}", partial_day=partial)
         figures.append(figure("chart-revenue-daily", currency, caption, svg))
+    reason = data.headline.unavailable.get("net_revenue")
     return section(
         "section-revenue",
         "Daily net revenue",
         f"Gross above the line; refunds and disputes below it; the dark line is net, per reporting "
-        f"day ({'since ' + data.since.isoformat() if data.since else f'last {DAILY_DAYS_DEFAULT} days'}).",
-        "".join(figures) or empty("No revenue in this range."),
+        f"day in {data.coverage.build.timezone} "
+        f"({'since ' + data.since.isoformat() if data.since else f'last {DAILY_DAYS_DEFAULT} days'}).",
+        unavailable(reason) if reason else "".join(figures) or empty("No revenue in this range."),
     )
 
 
@@ -118,7 +121,7 @@ def _unreconciled_table(data: ReportData) -> str:
             items = data.unreconciled_items.get(p.payout_id, PayoutItems([], []))
             rows.append(
                 f"<tr{attrs(data_testid='unreconciled-payout', data_payout_id=p.payout_id, data_currency=currency, data_difference=p.difference)}>"
-                f"<td>{esc(p.payout_id)}</td><td>{esc(data.site_names.get(p.site_id, p.site_id))}</td>"
+                f"<td>{esc(p.payout_id)}</td><td>{esc(data.site_label(p.site_id))}</td>"
                 f"<td>{esc(p.status)}</td>"
                 f"<td>{fmt_date(p.initiated_on)}</td><td>{fmt_date(p.arrival_on)}</td>"
                 f'<td class="num">{esc(format_money(p.amount, currency))}</td>'
@@ -148,6 +151,14 @@ def _unreconciled_table(data: ReportData) -> str:
 
 
 def payouts_section(data: ReportData) -> str:
+    payouts_missing = data.coverage.unavailable("unreconciled_payouts")
+    if payouts_missing and not data.coverage.resources["payouts"].is_loaded:
+        return section(
+            "section-payouts",
+            "Payouts: actual and expected",
+            "The payouts the platform sent, beside what the transactions behind them add up to.",
+            unavailable(payouts_missing),
+        )
     figures = []
     for currency, payouts in data.payouts.items():
         if not any(p.status not in NOT_SENT_STATUSES for p in payouts):
@@ -162,27 +173,41 @@ def payouts_section(data: ReportData) -> str:
         "next payout.",
         ("".join(figures) or empty("No payouts in this range."))
         + "<h3>Unreconciled payouts</h3>"
-        + _unreconciled_table(data),
+        + (unavailable(payouts_missing) if payouts_missing else _unreconciled_table(data)),
     )
+
+
+def _several_sites(data: ReportData) -> bool:
+    """Offers are labelled with their site when the report covers more than one."""
+    if data.site_id is not None:
+        return False
+    sites = {o.site_id for offers in data.offers.values() for o in offers}
+    return len(sites | set(data.site_names)) > 1
 
 
 def offers_section(data: ReportData) -> str:
     blocks = []
+    with_site = _several_sites(data)
     for currency, offers in data.offers.items():
         if not offers:
             continue
-        svg = charts.offers_chart(currency, offers, f"off-{currency}")
+        labels = [
+            o.title + (f" · {data.site_label(o.site_id)}" if with_site else "") for o in offers
+        ]
+        svg = charts.offers_chart(currency, offers, f"off-{currency}", labels)
+        site_head = "<th>Site</th>" if with_site else ""
         rows = "".join(
-            f"<tr{attrs(data_testid='top-offer', data_offer_id=o.offer_id, data_currency=currency, data_value=o.net)}>"
+            f"<tr{attrs(data_testid='top-offer', data_offer_id=o.offer_id, data_site_id=o.site_id, data_currency=currency, data_value=o.net)}>"
             f'<td class="num">{i}</td><td>{esc(o.title)}{" (archived)" if o.is_deleted else ""}</td>'
-            f'<td>{esc(o.offer_id)}</td><td class="num">{format_count(o.purchases)}</td>'
+            + (f"<td>{esc(data.site_label(o.site_id))}</td>" if with_site else "")
+            + f'<td>{esc(o.offer_id)}</td><td class="num">{format_count(o.purchases)}</td>'
             f'<td class="num">{format_count(o.customers)}</td>'
             f'<td class="num">{esc(format_money(o.net, currency))}</td></tr>'
             for i, o in enumerate(offers, start=1)
         )
         table = (
             '<details><summary>as a table</summary><table><thead><tr><th class="num">#</th>'
-            '<th>Offer</th><th>Offer id</th><th class="num">Purchases</th>'
+            f'<th>Offer</th>{site_head}<th>Offer id</th><th class="num">Purchases</th>'
             '<th class="num">Customers</th><th class="num">Net revenue</th></tr></thead>'
             f"<tbody>{rows}</tbody></table></details>"
         )
@@ -194,9 +219,11 @@ def offers_section(data: ReportData) -> str:
                 svg + table,
             )
         )
+    reason = data.headline.unavailable.get("net_revenue")
     return section(
         "section-offers",
         "Top offers by net revenue",
-        "All-time net revenue (gross less refunds and disputes) per offer.",
-        "".join(blocks) or empty("No offer revenue yet."),
+        "All-time net revenue (gross less refunds and disputes) per offer"
+        + (", labelled with its site." if with_site else "."),
+        unavailable(reason) if reason else "".join(blocks) or empty("No offer revenue yet."),
     )

@@ -12,10 +12,16 @@ body { margin:0; background:var(--bg); color:var(--ink);
 main { max-width:1120px; margin:0 auto; padding:24px 20px 48px; }
 header h1 { margin:0; font-size:24px; }
 header p { margin:4px 0 0; color:var(--muted); }
-.freshness { margin:12px 0 20px; padding:8px 12px; background:#fff; border:1px solid var(--line);
-             border-radius:6px; color:var(--muted); font-size:12.5px; }
-.freshness strong { color:var(--ink); }
-.freshness.stale { border-color:var(--alert); }
+.basis { margin:12px 0 20px; padding:10px 14px; background:#fff; border:1px solid var(--line);
+         border-radius:6px; font-size:12.5px; }
+.basis.stale { border-color:var(--alert); border-width:2px; }
+.basis p.alert { margin:0 0 8px; }
+.basis dl { display:grid; grid-template-columns:max-content 1fr; gap:6px 16px; margin:0; }
+.basis dt { color:var(--muted); font-weight:600; }
+.basis dd { margin:0; }
+.basis table { width:auto; font-size:12px; margin-top:2px; }
+.basis tr.alert td { color:var(--alert); }
+.basis details p { margin:2px 0 0; color:var(--muted); }
 .tiles { display:grid; grid-template-columns:repeat(auto-fit, minmax(240px, 1fr)); gap:12px; }
 .tile { background:#fff; border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
 .tile h2 { margin:0 0 8px; font-size:12px; font-weight:600; text-transform:uppercase;

@@ -13,14 +13,16 @@ import heapq
 import numpy as np
 
 from sandbox import rollups as G
+from sandbox import vocab as V
 from sandbox.dataset import DAY, Store
+from sandbox.gen_sales import item_refs
 from sandbox.payouts import rebuild_payouts
 from sandbox.store import NULL
 
 KINDS = (  # relative weights; sales dominate so that payouts keep flowing even at `tiny`
     ("contact", 0.14), ("purchase", 0.28), ("refund", 0.03),
     ("deactivate", 0.04), ("order", 0.09), ("tag_added", 0.10), ("tag_removed", 0.07),
-    ("form", 0.09), ("update", 0.10), ("fulfil", 0.06),
+    ("form", 0.09), ("update", 0.10), ("fulfil", 0.06), ("note", 0.05), ("content", 0.03),
 )
 
 # new sales mostly go through the platform's own processor, so payouts keep flowing
@@ -58,7 +60,7 @@ class Batch:
 
     def flush(self) -> None:
         for type_name in ("contacts", "customers", "purchases", "orders", "order_items",
-                          "transactions", "form_submissions"):
+                          "transactions", "form_submissions", "contact_notes"):
             pending = self.rows.get(type_name)
             if not pending:
                 continue
@@ -127,13 +129,17 @@ class Activity:
 
     def _new_contact(self, rng: np.random.Generator, batch: Batch) -> int:
         store = self.store
-        return batch.add("contacts", {
+        row = batch.add("contacts", {
             "site": int(rng.integers(0, store.tables["sites"].n)), "created_at": store.now,
             "updated_at": store.now, "first": int(rng.integers(0, 32)),
             "last": int(rng.integers(0, 28)), "place": int(rng.integers(0, 12)),
             "has_phone": bool(rng.random() < 0.7), "has_business": False,
             "subscribed": bool(rng.random() < 0.6), "c1": 0, "c2": 0, "c3": 0, "customer": NULL,
+            "subscription_at": NULL,
         })
+        if batch.get("contacts", row, "subscribed"):  # opted in when signing up
+            batch.set("contacts", row, "subscription_at", store.now)
+        return row
 
     def _customer_for(self, rng: np.random.Generator, batch: Batch, contact: int) -> int:
         existing = batch.get("contacts", contact, "customer")
@@ -298,8 +304,11 @@ class Activity:
             qty = 1 if rng.random() < 0.8 else 2
             subtotal = (int(rng.integers(5, 150)) * 100 - 1) * qty
             item = {"subtotal": subtotal, "discount": 0, "tax": 0, "total": subtotal}
+            row = batch.count("order_items")
+            kind, ref = item_refs(store, np.asarray([row]),
+                                  np.asarray([pool[rng.integers(0, len(pool))]]))
             batch.add("order_items", {
-                "order": order, "product": int(pool[rng.integers(0, len(pool))]),
+                "order": order, "site": site, "item_kind": int(kind[0]), "item": int(ref[0]),
                 "quantity": qty, **item, "created_at": store.now, "fulfilled_at": NULL,
                 "currency": currency})
             for key in totals:
@@ -376,10 +385,41 @@ class Activity:
         batch.set("contacts", contact, "updated_at", store.now)
         batch.set("contacts", contact, "subscribed",
                   not bool(store.tables["contacts"].cols["subscribed"][contact]))
+        batch.set("contacts", contact, "subscription_at", store.now)
         customer = int(store.tables["contacts"].cols["customer"][contact])
         if customer != NULL:
             batch.set("customers", customer, "updated_at", store.now)
             batch.set("customers", customer, "last_request_at", store.now)
+        return True
+
+
+    def _note(self, rng, batch: Batch, events) -> bool:
+        """A note on a (mostly recent) contact; sometimes an edit of an existing note instead."""
+        store = self.store
+        notes = store.tables["contact_notes"]
+        if notes.n and rng.random() < 0.4:
+            row = self._pick(rng, notes.n)
+            batch.set("contact_notes", row, "updated_at", store.now)
+            return True
+        contact = self._pick(rng, batch.count("contacts"))
+        batch.add("contact_notes", {
+            "contact": contact, "site": batch.get("contacts", contact, "site"),
+            "created_at": store.now, "updated_at": store.now,
+            "text": int(rng.integers(0, len(V.NOTE_TEXTS))),
+            "word": int(rng.integers(0, len(V.PRODUCT_WORDS)))})
+        return True
+
+    def _content(self, rng, batch: Batch, events) -> bool:
+        """The owner edits a landing page (publishing it when it was a draft) or a podcast."""
+        store = self.store
+        name = "landing_pages" if rng.random() < 0.6 else "podcasts"
+        table = store.tables[name]
+        if not table.n:
+            return False
+        row = int(rng.integers(0, table.n))
+        batch.set(name, row, "updated_at", store.now)
+        if name == "landing_pages" and table.cols["publish_at"][row] == NULL:
+            batch.set(name, row, "publish_at", store.now)
         return True
 
 

@@ -18,18 +18,20 @@ from urllib.parse import parse_qsl
 import numpy as np
 import orjson
 
-from sandbox import webhooks
+from sandbox import account, webhooks
 from sandbox.activity import Activity
 from sandbox.auth import Auth, Principal
-from sandbox.collections import COLLECTIONS, Collection
+from sandbox.collections import COLLECTIONS, Collection, routes
 from sandbox.dataset import Store
 from sandbox.errors import ApiError
 from sandbox.faults import FaultPlan
 from sandbox.options import Options
+from sandbox.payout_lines import payout_lines
 from sandbox.query import (
     check_fields,
     check_includes,
     included_types,
+    internal_fields,
     page_links,
     page_meta,
     parse_params,
@@ -38,7 +40,7 @@ from sandbox.query import (
 from sandbox.ratelimit import RateLimiter
 from sandbox.relations import related
 from sandbox.render import RenderContext, http_date, render, resolve_includes
-from sandbox.schema import REL_INDEX, Rel
+from sandbox.schema import PAYOUTS, REL_INDEX, Rel
 from sandbox.store import NULL
 
 JSON_API = b"application/vnd.api+json"
@@ -104,6 +106,8 @@ class SandboxApp:
                                    options.rate_window_type)
         self.faults = FaultPlan(options.seed, options.fault_rate)
         self.base_url = ""  # set once the port is known
+        self.routes = routes(options.brand)
+        self.maintenance = options.maintenance
         self.dispatcher = webhooks.Dispatcher(options.webhook_retries, options.webhook_backoff)
         self.activity = Activity(store, options.seed, options.seconds_per_event)
         self._background: asyncio.Task | None = None
@@ -135,6 +139,12 @@ class SandboxApp:
             fault = self.faults.decide(request.method, request.path, request.query)
         if self.options.latency_ms:
             await asyncio.sleep(self.options.latency_ms / 1000)
+        if self.maintenance and request.path.startswith("/v1"):
+            err = ApiError(503, "the service is unavailable (sandbox maintenance mode)",
+                           pointer=request.path,
+                           headers={"retry-after": "60"} if self.options.retry_after else {})
+            await self._send(send, 503, err.body(), err.headers)
+            return
         if fault == "reset":
             _reset(send)
             return
@@ -209,18 +219,22 @@ class SandboxApp:
         parts = parts[1:]
         if parts[0] == "oauth" and len(parts) == 2:
             return self._oauth(req, parts[1])
+        if parts == ["version"]:  # no authentication: a health check (addendum A4)
+            _only_get(req)
+            return 200, orjson.dumps(account.version()), {}
         principal = self.auth.authenticate(req.headers.get("authorization"))
         limited = self.limiter.check(principal.client_id)
         if limited is not None:
             raise self._too_many(limited, "/headers/Authorization")
         if parts[0] == "hooks":
             return self._hooks(req, principal, parts[1:])
-        collection = COLLECTIONS.get(parts[0])
+        if parts == ["me"]:
+            _only_get(req)
+            return 200, orjson.dumps(account.me(principal.client_id, self.api_url)), {}
+        collection = self.routes.get(parts[0])
         if collection is None:
             raise ApiError(404, f"unknown collection {parts[0]!r}", pointer=req.path)
-        if req.method != "GET":
-            raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
-                           headers={"allow": "GET"})
+        _only_get(req)
         _require_scope(principal, collection.scope, req.path)
         if len(parts) > 4 or (len(parts) >= 2 and not collection.single) or (
                 len(parts) == 4 and parts[2] != "relationships"):
@@ -255,7 +269,7 @@ class SandboxApp:
         if params.filters:
             key = f"filter[{sorted(params.filters)[0]}]"
             raise ApiError(400, f"{key} is not accepted here", parameter=key)
-        check_fields(params, {rel.type})
+        self._check_fields(params, {rel.type})
         row = self._find(collection, id_text, None)
         rows = np.asarray(related(self.store, collection.type, rel, row), dtype=np.int64)
         target = self.store.tables[rel.type]
@@ -296,14 +310,18 @@ class SandboxApp:
 
     def _context(self, fields: dict[str, set[str]] | None = None, in_list: bool = False):
         return RenderContext(self.store, self.api_url, self.options.quirks, fields or {},
-                             in_list)
+                             in_list, self.options.brand)
+
+    def _check_fields(self, params, types: set[str], detail: bool = False) -> None:
+        internal_fields(params, self.options.brand)
+        check_fields(params, types, self.options.brand, detail)
 
     def _list(self, req: Request, collection: Collection) -> bytes:
         opts = self.options
         params = parse_params(req.query, default_size=opts.page_size_default,
                               max_size=opts.page_size_max, page_size_allowed=collection.page_size,
                               allow_sort=True)
-        check_fields(params, {collection.type})
+        self._check_fields(params, {collection.type})
         store = self.store
         page = run_list(store, collection, params, store.tables["sites"].n)
         data = render(self._context(params.fields, in_list=True), collection.type, page.rows)
@@ -320,8 +338,9 @@ class SandboxApp:
         params = parse_params(req.query, default_size=1, max_size=1, allow_sort=False,
                               allow_include=True, allow_page=False)
         check_includes(params, collection.includes)
-        check_fields(params, included_types(collection.type, params.include))
-        extra_filters = set(params.filters) - ({"site_id"} if collection.type == "forms" else set())
+        self._check_fields(params, included_types(collection.type, params.include), detail=True)
+        extra_filters = set(params.filters) - (
+            {"site_id"} if collection.type in ("forms", PAYOUTS) else set())
         if extra_filters:
             key = f"filter[{sorted(extra_filters)[0]}]"
             raise ApiError(400, f"{key} is not accepted on a single read", parameter=key)
@@ -343,6 +362,9 @@ class SandboxApp:
                 resource["included"] = included
             else:
                 doc["included"] = included
+        sparse = params.fields.get(collection.type)
+        if collection.type == PAYOUTS and (sparse is None or "transactions" in sparse):
+            resource["attributes"]["transactions"] = payout_lines(ctx, row)
         return orjson.dumps(doc)
 
     def _find(self, collection: Collection, id_text: str, site_id: str | None) -> int:
@@ -361,6 +383,9 @@ class SandboxApp:
         if (row is not None and collection.listed is not None and not collection.read_unlisted
                 and not collection.listed(store)[row]):
             row = None
+        if row is not None and site_id is not None and "site" in table.cols:
+            site = store.tables["sites"].row_of(site_id)
+            row = row if table.cols["site"][row] == (NULL if site is None else site) else None
         if row is None:
             raise ApiError(404, f"{collection.path} {id_text!r} not found",
                            pointer=f"/v1/{collection.path}/{id_text}", title="Not Found")
@@ -409,6 +434,16 @@ class SandboxApp:
                         raise ApiError(422, f"{name} must be an integer between 0 and {top}",
                                        pointer=f"/{name}")
             return 200, orjson.dumps(await self.run_activity(count, advance)), {}
+        if rest == ["maintenance"] and req.method == "POST":
+            try:
+                body = orjson.loads(req.body or b"{}")
+            except orjson.JSONDecodeError:
+                raise ApiError(400, "body must be JSON like {\"on\": true}", pointer="/") from None
+            on = body.get("on") if isinstance(body, dict) else None
+            if not isinstance(on, bool):
+                raise ApiError(422, "on must be true or false", pointer="/on")
+            self.maintenance = on
+            return 200, orjson.dumps({"maintenance": on}), {}
         if rest == ["health"]:
             return 200, orjson.dumps({"status": "ok", "now": http_date(self.store.now),
                                       "records": self.store.total_records()}), {}
@@ -427,6 +462,12 @@ class SandboxApp:
                                        self.dispatcher.timeout + 1)
         summary["deliveries"] = len(sent)
         return summary
+
+
+def _only_get(req: Request) -> None:
+    if req.method != "GET":
+        raise ApiError(405, f"{req.method} is not allowed on {req.path}", pointer=req.path,
+                       headers={"allow": "GET"})
 
 
 def _require_scope(principal: Principal, scope: str | None, path: str) -> None:

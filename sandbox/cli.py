@@ -11,7 +11,7 @@ import time
 import click
 
 from sandbox.dataset import SCALES
-from sandbox.options import DEFAULT_NOW, Options
+from sandbox.options import DEFAULT_BRAND, DEFAULT_NOW, Options
 from sandbox.ratelimit import WINDOW_KINDS
 
 DEFAULT_PORT = 8765
@@ -60,6 +60,11 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
               help="How long a 'slow' fault stalls before answering.")
 @click.option("--quirks/--no-quirks", default=False, show_default=True,
               help="Behave like real platforms do (see README).")
+@click.option("--brand", default=DEFAULT_BRAND, show_default=True, metavar="WORD",
+              help="Brand word of the payouts path: /v1/WORD_payments_payouts.")
+@click.option("--maintenance/--no-maintenance", default=False, show_default=True,
+              help="Start unavailable: every /v1 request answers 503 (toggle with "
+                   "POST /_sandbox/maintenance).")
 @click.option("--activity-interval", default=0.0, show_default=True, type=float,
               help="Run activity every S seconds in the background (0: off).")
 @click.option("--activity-count", default=10, show_default=True, type=click.IntRange(1),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -13,11 +13,12 @@ from sandbox.filters import (
     attribute_filters,
     bool_column_filter,
     date_range_filter,
-    person_filters,
     ref_filter,
     site_filter,
 )
-from sandbox.schema import ATTRIBUTES
+from sandbox.options import DEFAULT_BRAND
+from sandbox.people_filters import person_filters
+from sandbox.schema import ATTRIBUTES, PAYOUTS, public_type
 from sandbox.store import NULL
 
 SiteRule = str  # "optional" | "required" | "multi" (required when the account has > 1 site)
@@ -68,7 +69,7 @@ def _payout_status(store: Store, value: str, parameter: str) -> np.ndarray:
     if value not in PAYOUT_STATUS:
         raise bad_param(parameter, f"{parameter} must be one of {', '.join(PAYOUT_STATUS)} "
                                    f"(lowercase), got {value!r}")
-    return store.tables["platform_payments_payouts"].cols["status"] == PAYOUT_STATUS.index(value)
+    return store.tables[PAYOUTS].cols["status"] == PAYOUT_STATUS.index(value)
 
 
 PURCHASE_SORTS = (
@@ -111,6 +112,14 @@ def _orders_filters() -> dict[str, Filter]:
     return out
 
 
+# addendum A2: the order items list's filters besides site_id, as (attribute, suffix)
+ORDER_ITEM_FILTERS = (
+    ("item_type", "eq"), ("item_id", "eq"), ("fulfilled_at", "null"), ("quantity", "gt"),
+    ("total_price_in_cents", "gteq"), ("total_price_in_cents", "lteq"), ("item_type", "cont"),
+    ("title", "i_cont"), ("item_id", "in"), ("item_type", "not_in"),
+)
+
+
 def _simple(type_name: str, *pairs: tuple[str, str]) -> dict[str, Filter]:
     out: dict[str, Filter] = {"site_id": site_filter(type_name)}
     for attr, suffix in pairs:
@@ -135,7 +144,8 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                filters=_simple("offers", ("title", "cont"), ("description", "cont")),
                listed=not_archived("offers"), single=True, read_unlisted=True, includes=("products",)),
     Collection("courses", "courses", "view:courses", sorts=("title", "created_at"),
-               filters={"site_id": site_filter("courses")}, single=True,
+               filters=_simple("courses", ("title", "cont"), ("description", "cont")),
+               single=True,
                includes=("modules", "lessons", "lessons.media", "offers")),
     Collection("custom_fields", "custom_fields", "view:custom_fields",
                sorts=("title", "handle", "type", "required"),
@@ -161,7 +171,11 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                includes=("offer", "customer", "transactions", "products")),
     Collection("orders", "orders", "view:orders", sorts=("order_number", "created_at",
                                                          "fulfilled_at"),
-               filters=_orders_filters(), single=True, includes=("order_items", "customer")),
+               filters=_orders_filters(), single=True,
+               includes=("order_items", "customer", "site")),
+    Collection("order_items", "order_items", "view:orders",
+               sorts=("created_at", "quantity", "fulfilled_at"),
+               filters=_simple("order_items", *ORDER_ITEM_FILTERS), single=True),
     Collection("contact_tags", "contact_tags", "view:contacts", sorts=("name", "email"),
                filters=_simple("contact_tags", ("name", "cont")),
                listed=not_archived("contact_tags"), single=True, read_unlisted=True),
@@ -171,18 +185,36 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                single=True),
     Collection("website_pages", "website_pages", "view:website_pages", sorts=("created_at",),
                filters={"site_id": site_filter("website_pages")}, single=True),
-    Collection("platform_payments_payouts", "platform_payments_payouts", "view:payouts",
-               meta="payouts",
-               filters={"site_id": site_filter("platform_payments_payouts"),
-                        "status": _payout_status,
-                        "start_date": date_range_filter("platform_payments_payouts",
-                                                        "initiated_at", False),
-                        "end_date": date_range_filter("platform_payments_payouts",
-                                                      "initiated_at", True)},
-               site_rule="required", page_size=False),
+    Collection(public_type(PAYOUTS, DEFAULT_BRAND), PAYOUTS, "view:payouts", meta="payouts",
+               filters={"site_id": site_filter(PAYOUTS), "status": _payout_status,
+                        "start_date": date_range_filter(PAYOUTS, "initiated_at", False),
+                        "end_date": date_range_filter(PAYOUTS, "initiated_at", True)},
+               site_rule="required", page_size=False, single=True),
     Collection("hooks", "hooks", None, filters={"site_id": site_filter("hooks")},
                listed=_hooks_live, single=True),
+    # addendum A5
+    Collection("contact_notes", "contact_notes", "view:contacts",
+               sorts=("created_at", "updated_at"),
+               filters={"site_id": site_filter("contact_notes"),
+                        "contact_id": ref_filter("contact_notes", "contact", "contacts")},
+               single=True),
+    Collection("landing_pages", "landing_pages", "view:landing_pages", sorts=("title",),
+               filters=_simple("landing_pages", ("title", "start"), ("title", "cont")),
+               single=True),
+    Collection("podcasts", "podcasts", "view:podcasts", sorts=("title",),
+               filters=_simple("podcasts", ("title", "eq")), single=True),
 )}
 
 ALL_SCOPES: tuple[str, ...] = tuple(sorted(
     {c.scope for c in COLLECTIONS.values() if c.scope}))
+
+
+def routes(brand: str) -> dict[str, Collection]:
+    """Collections by path under a brand word: payouts move to `<brand>_payments_payouts`, and
+    no other payouts path exists (addendum A1)."""
+    out: dict[str, Collection] = {}
+    for collection in COLLECTIONS.values():
+        if collection.type == PAYOUTS:
+            collection = replace(collection, path=public_type(PAYOUTS, brand))
+        out[collection.path] = collection
+    return out

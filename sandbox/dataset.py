@@ -17,8 +17,9 @@ from sandbox.store import Links, Table, type_base
 TYPES: tuple[str, ...] = (
     "sites", "contacts", "customers", "products", "offers", "courses", "modules", "lessons",
     "media", "forms", "fields", "custom_fields", "form_submissions", "purchases", "orders",
-    "order_items", "transactions", "platform_payments_payouts", "contact_tags", "blogs",
-    "blog_posts", "website_pages", "hooks",
+    "order_items", "transactions", "payouts", "contact_tags", "blogs",
+    "blog_posts", "website_pages", "hooks", "users", "contact_notes", "landing_pages",
+    "podcasts",
 )
 
 SCALES: dict[str, int] = {  # total contacts; the other collections scale from it
@@ -49,6 +50,7 @@ class Store:
     scale: str
     now: int  # the sandbox clock, epoch seconds UTC
     settlement_delay_days: int = 2
+    payout_corrections: bool = False  # --quirks: fee-correction lines on some payouts
     tables: dict[str, Table] = field(default_factory=dict)
     links: dict[str, Links] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)

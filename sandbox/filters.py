@@ -1,8 +1,7 @@
 """Filter builders: each returns `fn(store, value, parameter) -> bool mask over the table`.
 
-Attribute filters (`<attribute>_<suffix>`) are generated from the schema; the contact/customer
-lifecycle, tag, offer, form and revenue filters are written once with the subject (contacts or
-customers) as a parameter.
+Attribute filters (`<attribute>_<suffix>`) are generated from the schema; the contact and
+customer filters are in `people_filters`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from sandbox.store import NULL
 
 Filter = Callable[[Store, str, str], np.ndarray]
 NULL_INT = np.iinfo(np.int64).min
-TEXT_SUFFIXES = {"cont", "not_cont", "start", "end"}
+TEXT_SUFFIXES = {"cont", "i_cont", "not_cont", "start", "end"}
 
 
 # ---- value parsing ---------------------------------------------------------------------------
@@ -125,9 +124,9 @@ def texts(store: Store, type_name: str, attr_name: str, lower: bool) -> tuple[np
 
 
 def text_match(arr: np.ndarray, op: str, needle: str) -> np.ndarray:
-    if op in ("cont", "not_cont"):
+    if op in ("cont", "i_cont", "not_cont"):
         hit = np.strings.find(arr, needle) >= 0
-        return hit if op == "cont" else ~hit
+        return ~hit if op == "not_cont" else hit
     if op == "start":
         return np.strings.startswith(arr, needle)
     if op == "end":
@@ -141,11 +140,11 @@ def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
     attr = ATTR_INDEX[type_name][attr_name]
 
     def run(store: Store, value: str, parameter: str) -> np.ndarray:
-        kind = _value_kind(store, type_name, attr)
         if suffix in TEXT_SUFFIXES:
             arr, nulls = texts(store, type_name, attr_name, lower=True)
             return text_match(arr, suffix, value.lower()) & (~nulls if suffix != "not_cont"
                                                              else np.ones(len(arr), bool))
+        kind = _value_kind(store, type_name, attr)
         if suffix == "null":
             want = parse_bool(value, parameter)
             nulls = (texts(store, type_name, attr_name, lower=False)[1] if kind == "text"
@@ -153,14 +152,16 @@ def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
             return nulls if want else ~nulls
         if kind == "text":
             arr, nulls = texts(store, type_name, attr_name, lower=False)
-            if suffix == "in":
-                return np.isin(arr, [v for v in value.split(",") if v]) & ~nulls
-            return _compare(arr, suffix, value) & ~nulls
+            if suffix in ("in", "not_in"):
+                hit = np.isin(arr, [v for v in value.split(",") if v])
+                return (hit if suffix == "in" else ~hit) & ~nulls
+            return compare(arr, suffix, value) & ~nulls
         vals, nulls = numeric(store, type_name, attr_name)
-        if suffix == "in":
+        if suffix in ("in", "not_in"):
             wanted = [_parse_value(kind, v, parameter) for v in value.split(",") if v]
-            return np.isin(vals, wanted) & ~nulls
-        return _compare(vals, suffix, _parse_value(kind, value, parameter)) & ~nulls
+            hit = np.isin(vals, wanted)
+            return (hit if suffix == "in" else ~hit) & ~nulls
+        return compare(vals, suffix, _parse_value(kind, value, parameter)) & ~nulls
 
     return run
 
@@ -175,8 +176,11 @@ def _value_kind(store: Store, type_name: str, attr) -> str:
         return "int"
     if attr.kind == ENUM:
         return "text"
-    column = store.tables[type_name].cols.get(attr.column)
-    if column is None or column.dtype == object:
+    column = store.tables[type_name].column(attr.column)
+    if column.dtype == object:  # virtual: compare as its values are (an id is an integer)
+        sample = next((v for v in column if v is not None), None)
+        if isinstance(sample, int) and not isinstance(sample, bool):
+            return "int"
         return "text"
     return {"b": "bool", "f": "float"}.get(column.dtype.kind, "int")
 
@@ -194,7 +198,7 @@ def _parse_value(kind: str, value: str, parameter: str) -> int | float | bool:
     return parse_int(value, parameter)
 
 
-def _compare(vals: np.ndarray, suffix: str, target) -> np.ndarray:
+def compare(vals: np.ndarray, suffix: str, target) -> np.ndarray:
     if suffix == "eq":
         return vals == target
     if suffix == "not_eq":
@@ -250,145 +254,3 @@ def date_range_filter(type_name: str, column: str, end: bool) -> Filter:
         return vals <= bound if end else vals >= bound
 
     return run
-
-
-# ---- contacts and customers (spec 4.3) -------------------------------------------------------
-
-def person_filters(subject: str) -> dict[str, Filter]:
-    """The 4.3 filters for `contacts` or `customers` (same names, subject-relative)."""
-
-    def contact_rows(store: Store) -> np.ndarray:
-        if subject == "contacts":
-            return np.arange(store.tables["contacts"].n)
-        return store.tables["customers"].cols["contact"]
-
-    def customer_rows(store: Store) -> np.ndarray:
-        if subject == "customers":
-            return np.arange(store.tables["customers"].n)
-        return store.tables["contacts"].cols["customer"]
-
-    def on_contacts(mask_fn: Callable[[Store], np.ndarray]) -> Callable[[Store], np.ndarray]:
-        return lambda store: mask_fn(store)[contact_rows(store)]
-
-    def on_customers(mask_fn: Callable[[Store], np.ndarray]) -> Callable[[Store], np.ndarray]:
-        def run(store: Store) -> np.ndarray:
-            rows = customer_rows(store)
-            full = mask_fn(store)
-            return np.where(rows >= 0, full[np.maximum(rows, 0)], False) if len(full) else \
-                np.zeros(len(rows), bool)
-        return run
-
-    def days(value: str, parameter: str) -> int:
-        n = parse_int(value, parameter)
-        if n < 0:
-            raise bad_param(parameter, f"{parameter} must be a number of days >= 0, got {value!r}")
-        return n
-
-    def created_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
-        since = store.now - days(value, parameter) * DAY
-        return store.tables[subject].cols["created_at"] >= since
-
-    def not_created_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
-        return ~created_in_last(store, value, parameter)
-
-    def active_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
-        since = store.now - days(value, parameter) * DAY
-        last = store.tables["customers"].cols["last_request_at"]
-        return on_customers(lambda s: (last != NULL) & (last >= since))(store)
-
-    def inactive_in_last(store: Store, value: str, parameter: str) -> np.ndarray:
-        return ~active_in_last(store, value, parameter)
-
-    def search(store: Store, value: str, parameter: str) -> np.ndarray:
-        needle = value.strip().lower()
-        names, _ = texts(store, "contacts", "name", lower=True)
-        emails, _ = texts(store, "contacts", "email", lower=True)
-        hit = (np.strings.find(names, needle) >= 0) | (np.strings.find(emails, needle) >= 0)
-        return hit[contact_rows(store)]
-
-    def linked(link_name: str, target: str, on: str, negate: bool = False) -> Filter:
-        def run(store: Store, value: str, parameter: str) -> np.ndarray:
-            row = parse_id(store, target, value, parameter)
-            n = store.tables["contacts" if on == "contacts" else "customers"].n
-            mask = store.link(link_name).has_child_mask(n, row) if row != NULL else \
-                np.zeros(n, bool)
-            mapped = (on_contacts if on == "contacts" else on_customers)(lambda s: mask)(store)
-            return ~mapped if negate else mapped
-        return run
-
-    def all_tags(store: Store, value: str, parameter: str) -> np.ndarray:
-        ids = [v for v in value.split(",") if v]
-        if not ids:
-            raise bad_param(parameter, f"{parameter} needs a comma-separated list of tag ids")
-        n = store.tables["contacts"].n
-        mask = np.ones(n, bool)
-        for tag_id in ids:
-            row = parse_id(store, "contact_tags", tag_id, parameter)
-            mask &= store.link("contacts.tags").has_child_mask(n, row) if row != NULL else False
-        return on_contacts(lambda s: mask)(store)
-
-    def submitted(negate: bool) -> Filter:
-        def run(store: Store, value: str, parameter: str) -> np.ndarray:
-            form = parse_id(store, "forms", value, parameter)
-            subs = store.tables["form_submissions"]
-            n = store.tables["contacts"].n
-            mask = np.zeros(n, bool)
-            mask[subs.cols["contact"][subs.cols["form"] == form]] = True
-            mapped = on_contacts(lambda s: mask)(store)
-            return ~mapped if negate else mapped
-        return run
-
-    def coupon(store: Store, value: str, parameter: str) -> np.ndarray:
-        want = parse_bool(value, parameter)
-        pur = store.tables["purchases"]
-        mask = np.zeros(store.tables["customers"].n, bool)
-        mask[pur.cols["customer"][pur.cols["coupon"] >= 0]] = True
-        got = on_customers(lambda s: mask)(store)
-        return got if want else ~got
-
-    def revenue(op: str) -> Filter:
-        def run(store: Store, value: str, parameter: str) -> np.ndarray:
-            cents = parse_cents(value, parameter)
-            rev = store.tables["customers"].cols["net_revenue_cents"]
-            full = _compare(rev, op, cents)
-            return on_customers(lambda s: full)(store)
-        return run
-
-    def subscribed(store: Store, value: str, parameter: str) -> np.ndarray:
-        mask = store.tables["contacts"].cols["subscribed"]
-        got = on_contacts(lambda s: mask)(store)
-        return got if parse_bool(value, parameter) else ~got
-
-    def contact_text(attr: str) -> Filter:
-        def run(store: Store, value: str, parameter: str) -> np.ndarray:
-            arr, nulls = texts(store, "contacts", attr, lower=True)
-            return (text_match(arr, "cont", value.lower()) & ~nulls)[contact_rows(store)]
-        return run
-
-    filters: dict[str, Filter] = {
-        "site_id": site_filter(subject),
-        "search": search,
-        "created_in_last": created_in_last,
-        "not_created_in_last": not_created_in_last,
-        "active_in_last": active_in_last,
-        "inactive_in_last": inactive_in_last,
-        "has_offer_id": linked("customers.offers", "offers", "customers"),
-        "without_offer_id": linked("customers.offers", "offers", "customers", negate=True),
-        "used_coupon_code": coupon,
-        "has_tag_id": linked("contacts.tags", "contact_tags", "contacts"),
-        "with_all_tag_ids": all_tags,
-        "without_tag_id": linked("contacts.tags", "contact_tags", "contacts", negate=True),
-        "submitted_form_id": submitted(False),
-        "not_submitted_form_id": submitted(True),
-        "net_revenue_eq": revenue("eq"),
-        "net_revenue_gt": revenue("gt"),
-        "net_revenue_lt": revenue("lt"),
-        "subscribed": subscribed,
-    }
-    for attr in ("name", "email", "phone_number", "business_number", "address_line_1",
-                 "address_line_2", "address_city", "address_state", "address_country",
-                 "address_zip"):
-        filters[f"{attr}_cont"] = contact_text(attr)
-    if subject == "customers":
-        filters["has_product_id"] = linked("customers.products", "products", "customers")
-    return filters

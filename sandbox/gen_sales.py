@@ -237,8 +237,10 @@ def _orders(store: Store, rng: np.random.Generator, txn: dict[str, np.ndarray]) 
         "subtotal": sums["subtotal"], "discount": sums["discount"], "tax": sums["tax"],
         "total": sums["total"],
     })
+    kind, item = item_refs(store, np.arange(k), item_product)
     store.new_table("order_items").set_columns({
-        "order": item_order.astype(np.int64), "product": item_product, "quantity": quantity,
+        "order": item_order.astype(np.int64), "site": item_site.astype(np.int64),
+        "item_kind": kind, "item": item, "quantity": quantity,
         "subtotal": subtotal.astype(np.int64), "discount": discount.astype(np.int64),
         "tax": tax, "total": total.astype(np.int64), "created_at": created[item_order],
         "fulfilled_at": fulfilled[item_order], "currency": currency[item_order],
@@ -258,3 +260,27 @@ def _orders(store: Store, rng: np.random.Generator, txn: dict[str, np.ndarray]) 
     merged.update(settlement_columns(merged))
     store.new_table("transactions").set_columns(merged)
     refresh_purchase_updated_at(store)
+
+
+OFFER_ITEM_EVERY = 8  # about one order item in 8 sells an offer (item_type Offer), the rest a product
+
+
+def item_refs(store: Store, rows: np.ndarray, products: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(item kind, item row) of order items: kind 0 is the product itself; for about one row in
+    `OFFER_ITEM_EVERY` (a hash of the row, no draw, so the seeded stream is unchanged) kind 1, a
+    live offer that sells that product, when it has one."""
+    offers, link = store.table("offers"), store.link("offers.products")
+    live = ~offers.cols["archived"][link.parent]
+    sold, offer = link.child[live], link.parent[live]
+    order = np.lexsort((offer, sold))
+    sold, offer = sold[order], offer[order]
+    kind = np.zeros(len(rows), np.int8)
+    item = np.asarray(products, np.int64).copy()
+    if not len(sold):
+        return kind, item
+    pos = np.minimum(np.searchsorted(sold, item), len(sold) - 1)
+    mixed = (np.asarray(rows, np.uint64) * np.uint64(2654435761)) % np.uint64(2**32)
+    use = ((mixed % np.uint64(OFFER_ITEM_EVERY)) == 0) & (sold[pos] == item)
+    kind[use] = 1
+    item[use] = offer[pos[use]]
+    return kind, item

@@ -15,6 +15,7 @@ from sandbox import vocab as V
 from sandbox.dataset import DAY, DIMENSIONS, SCALES, Store
 from sandbox.gen_catalog import _dimensions
 from sandbox.gen_helpers import i64, uniq
+from sandbox.gen_live import live_collections
 from sandbox.gen_sales import _orders, _purchases_and_transactions
 from sandbox.payouts import rebuild_payouts
 from sandbox.rollups import NULL_INT, derive_customer_links, recompute_net_revenue
@@ -26,14 +27,16 @@ HISTORY_DAYS = 548  # about 18 months of data before the clock
 
 
 def generate(
-    seed: int, scale: str, sites: int, now: int, settlement_delay_days: int = 2
+    seed: int, scale: str, sites: int, now: int, settlement_delay_days: int = 2,
+    payout_corrections: bool = False,
 ) -> Store:
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; choose one of {', '.join(SCALES)}")
     if sites < 1 or sites > 999:
         raise ValueError(f"sites must be between 1 and 999, got {sites}")
     rng = np.random.Generator(np.random.PCG64(seed))
-    store = Store(seed=seed, scale=scale, now=now, settlement_delay_days=settlement_delay_days)
+    store = Store(seed=seed, scale=scale, now=now, settlement_delay_days=settlement_delay_days,
+                  payout_corrections=payout_corrections)
     start = now - HISTORY_DAYS * DAY
     _sites(store, rng, sites, start)
     _dimensions(store, rng, sites, start, DIMENSIONS[scale])
@@ -43,6 +46,7 @@ def generate(
     _orders(store, rng, txn)
     _form_submissions(store, rng)
     _tags(store, rng)
+    live_collections(store, sites, start, DIMENSIONS[scale])
     derive_customer_links(store)
     recompute_net_revenue(store)
     _hooks(store)
@@ -52,8 +56,11 @@ def generate(
 
 def _sites(store: Store, rng: np.random.Generator, count: int, start: int) -> None:
     created = start - rng.integers(30, 400, count) * DAY
+    # last edited some weeks after creation (no draw: the seeded stream stays as it was)
+    updated = created + (np.arange(count) * 37 % 90 + 10) * DAY
     store.new_table("sites").set_columns({
         "created_at": i64(created),
+        "updated_at": i64(updated),
         "timezone": rng.integers(0, len(V.TIMEZONES), count).astype(np.int8),
     })
     blogs = store.new_table("blogs")

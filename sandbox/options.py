@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, fields
 
 from sandbox.ratelimit import WINDOW_KINDS
 
 DEFAULT_NOW = "2026-03-01T12:00:00Z"
+DEFAULT_BRAND = "platform"
+BRAND_WORD = re.compile(r"^[a-z][a-z0-9]{0,39}$")
 
 
 @dataclass
@@ -30,6 +33,8 @@ class Options:
     fault_rate: float = 0.0
     fault_slow_seconds: float = 15.0
     quirks: bool = False
+    brand: str = DEFAULT_BRAND  # payouts at /v1/<brand>_payments_payouts (addendum A1)
+    maintenance: bool = False  # every /v1 request answers 503 (A4: /v1/version's 503)
     activity_interval: float = 0.0
     activity_count: int = 10
     settlement_delay_days: int = 2
@@ -60,6 +65,9 @@ class Options:
                              f"got {self.rate_window_type!r}")
         if self.settlement_delay_days < 0:
             raise ValueError("settlement_delay_days must be >= 0")
+        if not BRAND_WORD.match(self.brand):
+            raise ValueError(f"--brand must be one lowercase word of letters and digits "
+                             f"(starting with a letter), got {self.brand!r}")
         self.now_epoch()  # a bad --now is a usage error, not a traceback
 
     def now_epoch(self) -> int:

@@ -17,7 +17,18 @@ from sandbox.collections import Collection
 from sandbox.dataset import Store
 from sandbox.errors import bad_param
 from sandbox.filters import NULL_INT
-from sandbox.schema import ATTR_INDEX, ENUM, MONEY, NINT, REL_INDEX, TIME
+from sandbox.options import DEFAULT_BRAND
+from sandbox.schema import (
+    ATTR_INDEX,
+    DETAIL_ATTRS,
+    ENUM,
+    MONEY,
+    NINT,
+    PAYOUTS,
+    REL_INDEX,
+    TIME,
+    public_type,
+)
 from sandbox.store import NULL
 
 FAMILY = re.compile(r"^(page|filter|fields)\[([^\]]*)\]$")
@@ -78,17 +89,30 @@ def _positive(key: str, value: str) -> int:
     return int(value)
 
 
-def check_fields(params: ListParams, allowed_types: set[str]) -> None:
+def internal_fields(params: ListParams, brand: str) -> None:
+    """Key `params.fields` by internal type: `fields[<brand>_payments_payouts]` names the
+    payouts; the internal name `payouts` is no public type (ignored like any absent type)."""
+    public = public_type(PAYOUTS, brand)
+    params.fields = {(PAYOUTS if name == public else f"?{name}" if name == PAYOUTS else name):
+                     names for name, names in params.fields.items()}
+
+
+def check_fields(params: ListParams, allowed_types: set[str], brand: str = DEFAULT_BRAND,
+                 detail: bool = False) -> None:
     """Unknown field names of a type in the response are a 400; sparse parameters for types
-    not in the response are ignored (spec 4.4)."""
+    not in the response are ignored (spec 4.4). `detail`: a single read, whose type may show
+    more attributes than its list (`DETAIL_ATTRS`)."""
     for type_name, names in params.fields.items():
-        key = f"fields[{type_name}]"
+        key = f"fields[{public_type(type_name, brand)}]"
         if type_name not in allowed_types:
             continue
         known = set(ATTR_INDEX[type_name]) | set(REL_INDEX[type_name])
+        if detail:
+            known |= set(DETAIL_ATTRS.get(type_name, ()))
         unknown = sorted(names - known)
         if unknown:
-            raise bad_param(key, f"{key}: unknown field(s) {', '.join(unknown)} of {type_name}")
+            raise bad_param(key, f"{key}: unknown field(s) {', '.join(unknown)} of "
+                                 f"{public_type(type_name, brand)}")
 
 
 def check_includes(params: ListParams, allowed: tuple[str, ...]) -> None:

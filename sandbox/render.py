@@ -14,6 +14,7 @@ import numpy as np
 import orjson
 
 from sandbox.dataset import Store
+from sandbox.options import DEFAULT_BRAND
 from sandbox.relations import related, to_many, to_one
 from sandbox.schema import (
     ATTRIBUTES,
@@ -21,11 +22,13 @@ from sandbox.schema import (
     ENUM,
     MONEY,
     NINT,
+    PAYOUTS,
     REL_INDEX,
     RELATIONSHIPS,
     TIME,
     Attr,
     Rel,
+    public_type,
 )
 from sandbox.store import NULL
 from sandbox.virtuals import cents_text
@@ -53,8 +56,9 @@ class RenderContext:
     store: Store
     api_url: str
     quirks: bool = False
-    fields: dict[str, set[str]] = field(default_factory=dict)
+    fields: dict[str, set[str]] = field(default_factory=dict)  # keyed by internal type
     in_list: bool = False
+    brand: str = DEFAULT_BRAND
 
 
 def iso_many(values: list[int], offsets: list[int] | None) -> list[str | None]:
@@ -83,8 +87,13 @@ def _convert(attr: Attr, values: list, offsets: list[int] | None) -> list:
     if kind == MONEY:
         return [cents_text(v) for v in values]
     if kind == DECIMAL:
-        return [orjson.Fragment(cents_text(v).encode()) for v in values]
+        return decimals(values)
     return values
+
+
+def decimals(cents: list[int]) -> list[orjson.Fragment]:
+    """Cents as JSON numbers in major units with two decimals (exact, never through float)."""
+    return [orjson.Fragment(cents_text(v).encode()) for v in cents]
 
 
 def _expand(vals: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, list[int]]:
@@ -102,7 +111,7 @@ def _relationship_column(ctx: RenderContext, type_name: str, rel: Rel, rows: np.
     """The relationship object of `rel` for every row."""
     store = ctx.store
     target = store.tables[rel.type]
-    kind = rel.type
+    kind = public_type(rel.type, ctx.brand)
     if not rel.many:
         refs = to_one(store, type_name, rel, rows)
         tids = target.ids(np.maximum(refs, 0)) if len(refs) else []
@@ -140,7 +149,7 @@ def render(ctx: RenderContext, type_name: str, rows: np.ndarray,
     if ctx.quirks:
         offsets = [QUIRK_OFFSET if int(i) % 5 == 0 else 0 for i in ids]
     columns = [(a.name, _convert(a, table.values(a.column, rows), offsets)) for a in attrs]
-    if ctx.quirks and type_name == "platform_payments_payouts":
+    if ctx.quirks and type_name == PAYOUTS:
         columns = [(n, [v.capitalize() for v in vals] if n == "status" else vals)
                    for n, vals in columns]
     names = [n for n, _ in columns]
@@ -150,11 +159,12 @@ def render(ctx: RenderContext, type_name: str, rows: np.ndarray,
     rel_cols = [_relationship_column(ctx, type_name, r, rows, ids) for r in rels]
     rel_rows = zip(*rel_cols, strict=True) if rel_cols else iter([() for _ in ids])
     links = _resource_links(ctx, type_name, rows, ids)
+    kind = public_type(type_name, ctx.brand)
     out = []
     for k, (rid, values, relvals) in enumerate(zip(ids, attr_rows, rel_rows, strict=True)):
         resource = {
             "id": rid,
-            "type": type_name,
+            "type": kind,
             "attributes": dict(zip(names, values, strict=True)),
             "relationships": dict(zip(rel_names, relvals, strict=True)),
         }

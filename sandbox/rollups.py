@@ -19,8 +19,7 @@ def settlement_columns(txn: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     listed = np.isin(action, V.LISTED_ACTIONS) & (state == 1)
     platform = (txn["provider"] == 0) & listed
     amount = txn["amount_in_cents"]
-    rate = np.asarray(V.FX_TO_USD_PPM, np.int64)[txn["currency"]]
-    settle = (amount * rate + np.where(amount >= 0, 500_000, -500_000)) // 1_000_000
+    settle = to_settlement(amount, txn["currency"])
     charge = np.isin(action, (0, 3))
     fee = np.where(charge, np.round(np.abs(settle) * 0.029).astype(np.int64) + 30,
                    np.where(action == 6, 1500, 0))
@@ -32,6 +31,14 @@ def settlement_columns(txn: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "settlement_fee": np.where(platform, fee, NULL_INT),
         "payment_fee": np.where(platform, pay_fee, NULL_INT),
     }
+
+
+def to_settlement(cents: np.ndarray, currency: np.ndarray) -> np.ndarray:
+    """Cents in the settlement currency (USD) at the fixed rates, rounded half away from zero,
+    so that a refund settles at exactly minus its charge."""
+    cents = np.asarray(cents, np.int64)
+    rate = np.asarray(V.FX_TO_USD_PPM, np.int64)[np.asarray(currency, np.int64)]
+    return np.sign(cents) * ((np.abs(cents) * rate + 500_000) // 1_000_000)
 
 
 def refresh_purchase_updated_at(store: Store, rows: np.ndarray | None = None) -> None:

@@ -90,7 +90,8 @@ def site_rel(type_name: str) -> Rel:
 
 
 ATTRIBUTES: dict[str, list[Attr]] = {
-    "sites": [*A("name", "subdomain", "currency"), E("timezone", V.TIMEZONES), T("created_at")],
+    "sites": [*A("title", "name", "subdomain", "currency"), E("timezone", V.TIMEZONES),
+              T("created_at"), T("updated_at")],
     "blogs": [*A("title"), T("created_at")],
     "contacts": [
         *A("name", "email", "phone_number", "business_number"), Attr("subscribed"),
@@ -180,13 +181,24 @@ ATTRIBUTES: dict[str, list[Attr]] = {
         *A("image_url", "image_alt_text", "tags"),
     ],
     "website_pages": [*A("title", "url"), T("created_at"), T("updated_at")],
-    "platform_payments_payouts": [
+    "payouts": [
         E("status", V.PAYOUT_STATUS), Attr("amount", DECIMAL, "amount_cents"), Attr("currency"),
         T("initiated_date", "initiated_at"), T("estimated_arrival_date", "arrival_at"),
         Attr("bank_account"),
     ],
     "hooks": [
         E("event", V.EVENTS), *A("target_url", "resource_id"), T("created_at"), T("updated_at"),
+    ],
+    # addendum A5
+    "contact_notes": [Attr("body"), T("created_at"), T("updated_at")],
+    "landing_pages": [*A("title", "url"), T("publish_at"), T("created_at"), T("updated_at")],
+    "podcasts": [
+        *A("title", "description"), E("language", V.PODCAST_LANGUAGES),
+        *A("owner_email", "author"), E("status", V.PODCAST_STATUS),
+        E("show_type", V.PODCAST_SHOW_TYPES),
+        *A("thumbnail_url", "cover_art_url", "categories", "directories", "migrated",
+           "migrated_to_url", "public", "ready", "distribution_ready", "url"),
+        T("created_at"), T("updated_at"),
     ],
 }
 
@@ -244,7 +256,7 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
         Rel("customer", "customers", False, one("customer")),
         Rel("order_items", "order_items", True, fk("order_items", "order")),
     ],
-    "order_items": [Rel("order", "orders", False, one("order"))],
+    "order_items": [Rel("order", "orders", False, one("order")), site_rel("order_items")],
     "transactions": [
         Rel("customer", "customers", False, one("customer")),
         Rel("offer", "offers", False, one("offer")),
@@ -252,9 +264,22 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
     "contact_tags": [site_rel("contact_tags")],
     "blog_posts": [Rel("blog", "blogs", False, one("blog"))],
     "website_pages": [site_rel("website_pages")],
-    "platform_payments_payouts": [site_rel("platform_payments_payouts")],
+    "payouts": [site_rel("payouts")],
     "hooks": [site_rel("hooks")],
+    "contact_notes": [Rel("contact", "contacts", False, one("contact"))],
+    "landing_pages": [site_rel("landing_pages")],
+    "podcasts": [site_rel("podcasts")],
 }
+
+PAYOUTS = "payouts"  # internal type; public type and path `<brand>_payments_payouts` (A1)
+# attributes only a single read shows (addendum A3: a payout's lines)
+DETAIL_ATTRS: dict[str, tuple[str, ...]] = {PAYOUTS: ("transactions",)}
+
+
+def public_type(type_name: str, brand: str) -> str:
+    """The JSON:API type (and collection path) of an internal type under a brand word."""
+    return f"{brand}_payments_payouts" if type_name == PAYOUTS else type_name
+
 
 # webhook payloads show orders.payment_transactions (spec 2.10); lists and reads do not
 ORDER_PAYMENTS = Rel("payment_transactions", "transactions", True, fk("transactions", "order"))

@@ -19,7 +19,7 @@ from sandbox.options import Options
 def build_app(options: Options) -> SandboxApp:
     options.validate()
     store = generate(options.seed, options.scale, options.sites, options.now_epoch(),
-                     options.settlement_delay_days)
+                     options.settlement_delay_days, payout_corrections=options.quirks)
     virtuals.install(store)
     return SandboxApp(options, store)
 

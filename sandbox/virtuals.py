@@ -48,9 +48,11 @@ def install(store: Store) -> None:
     _people(t["contacts"], t["customers"], t["form_submissions"], t["purchases"])
     _catalogue(t["products"], t["offers"], t["courses"], t["modules"], t["lessons"], t["media"])
     _forms(t["forms"], t["fields"], t["custom_fields"], t["contact_tags"])
-    _money(t["purchases"], t["orders"], t["order_items"], t["transactions"], t["products"])
+    _money(t["purchases"], t["orders"], t["order_items"], t["transactions"], t["products"],
+           t["offers"])
     _content(t["sites"], t["blogs"], t["blog_posts"], t["website_pages"], t["products"])
-    _payouts(t["platform_payments_payouts"])
+    _payouts(t["payouts"])
+    _live(t["contact_notes"], t["landing_pages"], t["podcasts"])
 
 
 def _people(contacts: Table, customers: Table, submissions: Table, purchases: Table) -> None:
@@ -353,7 +355,8 @@ def _forms(forms: Table, fields: Table, custom_fields: Table, tags: Table) -> No
                                          for w in tags.cols["word"][rows].tolist()]
 
 
-def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: Table) -> None:
+def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: Table,
+           offers: Table) -> None:
     pu = purchases.cols
     purchases.virtual.update({
         "raw_extra_contact_information": lambda rows: [
@@ -374,9 +377,12 @@ def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: 
             i["total"][rows].tolist(), i["currency"][rows].tolist(), strict=True)],
         "formatted_subtotal": lambda rows: [money(a, c) for a, c in zip(
             i["subtotal"][rows].tolist(), i["currency"][rows].tolist(), strict=True)],
-        "item_type": lambda rows: ["Product"] * len(rows),
-        "item_id": lambda rows: (i["product"][rows] + products.id_base).tolist(),
-        "title": lambda rows: products.cols["title"][i["product"][rows]].tolist(),
+        "item_type": lambda rows: [V.ORDER_ITEM_TYPES[k] for k in i["item_kind"][rows].tolist()],
+        "item_id": lambda rows: np.where(i["item_kind"][rows] == 0,
+                                         i["item"][rows] + products.id_base,
+                                         i["item"][rows] + offers.id_base).tolist(),
+        "title": lambda rows: [(products if k == 0 else offers).cols["title"][r] for k, r in zip(
+            i["item_kind"][rows].tolist(), i["item"][rows].tolist(), strict=True)],
     })
     t = txn.cols
     txn.virtual.update({
@@ -392,6 +398,7 @@ def _money(purchases: Table, orders: Table, items: Table, txn: Table, products: 
 def _content(sites: Table, blogs: Table, posts: Table, pages: Table, products: Table) -> None:
     sites.virtual.update({
         "name": lambda rows: [f"Studio {r + 1}" for r in np.asarray(rows).tolist()],
+        "title": lambda rows: [f"Studio {r + 1}" for r in np.asarray(rows).tolist()],
         "subdomain": lambda rows: [_subdomain(r) for r in np.asarray(rows).tolist()],
         "currency": lambda rows: ["USD"] * len(rows),
     })
@@ -433,4 +440,59 @@ def _payouts(payouts: Table) -> None:
         "currency": lambda rows: ["USD"] * len(rows),
         "bank_account": lambda rows: [f"Checking ****{(s * 3571 + 4242) % 10000:04d}"
                                       for s in payouts.cols["site"][rows].tolist()],
+    })
+
+
+def _live(notes: Table, pages: Table, podcasts: Table) -> None:
+    """The addendum's collections (A5)."""
+    n = notes.cols
+    notes.virtual["body"] = lambda rows: [
+        V.NOTE_TEXTS[t].format(word=V.PRODUCT_WORDS[w]) for t, w in zip(
+            n["text"][rows].tolist(), n["word"][rows].tolist(), strict=True)]
+    lp = pages.cols
+    pages.virtual["url"] = lambda rows: [
+        f"{_host(s)}/lp/{title.lower().replace(' ', '-')}" for s, title in zip(
+            lp["site"][rows].tolist(), lp["title"][rows].tolist(), strict=True)]
+    pc = podcasts.cols
+
+    def rows_of(rows) -> list[int]:
+        return np.asarray(rows).tolist()
+
+    def categories(rows):
+        return [[c for k, c in enumerate(V.PODCAST_CATEGORIES) if mask >> k & 1]
+                for mask in pc["category_mask"][rows].tolist()]
+
+    def listed(row: int) -> bool:
+        return bool(pc["status"][row] == 0 and pc["public"][row] and pc["ready"][row])
+
+    def directories(rows):
+        out = []
+        for r in rows_of(rows):
+            if not listed(r):
+                out.append([])
+                continue
+            count = 1 + r % len(V.PODCAST_DIRECTORIES)
+            out.append([{"name": name, "url": f"https://directory.example/{_token('pod', r)}/"
+                         f"{name.lower().replace(' ', '-')}", "status": "listed"}
+                        for name in V.PODCAST_DIRECTORIES[:count]])
+        return out
+
+    podcasts.virtual.update({
+        "description": lambda rows: [f"Conversations about {V.PRODUCT_WORDS[w].lower()} for "
+                                     "curious learners." for w in pc["word"][rows].tolist()],
+        "owner_email": lambda rows: [f"podcasts@{_subdomain(s)}.example.com"
+                                     for s in pc["site"][rows].tolist()],
+        "author": lambda rows: [f"Studio {s + 1}" for s in pc["site"][rows].tolist()],
+        "thumbnail_url": lambda rows: [f"{CDN}/podcasts/{_token('pod', r)}-thumb.jpg"
+                                       for r in rows_of(rows)],
+        "cover_art_url": lambda rows: [f"{CDN}/podcasts/{_token('pod', r)}.jpg"
+                                       for r in rows_of(rows)],
+        "categories": categories,
+        "directories": directories,
+        "migrated_to_url": lambda rows: [
+            f"https://feeds.example.net/{_token('pod', r)}.xml" if m else None
+            for r, m in zip(rows_of(rows), pc["migrated"][rows].tolist(), strict=True)],
+        "distribution_ready": lambda rows: [listed(r) for r in rows_of(rows)],
+        "url": lambda rows: [f"{_host(s)}/podcasts/{_token('pod', r)}" for r, s in zip(
+            rows_of(rows), pc["site"][rows].tolist(), strict=True)],
     })

@@ -48,6 +48,10 @@ ACTIONS = (
 LISTED_ACTIONS = (0, 1, 3, 6)  # charge, refund, subscription_charge, dispute
 STATES = ("initialized", "succeeded", "failed")
 PROVIDERS = ("platform_payments", "stripe", "paypal")
+PAYMENT_METHODS = ("visa", "mastercard", "amex", "apple_pay", "google_pay")  # payout lines
+# payout line transaction_type by transaction action (charge, refund, subscription_charge,
+# dispute); --quirks writes the sale as `Sales`, as the platform's own example does
+LINE_TYPES = {0: "Sale", 1: "Refund", 3: "Sale", 6: "Adjustment"}
 
 SOURCES = ("checkout", "api", "import", "upsell")
 COUPONS = ("SPRING20", "WELCOME10", "VIP", "BLACKFRIDAY")
@@ -72,6 +76,8 @@ TAG_WORDS = (
 )
 TIMEZONES = ("America/New_York", "Europe/London", "America/Los_Angeles", "Europe/Berlin")
 
+ORDER_ITEM_TYPES = ("Product", "Offer")  # order_items.item_type; item_id names that record
+
 PAYOUT_STATUS = ("pending", "in_transit", "paid", "failed", "canceled")
 
 EVENTS = (
@@ -86,3 +92,24 @@ EVENT_SCOPES: dict[str, tuple[str, ...]] = {
     "tag_added": ("view:contacts",),
     "tag_removed": ("view:contacts",),
 }
+
+# ---- the addendum's collections (A5) ------------------------------------------------------------
+NOTE_TEXTS = (
+    "Called about the {word} course; wants the payment plan.",
+    "Asked for an invoice for the {word} order.",
+    "Met at the {word} workshop; follow up next week.",
+    "Prefers email over phone. Interested in {word}.",
+    "Refund question about {word}, resolved.",
+    "Referred a friend to the {word} programme.",
+    "Wants a team licence for {word}.",
+    "Left a great review of {word}.",
+)
+LANDING_KINDS = ("Waitlist", "Free Guide", "Webinar", "Launch", "Masterclass Signup", "Challenge")
+PODCAST_FORMATS = ("The {word} Podcast", "{word} Weekly", "{word} Talks", "Inside {word}")
+PODCAST_STATUS = ("published", "draft")
+PODCAST_SHOW_TYPES = ("episodic", "serial")
+PODCAST_LANGUAGES = ("en", "es", "de", "fr")
+PODCAST_CATEGORIES = ("Education", "Arts", "Business", "Health & Fitness", "Technology",
+                      "Leisure", "Courses", "How To")
+PODCAST_DIRECTORIES = ("Apple Podcasts", "Spotify", "Google Podcasts", "Amazon Music",
+                       "Overcast")

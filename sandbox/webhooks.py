@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 import httpx
@@ -115,8 +116,7 @@ def delete_hook(store: Store, row: int) -> None:
 
 def _r(ctx: RenderContext, type_name: str, rows, fields: set[str] | None = None,
        extra=()) -> list[dict]:
-    sub = RenderContext(ctx.store, ctx.api_url, ctx.quirks,
-                        {type_name: fields} if fields is not None else {})
+    sub = replace(ctx, fields={type_name: fields} if fields is not None else {}, in_list=False)
     return render(sub, type_name, np.asarray(rows, dtype=np.int64).reshape(-1), extra)
 
 
@@ -136,8 +136,11 @@ def payload(store: Store, event: str, row: int, ctx: RenderContext,
         customer = int(t["orders"].cols["customer"][row])
         pays = store.fk_children("transactions", "order", row)
         items = store.fk_children("order_items", "order", row)
+        order_items = _r(ctx, "order_items", items)
+        for item in order_items:  # payload shape as before the list gained `site` (A2)
+            item["relationships"].pop("site", None)
         return [*_r(ctx, "transactions", pays, PAYMENT_FIELDS), *_r(ctx, "customers", [customer]),
-                *_r(ctx, "orders", [row], extra=(ORDER_PAYMENTS,)), *_r(ctx, "order_items", items)]
+                *_r(ctx, "orders", [row], extra=(ORDER_PAYMENTS,)), *order_items]
     if event == "form_submission":
         contact = int(t["form_submissions"].cols["contact"][row])
         return [*_r(ctx, "form_submissions", [row]), *_r(ctx, "contacts", [contact])]

@@ -204,6 +204,7 @@ def compute(results: Results, options: Options) -> list[Figure]:
         )
     )
 
+    figs.append(_floor_requests(results))
     figs.append(_incremental_requests(results))
     for label, changes in (("ours_incr_none", "nothing new"), ("ours_incr_1000", "1,000 changes")):
         value = _ratio(_med(ok(label), "wall_s"), ours_wall)
@@ -285,6 +286,24 @@ def _adaptive_figures(results: Results, options: Options) -> list[Figure]:
                  note=f"{facts['gave_up']} given up, {use.errors} error answers", fmt="{:.0f}"),
         ]
     return figs
+
+
+def _floor_requests(results: Results) -> Figure:
+    name = "full sync: requests ÷ request floor (list pages at size 100, details, auth)"
+    floor = results.facts.get("request_floor")
+    made = results.facts.get("full_sync_requests")
+    if not isinstance(floor, dict) or not isinstance(made, dict):
+        return _fig("floor_requests", name, None, "≤ 1.10", 1.10,
+                    note=_why_missing(results, "ours_full", "ours_cpu"))
+    return _fig(
+        "floor_requests",
+        name,
+        made["total"] / floor["total"] if floor["total"] else None,
+        "≤ 1.10",
+        1.10,
+        note=f"{made['total']} requests, floor {floor['total']} ({floor['list_pages']} list "
+        f"pages, {floor['detail_reads']} detail reads, {floor['auth']} auth)",
+    )
 
 
 def _incremental_requests(results: Results) -> Figure:

@@ -64,13 +64,21 @@ def endpoint_resources() -> list[dict[str, Any]]:
         if not r.page_size:
             params["page[size]"] = None  # e.g. payouts take only page[number] (spec 4.2)
         endpoint: dict[str, Any] = {"path": r.path.lstrip("/"), "params": params}
-        if r.meta != "default":
+        if r.single:  # one object (/v1/me)
+            endpoint.update(paginator="single_page", data_selector="data",
+                            params={"page[size]": None})
+        elif r.meta != "default":
             endpoint["paginator"] = {**PAGE_NUMBER, "total_path": TOTAL_PATH[r.meta]}
         resources.append({"name": r.name, "endpoint": endpoint})
-        if r.include and r.include_via == "detail":
-            # the API lists nested records on no collection: one single read per record, as a
-            # dependent resource with parallelized=True, as dlt's docs advise for per-parent
-            # child reads; its `included` records land in `<name>_<type>` tables.
+        if r.reads_details:
+            # the API lists nested records (and payout lines) on no collection: one single read
+            # per record, as a dependent resource with parallelized=True, as dlt's docs advise
+            # for per-parent child reads; its `included` records (or, with no include, the
+            # record itself) land in `<name>_<type>` tables.
+            include = _include(r)
+            detail_params: dict[str, Any] = {"page[size]": None}
+            if include:
+                detail_params["include"] = include
             resources.append(
                 {
                     "name": f"{r.name}_details",
@@ -80,9 +88,9 @@ def endpoint_resources() -> list[dict[str, Any]]:
                     ),
                     "endpoint": {
                         "path": f"{r.path.lstrip('/')}/{{resources.{r.name}.id}}",
-                        "params": {"include": _include(r), "page[size]": None},
+                        "params": detail_params,
                         "paginator": "single_page",
-                        "data_selector": "included",
+                        "data_selector": "included" if include else "data",
                     },
                 }
             )

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from csbench import machine, ours, traffic
+from csbench import budget, machine, ours, traffic
 from csbench.measure import ClientFailed, Measurement, run_measured
 from csbench.sandbox_proc import CLIENT_ID, CLIENT_SECRET, Sandbox, run_sandbox
 
@@ -247,6 +247,7 @@ class Bench:
         concurrency = max(1, traffic.peak_in_flight(measured.requests))
         self.results.peak_in_flight.append(concurrency)
         self.results.facts["resource_site_pairs"] = len(traffic.list_endpoints(measured.requests))
+        self.note_request_floor(sandbox, measured)
         every = self._floor_every(len(pages))
         self.floor(sandbox, "floor_seq", pages, 1, every)
         self.floor(sandbox, "floor_conc", pages, concurrency, every)
@@ -281,8 +282,22 @@ class Bench:
         ) as sandbox:
             self.wall_round(sandbox)
 
+    def note_request_floor(self, sandbox: Sandbox, measured: Measurement) -> None:
+        """Once per suite: ours' full-sync requests beside the floor for the same data."""
+        if "request_floor" in self.results.facts:
+            return
+        floor = budget.request_floor(sandbox.base_url, sandbox.token(), measured.requests)
+        self.results.facts["request_floor"] = floor.as_json()
+        self.results.facts["full_sync_requests"] = {
+            "total": len(measured.requests),
+            "by_endpoint": traffic.requests_by_endpoint(measured.requests),
+        }
+        self._log(f"request floor: {floor.total} (ours' full sync: {len(measured.requests)})")
+
     def cpu_round(self, sandbox: Sandbox) -> None:
         measured, _ = self.ours_full(sandbox, "ours_cpu")
+        if measured is not None:
+            self.note_request_floor(sandbox, measured)
         if self.options.with_peer:
             self.peer(sandbox, "peer_cpu")
         if measured is not None and "records" not in self.results.facts:

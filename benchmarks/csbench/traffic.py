@@ -48,6 +48,17 @@ def list_endpoints(requests: Sequence[Request]) -> set[tuple[str, str]]:
     return {endpoint_key(r) for r in requests if is_list(r)}
 
 
+def requests_by_endpoint(requests: Sequence[Request]) -> dict[str, int]:
+    """Requests per collection path, single reads of one collection under ``<path>/{id}``,
+    largest first: where a sync's requests go."""
+    counts: dict[str, int] = {}
+    for request in requests:
+        parts = request.path.rstrip("/").split("/")
+        key = request.path if len(parts) <= 3 or parts[1] != "v1" else "/".join(parts[:3]) + "/{id}"
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
 def peak_in_flight(requests: Sequence[Request]) -> int:
     """Most requests that were open at one instant (ours' real concurrency, all resources)."""
     events = sorted(

@@ -50,6 +50,32 @@ class Secret:
 PostForm = Callable[[str, dict[str, str], "Secret | None"], dict[str, Any]]
 
 
+def _scope_list(value: Any) -> frozenset[str] | None:
+    """Scopes as an OAuth `scope` string ("a b", "a,b") or a list; None when absent."""
+    if isinstance(value, str):
+        return frozenset(s for s in value.replace(",", " ").split() if s)
+    if isinstance(value, list | tuple):
+        return frozenset(str(s) for s in value if s)
+    return None
+
+
+def token_scopes(token: str, body_scope: Any) -> frozenset[str] | None:
+    """What the credential may read: the token response's `scope`, else the JWT's `scope` or
+    `scp` claim; None when neither says (then nothing is skipped up front)."""
+    found = _scope_list(body_scope)
+    if found is not None:
+        return found
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.PyJWTError:
+        return None
+    for claim in ("scope", "scp"):
+        found = _scope_list(claims.get(claim))
+        if found is not None:
+            return found
+    return None
+
+
 def token_expiry(token: str, expires_in: Any, now: float) -> float:
     """Expiry (epoch seconds) from the JWT `exp`, else from `expires_in`, else 5 minutes."""
     try:
@@ -90,6 +116,7 @@ class TokenManager:
         self._refresh: Secret | None = None
         self._expires_at = 0.0
         self._refresh_at = 0.0
+        self.scopes: frozenset[str] | None = None  # of the current token (None: not stated)
         self.grants = 0
         self.refreshes = 0
 
@@ -137,6 +164,7 @@ class TokenManager:
         refresh = body.get("refresh_token")
         self._access = Secret(token)
         self._refresh = Secret(refresh) if isinstance(refresh, str) and refresh else None
+        self.scopes = token_scopes(token, body.get("scope"))
         now = self._clock()
         self._expires_at = token_expiry(token, body.get("expires_in"), now)
         # refresh `margin` before expiry, or at 80% of a short lifetime (a 30 s token would

@@ -1,4 +1,5 @@
-"""Which listed records get their `include=` single read: the N+1 of detail resources.
+"""Which listed records get their single read (`include=` reads of courses and forms, payout
+details with their lines): the N+1 of detail resources.
 
 A detail read costs one request per record (and group), so it is done only when the list
 record is new or changed: a short hash of its `attributes` and `relationships` is kept per id in
@@ -102,7 +103,8 @@ def detail_gate(
     known = site_state.get("detail_hash")
     last = site_state.get("detail_full_at")
     every = refresh_every_s or DEFAULT_DETAIL_REFRESH_S
-    stale = last is None or (now - parse_timestamp(last)).total_seconds() >= every
+    stale = resource.detail_refresh and (
+        last is None or (now - parse_timestamp(last)).total_seconds() >= every)
     if resource.detail_if_changed:
         # windowed resources (orders): their own periodic full refresh re-reads all
         reread = force or full_listing or not isinstance(known, dict)
@@ -149,9 +151,10 @@ def _read_groups(
     record: Any = None
     out: list[tuple[str, list[Any]]] = []
     for group in groups:
-        params = {"include": ",".join(group)}
+        params = {"include": ",".join(group)} if group else {}  # empty: a plain single read
         url = client.url(f"{resource.path}/{rid}", params)
         doc = client.get(f"{resource.path}/{rid}", params, resource=resource.name,
+                         exact_decimals=resource.exact_decimals,
                          server_error_attempts=server_error_attempts)
         data = doc.get("data") if isinstance(doc, dict) else None
         if not isinstance(data, dict):
@@ -171,9 +174,23 @@ def _read_groups(
 
 def read_detail(
     client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None = None
+) -> list[tuple[str, list[Any]]] | None:
+    """A record re-read with its includes, or None when its single read answers 404 (removed
+    since it was listed, or a platform without that read): the list record then stands."""
+    try:
+        return _read_detail(client, resource, rid, gate)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        log.info("%s %s: single read answered 404; keeping the list record", resource.name, rid)
+        return None
+
+
+def _read_detail(
+    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None
 ) -> list[tuple[str, list[Any]]]:
-    """A record re-read with its includes: merged in one request, or in `include_split` groups
-    when the server answered the merged one with a 5xx before (`gate.split`) or does now."""
+    """Merged in one request, or in `include_split` groups when the server answered the
+    merged one with a 5xx before (`gate.split`) or does now."""
     if not resource.include_split:
         return _read_groups(client, resource, rid, resource.include)
     if gate is None or rid not in gate.split:

@@ -9,6 +9,9 @@ Pure functions with no I/O, so the pull sync and the webhook loader write identi
 Link tables: a parent whose to-many relationship carries an *empty* `data` list gets one marker
 row whose child column is `LINK_MARKER` (""), so that a merge on the parent column still deletes
 the parent's old links; the loader deletes marker rows after the load (`link_marker_cleanup_sql`).
+Line tables (an array attribute of plain objects, such as a payout detail's `transactions`, see
+`settings.LineTable`) work the same way: keyed by parent and `line_number`, replaced per parent,
+an empty array written as one marker row with `line_number` 0 (`child_marker`).
 """
 
 from __future__ import annotations
@@ -28,8 +31,11 @@ from .errors import NormalizationError
 from .redact import redact_target_url
 from .settings import (
     DECIMAL_PRECISION,
+    LINE_KEY,
+    LINE_TABLES,
     PII_COLUMNS,
     ColumnType,
+    LineTable,
     column_type,
     link_table,
     type_info,
@@ -37,6 +43,7 @@ from .settings import (
 
 PiiMode = Literal["hash", "drop"] | None
 LINK_MARKER = ""
+LINE_MARKER = 0  # line numbers start at 1
 _RESERVED = frozenset({"id", "site_id", "_extracted_at", "_is_deleted"})
 _PARENTS: Any = ("__parents__",)  # bookkeeping key inside a link bucket
 META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", "_extracted_at": "timestamp"}
@@ -256,7 +263,12 @@ def normalize_resource(
         raise where.fail(
             f"record attributes must be an object, got {type(attributes).__name__}", rid, "attributes"
         )
+    lines = info.lines
+    items: Any = None
     for name, value in attributes.items():
+        if lines is not None and name == lines.attribute:
+            items = value  # its own table, below
+            continue
         if name in _RESERVED:
             name = f"attr_{name}"  # never let an attribute overwrite our keys
         kind = column_type(name)
@@ -300,6 +312,9 @@ def normalize_resource(
     row["_extracted_at"] = extracted_at
     if info.dimension:
         row["_is_deleted"] = False
+    if lines is not None and items is not None:  # absent or null: lines unknown, keep them
+        bucket = links.setdefault(lines.table, {})
+        bucket.update(_line_rows(lines, rid, items, row_site, extracted_at, where, bucket))
 
     for rel, items in to_many:
         child_type = next(
@@ -320,6 +335,42 @@ def normalize_resource(
             child = str(item["id"])
             bucket[(rid, child)] = _link_row(parent_col, rid, child_col, child, row_site, extracted_at)
     return info.table, row
+
+
+def _line_rows(
+    lines: LineTable, parent: str, items: Any, site: str | None, at: datetime, where: _Where,
+    bucket: dict[Any, dict[str, Any]],
+) -> dict[Any, dict[str, Any]]:
+    """A parent's array of plain objects -> {(parent, n): row}; drops the parent's earlier
+    lines from `bucket` (the parent came twice in one batch: its last lines win)."""
+    for key in [k for k in bucket if k[0] == parent]:
+        del bucket[key]
+    base = {lines.parent_column: parent, LINE_KEY: LINE_MARKER, "site_id": site, "_extracted_at": at}
+    if not isinstance(items, list):
+        raise where.fail(f"`{lines.attribute}` must be an array, got {type(items).__name__}",
+                         parent, lines.attribute)
+    if not items:  # no lines: a marker row, so that the merge still drops the old ones
+        return {(parent, LINE_MARKER): base}
+    declared = lines.column_types
+    out: dict[Any, dict[str, Any]] = {}
+    for number, item in enumerate(items, start=1):
+        if not isinstance(item, dict):
+            raise where.fail(f"`{lines.attribute}` line {number} is not an object", parent,
+                             lines.attribute)
+        row = dict(base)
+        row[LINE_KEY] = number
+        for name, value in item.items():
+            if name in row:
+                name = f"attr_{name}"  # never let a field overwrite our keys
+            kind = declared.get(name) or _observed_type(name, value)
+            try:
+                row[name] = CONVERTERS[kind](value)
+            except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
+                reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
+                raise where.fail(f"bad {kind} value {_preview(value)} in line {number}: {reason}",
+                                 parent, f"{lines.attribute}.{name}") from None
+        out[(parent, number)] = row
+    return out
 
 
 def _link_row(
@@ -398,7 +449,14 @@ def _known_tables() -> dict[str, Any]:
 def declared_columns(table: str, observed: Iterable[str] = ()) -> dict[str, ColumnType]:
     """Column -> type for a table: contract columns first, then drifted ones, by name."""
     cols: dict[str, ColumnType] = {}
-    if table in _known_tables():
+    line = LINE_TABLES.get(table)
+    if line is not None:
+        cols[line.parent_column] = "text"
+        cols[LINE_KEY] = "bigint"
+        cols["site_id"] = "text"
+        cols.update(line.column_types)
+        cols["_extracted_at"] = "timestamp"
+    elif table in _known_tables():
         info = _known_tables()[table]
         cols["id"] = "text"
         for attr in info.attributes:
@@ -478,16 +536,26 @@ def table_hints(table: str, columns: Mapping[str, ColumnType] | None = None) -> 
 
 
 def link_columns(table: str, columns: Iterable[str]) -> tuple[str, str]:
-    """(parent column, child column) of a link table: the first two `*_id` besides site_id."""
+    """(parent column, child column) of a link table: the first two `*_id` besides site_id;
+    of a line table: its parent column and `line_number`."""
+    line = LINE_TABLES.get(table)
+    if line is not None:
+        return line.parent_column, LINE_KEY
     ids = [c for c in columns if c.endswith("_id") and c != "site_id" and not c.startswith("_")]
     if len(ids) < 2:
         raise ValueError(f"{table} does not look like a link table: {list(columns)}")
     return ids[0], ids[1]
 
 
+def child_marker(table: str) -> str | int:
+    """The child-key value of a marker row (an empty relationship or array) in a link or
+    line table."""
+    return LINE_MARKER if table in LINE_TABLES else LINK_MARKER
+
+
 def link_marker_cleanup_sql(table: str, child_column: str, qualified_table: str) -> str:
     """SQL that removes marker rows of an empty to-many relationship after a load."""
-    return f"DELETE FROM {qualified_table} WHERE {child_column} = '{LINK_MARKER}'"
+    return f"DELETE FROM {qualified_table} WHERE {child_column} = {child_marker(table)!r}"
 
 
 def _dlt_type(kind: ColumnType) -> str:
@@ -503,7 +571,9 @@ def _dlt_type(kind: ColumnType) -> str:
 
 
 def is_link_table(columns: Iterable[str], table: str | None = None) -> bool:
-    """Link tables have no `id` column (and are named `<resource table>_<relationship>`)."""
+    """Link tables have no `id` column (and are named `<resource table>_<relationship>`); line
+    tables (`settings.LINE_TABLES`) are keyed and replaced per parent the same way."""
     if "id" in set(columns):
         return False
-    return table is None or any(table.startswith(f"{t}_") for t in _known_tables())
+    return table is None or table in LINE_TABLES or any(
+        table.startswith(f"{t}_") for t in _known_tables())

@@ -109,7 +109,7 @@ def fetch_page(
         try:
             doc = client.get(
                 resource.path, query, resource=resource.name,
-                exact_decimals=resource.meta == "payouts",
+                exact_decimals=resource.exact_decimals,
             )
             break
         except ApiError as exc:
@@ -251,6 +251,26 @@ def _reaches_below(page: Page, field: str, since: datetime) -> bool:
     return any(k is not None and k < since for k in _keys(page, field))
 
 
+class _NewestFirstStop:
+    """Stop a newest-first listing after the first page reaching below `since`, but only while
+    the pages really come newest first (each page descending, continuing the one before): a
+    server that ignores the sort would otherwise end the window on its oldest records."""
+
+    def __init__(self, field: str, since: datetime) -> None:
+        self.field = field
+        self.since = since
+        self.previous: datetime | None = None
+        self.sorted = True
+
+    def __call__(self, page: Page) -> bool:
+        keys = _keys(page, self.field)
+        if self.sorted:
+            self.sorted = _ascending(keys[::-1]) and (
+                self.previous is None or not keys or keys[0] <= self.previous)  # type: ignore[operator]
+            self.previous = keys[-1] if keys else self.previous
+        return self.sorted and _reaches_below(page, self.field, self.since)
+
+
 def _ascending(keys: list[datetime | None]) -> bool:
     return all(k is not None for k in keys) and all(
         a <= b for a, b in itertools.pairwise(keys)  # type: ignore[operator]
@@ -274,7 +294,8 @@ def iter_window(
 
     - "asc": `iter_pages` as given (a precise server filter bounds the window).
     - "desc": `sort=-<field>`; stops after the first page reaching below `since`. Records created
-      during the listing go to the front and push others back: seen twice, never skipped.
+      during the listing go to the front and push others back: seen twice, never skipped. Pages
+      not in that order (a server ignoring the sort) are read to the end instead.
     - "tail" (no sort parameter; default order oldest first): page 1 (it announces the count),
       then the last page and backwards until a page reaches below `since`. Only while every page
       is in ascending order, continues the previous one, and the total stays that of page 1:
@@ -289,7 +310,7 @@ def iter_window(
     if order == "desc":
         yield from iter_pages(client, resource, {**params, "sort": f"-{field}"},
                               page_size=page_size, max_pages=max_pages, on_end=on_end,
-                              stop=lambda page: _reaches_below(page, field, since))
+                              stop=_NewestFirstStop(field, since))
         return
     # through the shared pool, so that `concurrency` bounds these requests too
     first = client.pool.submit(fetch_page, client, resource, params, 1, page_size).result()

@@ -10,7 +10,7 @@ concurrency) and merged into `customers`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ import dlt
 from dlt.sources import DltResource
 
 from .client import CreatorPlatformClient
-from .errors import ApiError, BadResponseError
+from .errors import ApiError, BadResponseError, CreatorPlatformError
 from .normalize import normalize_resources, rows_to_arrow
 
 log = logging.getLogger("creator_sync.refresh")
@@ -60,10 +60,24 @@ def customer_refresh(
     *,
     pii: Any = None,
     pii_salt: str = "",
+    on_error: Callable[[CreatorPlatformError], None] | None = None,
 ) -> DltResource:
-    """A resource writing the re-read customers into `customers` (merge on id)."""
+    """A resource writing the re-read customers into `customers` (merge on id).
+
+    A read that still fails after its retries ends the refresh, not the run: `on_error` gets
+    the error (the customers already re-read are kept; the rest wait for the next full
+    refresh of customers)."""
 
     def rows() -> Iterator[Any]:
+        try:
+            yield from read_all()
+        except CreatorPlatformError as exc:
+            if on_error is None:
+                raise
+            log.error("customers: re-reading customers named by new money failed: %s", exc)
+            on_error(exc)
+
+    def read_all() -> Iterator[Any]:
         for site, ids in todo.items():
             found = [r for r in client.detail_pool.map(lambda c: _read(client, c), ids) if r]
             at = datetime.now(UTC)

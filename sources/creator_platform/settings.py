@@ -7,7 +7,7 @@ normalisation code is generic and reads these facts. Adding a collection = addin
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 DAY_S = 86_400
@@ -46,9 +46,16 @@ ATTRIBUTE_TYPES: dict[str, ColumnType] = {
     "net_revenue": "decimal",
     # not money
     "duration_in_minutes": "double",
-    # objects
+    # objects and arrays
     "socials": "json",
     "raw_extra_contact_information": "json",
+    "categories": "json",
+    "directories": "json",
+    # podcast flags
+    "migrated": "bool",
+    "public": "bool",
+    "ready": "bool",
+    "distribution_ready": "bool",
     # integer-or-string in the spec: keep the text, never lose leading zeros
     "resource_id": "text",
 }
@@ -69,6 +76,9 @@ PII_COLUMNS: frozenset[str] = frozenset(
         "address_zip",
         "billing_address_zip",
         "cardholder_name",
+        "owner_email",
+        "customer_name",
+        "customer_email",
     }
 )
 
@@ -92,6 +102,25 @@ def column_type(name: str) -> ColumnType:
 
 
 # ------------------------------------------------------------ JSON:API types
+LINE_KEY = "line_number"  # 1-based position of a line in its array
+
+
+@dataclass(frozen=True)
+class LineTable:
+    """An attribute holding an array of plain objects (not resources): one row per element, in
+    a table keyed by (`<parent>_id`, `line_number`) whose rows for a parent are replaced as a
+    whole whenever the parent is read with that attribute (merge key `<parent>_id`)."""
+
+    attribute: str  # e.g. "transactions" on a payout detail
+    table: str  # e.g. "payout_lines"
+    parent_column: str  # e.g. "payout_id"
+    columns: tuple[tuple[str, ColumnType], ...]  # declared fields, in order (others: by value)
+
+    @property
+    def column_types(self) -> dict[str, ColumnType]:
+        return dict(self.columns)
+
+
 @dataclass(frozen=True)
 class TypeInfo:
     """Where records of one JSON:API `type` land, and how they are named in link columns."""
@@ -101,7 +130,28 @@ class TypeInfo:
     attributes: tuple[str, ...] = ()
     to_one: tuple[str, ...] = ()  # relationship names that become `<rel>_id`
     dimension: bool = False  # full-refresh table carrying `_is_deleted`
+    lines: LineTable | None = None  # an array attribute that becomes its own table
 
+
+# Payout details itemise the payout (addendum A3, contract C2): amounts in major units.
+PAYOUT_LINES = LineTable(
+    "transactions", "payout_lines", "payout_id",
+    (
+        ("transaction_type", "text"), ("pricing_type", "text"),
+        ("amount", "decimal"), ("sales_tax", "decimal"), ("fee", "decimal"), ("net", "decimal"),
+        ("currency", "text"), ("presented_amount", "decimal"), ("presented_currency", "text"),
+        ("exchange_rate", "decimal"), ("customer_id", "text"), ("customer_name", "text"),
+        ("customer_email", "text"), ("offer_ids", "json"), ("offer_titles", "json"),
+        ("provider", "text"), ("payment_method", "text"), ("created_at", "timestamp"),
+        ("coupon_used", "text"), ("quantity", "bigint"),
+        ("order_number", "text"),  # `ORD-12345` or `12345`, as sent (orders carry an integer)
+    ),
+)
+
+
+PAYOUTS_SUFFIX = "_payments_payouts"
+PAYOUTS_TYPE = f"platform{PAYOUTS_SUFFIX}"  # the base spec's neutral word; live: the brand
+DEFAULT_PAYOUTS_PATH = f"/{PAYOUTS_TYPE}"
 
 _ADDRESS = (
     "address_line_1",
@@ -115,7 +165,12 @@ _ADDRESS = (
 TYPES: dict[str, TypeInfo] = {
     t.table if k is None else k: t
     for k, t in [
-        (None, TypeInfo("sites", "site", ("name", "subdomain", "currency", "timezone", "created_at"), dimension=True)),
+        (None, TypeInfo(
+            # `title`, `subdomain`, `created_at`, `updated_at` on the live platform (addendum A4)
+            "sites", "site",
+            ("title", "name", "subdomain", "currency", "timezone", "created_at", "updated_at"),
+            dimension=True,
+        )),
         (None, TypeInfo(
             "contacts", "contact",
             ("name", "email", "phone_number", "business_number", "subscribed", *_ADDRESS,
@@ -213,11 +268,11 @@ TYPES: dict[str, TypeInfo] = {
              "settlement_currency", "created_at"),
             ("customer", "offer", "site"),
         )),
-        ("platform_payments_payouts", TypeInfo(
+        (PAYOUTS_TYPE, TypeInfo(
             "payouts", "payout",
             ("status", "amount", "currency", "initiated_date", "estimated_arrival_date",
              "bank_account"),
-            ("site",),
+            ("site",), lines=PAYOUT_LINES,
         )),
         (None, TypeInfo("contact_tags", "contact_tag", ("name", "created_at"), ("site",), dimension=True)),
         (None, TypeInfo(
@@ -234,7 +289,29 @@ TYPES: dict[str, TypeInfo] = {
             "hooks", "hook", ("event", "target_url", "resource_id", "created_at", "updated_at"),
             ("site",), dimension=True,
         )),
+        (None, TypeInfo(
+            "contact_notes", "contact_note", ("body", "created_at", "updated_at"),
+            ("contact", "site"),
+        )),
+        (None, TypeInfo(
+            "landing_pages", "landing_page",
+            ("title", "url", "publish_at", "created_at", "updated_at"), ("site",), dimension=True,
+        )),
+        (None, TypeInfo(
+            "podcasts", "podcast",
+            ("title", "description", "language", "owner_email", "author", "status", "show_type",
+             "thumbnail_url", "cover_art_url", "categories", "directories", "migrated",
+             "migrated_to_url", "public", "ready", "distribution_ready", "url", "created_at",
+             "updated_at"),
+            ("site",), dimension=True,
+        )),
+        # the credential's user (GET /v1/me): whatever type the API gives it, its one row
+        # lands here (see Resource.single)
+        (None, TypeInfo("me", "me", ("name", "email", "initials", "role_level"))),
     ]
+}
+LINE_TABLES: dict[str, LineTable] = {
+    info.lines.table: info.lines for info in TYPES.values() if info.lines is not None
 }
 
 # Some payloads use a plural type we have not declared: route them by the type name itself.
@@ -242,10 +319,16 @@ TABLE_TO_TYPE: dict[str, str] = {info.table: jtype for jtype, info in TYPES.item
 
 
 def type_info(jtype: str) -> TypeInfo:
-    """Info for a JSON:API type; unknown types get a table named after the type (schema drift)."""
+    """Info for a JSON:API type; unknown types get a table named after the type (schema drift).
+
+    Payouts carry the platform's brand word in their type (`<brand>_payments_payouts`,
+    addendum A1): any such type is a payout.
+    """
     info = TYPES.get(jtype)
     if info is not None:
         return info
+    if jtype.endswith(PAYOUTS_SUFFIX):
+        return TYPES[PAYOUTS_TYPE]
     singular = jtype[:-1] if jtype.endswith("s") else jtype
     return TypeInfo(jtype, singular)
 
@@ -337,7 +420,8 @@ class Resource:
     sort: str | None = None  # stable ascending sort key, when the endpoint allows one
     site_scoped: bool = True  # send filter[site_id]
     incremental: Incremental = field(default_factory=Incremental)
-    # include=... groups; "detail": one GET path/{id}?include=<group> per record and group
+    # include=... groups; "detail": one GET path/{id}?include=<group> per record and group (an
+    # empty group: a plain single read, for what only the record's own read carries)
     include: tuple[tuple[str, ...], ...] = ()
     # smaller groups for records whose `include` read the platform answers with a 500 (it cannot
     # build some include combinations for large records); remembered per record in state
@@ -346,10 +430,24 @@ class Resource:
     # on incremental runs, re-read details only of records with one of these fields >= the
     # previous run's server time (new or changed since); full runs re-read all
     detail_if_changed: tuple[str, ...] = ()
+    # re-read every record's detail periodically (`full_refresh_every_days`), for changes the
+    # list record does not show; False: only new records and records whose list record changed
+    detail_refresh: bool = True
     change_feed: ChangeFeed | None = None  # incremental runs also read this (see ChangeFeed)
     finance: bool = False  # may be frozen by the `freeze_finance_schema` option
     # dimension tables a complete listing of this resource fully covers (for `_is_deleted`)
     owns: tuple[str, ...] = ()
+    # OAuth scope a credential needs to read it (None: any token); a credential whose token
+    # lists scopes without this one skips the resource with a notice
+    scope: str | None = None
+    # the setting users change when the platform serves this under another path (named in
+    # the error when the path answers 404)
+    path_setting: str | None = None
+    single: bool = False  # GET path answers one object (not a list): a one-row table, replaced
+    # how to read the same records when `path` answers 404 (remembered in state): another
+    # endpoint's records and includes, keeping only the tables in `writes`
+    fallback: Resource | None = None
+    writes: tuple[str, ...] = ()  # tables kept from what is read (empty: all)
 
     @property
     def complete_tables(self) -> tuple[str, ...]:
@@ -359,6 +457,23 @@ class Resource:
     def table(self) -> str:
         return type_info(self.jtype).table
 
+    @property
+    def reads_details(self) -> bool:
+        """One single read per (new or changed) record, for what the list does not carry."""
+        return bool(self.include) and self.include_via == "detail"
+
+    @property
+    def exact_decimals(self) -> bool:
+        """Parse JSON numbers as Decimal (money in major units)."""
+        return self.meta == "payouts"
+
+
+ORDERS_WINDOW = Incremental(
+    "created_since", "created_at", "filter[created_at_gteq]",
+    lookback_s=14 * DAY_S, full_refresh_every_s=7 * DAY_S,
+)
+# order fulfilment comes late: each run reads what was fulfilled since the last one
+FULFILMENT_FEED = ChangeFeed((("filter[fulfilled_at_null]", "false"),), "-fulfilled_at", "fulfilled_at")
 
 RESOURCES: dict[str, Resource] = {
     r.name: r
@@ -370,6 +485,7 @@ RESOURCES: dict[str, Resource] = {
                 "created_in_last", "created_at", "filter[created_in_last]",
                 lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S, order="desc",
             ),
+            scope="view:contacts",
         ),
         Resource(
             "customers", "/customers", "customers", sort="created_at",
@@ -377,20 +493,21 @@ RESOURCES: dict[str, Resource] = {
                 "created_in_last", "created_at", "filter[created_in_last]",
                 lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S, order="desc",
             ),
+            scope="view:customers",
         ),
-        Resource("products", "/products", "products"),
-        Resource("offers", "/offers", "offers"),
+        Resource("products", "/products", "products", scope="view:products"),
+        Resource("offers", "/offers", "offers", scope="view:offers"),
         Resource(
             "courses", "/courses", "courses",
             include=(("modules", "lessons", "lessons.media"),), include_via="detail",
             include_split=(("modules",), ("lessons.media",)),
-            owns=("courses", "modules", "lessons", "media"),
+            owns=("courses", "modules", "lessons", "media"), scope="view:courses",
         ),
         Resource(
             "forms", "/forms", "forms", include=(("fields", "contact_tags"),), include_via="detail",
-            owns=("forms", "fields"),
+            owns=("forms", "fields"), scope="view:forms",
         ),
-        Resource("custom_fields", "/custom_fields", "custom_fields"),
+        Resource("custom_fields", "/custom_fields", "custom_fields", scope="view:custom_fields"),
         Resource(
             # submissions never change: newest first down to the last cursor
             "form_submissions", "/form_submissions", "form_submissions", sort="created_at",
@@ -398,26 +515,37 @@ RESOURCES: dict[str, Resource] = {
                 "newest_first", "created_at", lookback_s=RECENT_LOOKBACK_S,
                 full_refresh_every_s=7 * DAY_S, order="desc",
             ),
+            scope="view:form_submissions",
         ),
         Resource(
             "purchases", "/purchases", "purchases", meta="purchases", sort="updated_at",
             incremental=Incremental(
                 "updated_since", "updated_at", "filter[updated_at_gte]", lookback_s=3600,
             ),
-            finance=True,
+            finance=True, scope="view:purchases",
         ),
         Resource(
-            "orders", "/orders", "orders", sort="created_at",
+            # order lines come from order_items (its `order` relationship): the list's
+            # order_items link data is not kept, `orders_order_items` is the fallback's alone
+            "orders", "/orders", "orders", sort="created_at", incremental=ORDERS_WINDOW,
+            change_feed=FULFILMENT_FEED, finance=True, scope="view:orders", writes=("orders",),
+        ),
+        Resource(
+            # the list has no created_at filter but sorts on it (addendum A2): newest first
+            # down to the window, plus the fulfilment feed, like orders
+            "order_items", "/order_items", "order_items", sort="created_at",
             incremental=Incremental(
-                "created_since", "created_at", "filter[created_at_gteq]",
-                lookback_s=14 * DAY_S, full_refresh_every_s=7 * DAY_S,
+                "newest_first", "created_at", lookback_s=14 * DAY_S,
+                full_refresh_every_s=7 * DAY_S, order="desc",
             ),
-            include=(("order_items",),), include_via="detail",
-            detail_if_changed=("created_at", "fulfilled_at"),
-            change_feed=ChangeFeed(
-                (("filter[fulfilled_at_null]", "false"),), "-fulfilled_at", "fulfilled_at"
+            change_feed=FULFILMENT_FEED, finance=True, scope="view:orders",
+            # a platform without the list: each new or changed order read with its items
+            fallback=Resource(
+                "order_items", "/orders", "orders", sort="created_at", incremental=ORDERS_WINDOW,
+                include=(("order_items",),), include_via="detail",
+                detail_if_changed=("created_at", "fulfilled_at"), change_feed=FULFILMENT_FEED,
+                finance=True, scope="view:orders", writes=("order_items", "orders_order_items"),
             ),
-            finance=True,
         ),
         Resource(
             "transactions", "/transactions", "transactions",
@@ -426,31 +554,53 @@ RESOURCES: dict[str, Resource] = {
                 "date_range", "created_at", "filter[start_date]", lookback_s=2 * DAY_S,
                 full_refresh_every_s=7 * DAY_S, order="tail",
             ),
-            finance=True,
+            finance=True, scope="view:transactions",
         ),
         Resource(
-            "payouts", "/platform_payments_payouts", "platform_payments_payouts",
+            "payouts", DEFAULT_PAYOUTS_PATH, PAYOUTS_TYPE,
             meta="payouts", page_size=False,
             incremental=Incremental(
                 # status moves pending -> in_transit -> paid within ~3 days; failures later
                 "date_range", "initiated_date", "filter[start_date]", lookback_s=14 * DAY_S,
                 full_refresh_every_s=7 * DAY_S, recent_lookback_s=3 * DAY_S, order="tail",
             ),
-            finance=True,
+            # the detail itemises the payout (lines): read once per new payout and again only
+            # when its list record (status) changed
+            include=((),), include_via="detail", detail_refresh=False,
+            finance=True, scope="view:payouts", path_setting="payouts_path",
         ),
-        Resource("contact_tags", "/contact_tags", "contact_tags"),
+        Resource("contact_tags", "/contact_tags", "contact_tags", scope="view:contacts"),
         Resource(
             "blog_posts", "/blog_posts", "blog_posts",
             incremental=Incremental(
                 "updated_since", "updated_at", "filter[updated_at_gt]", lookback_s=3600,
             ),
+            scope="view:blog_posts",
         ),
-        Resource("website_pages", "/website_pages", "website_pages", sort="created_at"),
+        Resource("website_pages", "/website_pages", "website_pages", sort="created_at",
+                 scope="view:website_pages"),
         Resource("hooks", "/hooks", "hooks"),
+        Resource(
+            # no filter on time, but sortable (addendum A5): edits and new notes, newest
+            # first by updated_at down to the window; full listing every 7 days
+            "contact_notes", "/contact_notes", "contact_notes", sort="created_at",
+            incremental=Incremental(
+                "newest_first", "updated_at", lookback_s=RECENT_LOOKBACK_S,
+                full_refresh_every_s=7 * DAY_S, order="desc",
+            ),
+            scope="view:contacts",
+        ),
+        # no time filter or sort (addendum A5): small, listed in full, `_is_deleted`
+        Resource("landing_pages", "/landing_pages", "landing_pages", scope="view:landing_pages"),
+        Resource("podcasts", "/podcasts", "podcasts", scope="view:podcasts"),
+        Resource("me", "/me", "me", site_scoped=False, single=True),
     ]
 }
+KNOWN_SCOPES = frozenset(r.scope for r in RESOURCES.values() if r.scope)
 
-FINANCE_TABLES = frozenset({"transactions", "payouts", "purchases", "orders", "order_items"})
+FINANCE_TABLES = frozenset(
+    {"transactions", "payouts", "payout_lines", "purchases", "orders", "order_items"}
+)
 
 
 def get_resource(name: str) -> Resource:
@@ -459,3 +609,26 @@ def get_resource(name: str) -> Resource:
     except KeyError:
         known = ", ".join(RESOURCES)
         raise ValueError(f"unknown resource {name!r}; known resources: {known}") from None
+
+
+def payouts_path(value: str | None) -> str:
+    """The payouts path setting, normalised: `/<brand>_payments_payouts` under /v1.
+
+    Accepts it with or without the leading slash or `/v1`; refuses what cannot be a path.
+    """
+    text = (value or DEFAULT_PAYOUTS_PATH).strip().rstrip("/")
+    text = "/" + text.lstrip("/")
+    if text.startswith("/v1/"):
+        text = text[3:]
+    if text == "/" or any(ch in text for ch in "?#& \t") or "//" in text:
+        raise ValueError(
+            f"payouts_path must be a path under /v1 such as /acme_payments_payouts, got {value!r}"
+        )
+    return text
+
+
+def with_paths(resource: Resource, payouts: str | None) -> Resource:
+    """The resource with its path taken from settings (today: the payouts path)."""
+    if resource.path_setting == "payouts_path" and payouts:
+        return replace(resource, path=payouts_path(payouts))
+    return resource

@@ -7,16 +7,19 @@ tables. Memory stays flat (bounded read-ahead); dlt writes parquet and DuckDB lo
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 import os
 import signal
 import threading
 from array import array
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import dlt
 import numpy as np
@@ -25,6 +28,7 @@ from dlt.sources import DltResource
 
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
+from .errors import ApiError, BadResponseError, CreatorPlatformError
 from .incremental import Plan, advance, plan
 from .normalize import (
     PiiMode,
@@ -38,7 +42,17 @@ from .normalize import (
 )
 from .pagination import DEFAULT_MAX_PAGES, Page, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
-from .settings import FINANCE_TABLES, RESOURCES, ChangeFeed, Resource, get_resource, type_info
+from .settings import (
+    DAY_S,
+    FINANCE_TABLES,
+    KNOWN_SCOPES,
+    RESOURCES,
+    ChangeFeed,
+    Resource,
+    get_resource,
+    type_info,
+    with_paths,
+)
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
@@ -233,6 +247,19 @@ class SourceOptions:
     # a table not in it is loaded with `append` by the resource that alone writes it (see
     # Batches). None: unknown, merge everything
     kept_tables: frozenset[str] | None = None
+    # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
+    payouts_path: str | None = None
+
+
+Status = Literal["synced", "failed", "skipped"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one resource ended in this run: `reason` says why it failed or was skipped."""
+
+    status: Status
+    reason: str | None = None
 
 
 @dataclass
@@ -249,7 +276,30 @@ class RunReport:
     customer_refs: dict[str | None, set[str]] = field(default_factory=dict)
     customers_listed: dict[str | None, set[str]] = field(default_factory=dict)
     customers_full: set[str | None] = field(default_factory=set)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # resource -> how it ended
+    rows: Counter[str] = field(default_factory=Counter)  # resource -> rows of its own table
+    # resource -> records whose detail read carried no lines (a payout without `transactions`)
+    without_lines: Counter[str] = field(default_factory=Counter)
+    notices: list[str] = field(default_factory=list)  # one line each, for the summary
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def set_outcome(self, resource: str, status: Status, reason: str | None = None) -> None:
+        with self._lock:
+            self.outcomes[resource] = Outcome(status, reason)
+
+    def add_notice(self, text: str) -> None:
+        with self._lock:
+            self.notices.append(text)
+
+    def count(self, counter: str, resource: str, amount: int) -> None:
+        """counter: "rows" or "without_lines"."""
+        if amount:
+            with self._lock:
+                getattr(self, counter)[resource] += amount
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
 
     def add_complete(
         self, tables: tuple[str, ...], site: str | None, listed: tuple[str, set[str]] | None = None
@@ -295,8 +345,10 @@ def _with_details(
     resource: Resource,
     page: Page,
     gate: DetailGate,
-) -> list[Any]:
-    """Page records, re-read with `include=` where the gate says so (concurrently, order kept)."""
+) -> tuple[list[tuple[str, list[Any]]], list[Any]]:
+    """Page records, re-read with their detail where the gate says so (concurrently, order
+    kept), as (url, records) groups; and the records the detail reads returned (the list
+    record where the single read answered 404)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     fetched = dict(zip(
@@ -304,15 +356,31 @@ def _with_details(
         client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo),
         strict=True,
     ))
+    gone = {rid for rid, groups in fetched.items() if groups is None}  # 404: list record stands
     # (url, records) groups, so that an error names the response the bad record came from
     out: list[tuple[str, list[Any]]] = [(page.url, [])]
+    details: list[Any] = []
     for record in records:
         groups = fetched.get(str(record["id"]))
         if groups is None:
             out[0][1].append(record)
+            if str(record["id"]) in gone:
+                details.append(record)
         else:
             out.extend(groups)
-    return out
+            details.append(groups[-1][1][0])  # the record, as its own read returned it
+    return out, details
+
+
+def _lacking_lines(resource: Resource, records: list[Any]) -> int:
+    """Detail records without their line array (a platform that does not itemise payouts)."""
+    lines = type_info(resource.jtype).lines
+    if lines is None:
+        return 0
+    return sum(
+        1 for r in records
+        if not isinstance(r.get("attributes"), dict) or r["attributes"].get(lines.attribute) is None
+    )
 
 
 def _resource_rows(
@@ -323,13 +391,144 @@ def _resource_rows(
     sites: list[str],
     prefetched: list[Page] | None = None,
 ) -> Iterator[Any]:
+    """The resource's tables, isolated from the other resources' fate.
+
+    A failure after the client's retries (an error status, a bad body, a record that cannot be
+    typed) ends this resource only: its state goes back to what it was before the run, so its
+    cursors do not advance and the next run reads the same window again; what it yielded
+    before the failure is valid rows merged on their keys, never a deletion (`_is_deleted`
+    marks only after complete listings, and only per site that completed). The other
+    resources load and commit; the outcome names it. Under `--full-refresh` a failure still
+    fails the whole run, before anything is dropped.
+    """
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
+    before = copy.deepcopy(dict(state))
+    try:
+        if resource.single:
+            yield from _single_rows(client, resource, options, report)
+        else:
+            yield from _rows_or_fallback(client, resource, options, report, sites, state, prefetched)
+    except Exception as exc:  # isolation is the point; the reason is reported
+        if options.full_refresh:
+            # all or nothing: dlt drops every selected resource's tables at the load, so a
+            # refresh that cannot read one of them must not load at all (the run fails and
+            # the old tables stay)
+            raise
+        state.clear()
+        state.update(before)
+        reason = failure_reason(resource, exc)
+        log.error("%s failed, its state is kept as before the run: %s", resource.name, reason,
+                  exc_info=not isinstance(exc, CreatorPlatformError))
+        report.set_outcome(resource.name, "failed", reason)
+        return
+    report.set_outcome(resource.name, "synced")
+
+
+FALLBACK_STATE = "_via_fallback"  # state of the fallback reads, apart from the list's
+LIST_MISSING_AT = "_list_missing_at"  # when the list path last answered 404
+LIST_RETRY_S = 7 * DAY_S  # how often a remembered fallback tries the list again
+
+
+def _rows_or_fallback(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    options: SourceOptions,
+    report: RunReport,
+    sites: list[str],
+    state: dict[str, Any],
+    prefetched: list[Page] | None,
+) -> Iterator[Any]:
+    """Read the list; a resource with a `fallback` whose list path answers 404 (before any
+    page was read) is read through the fallback instead, and that is remembered in state
+    (the list is tried again every `LIST_RETRY_S`)."""
+    fallback = resource.fallback
+
+    def via_fallback() -> Iterator[Any]:
+        assert fallback is not None
+        return _listing_rows(client, fallback, options, report, sites,
+                             state.setdefault(FALLBACK_STATE, {}), resource)
+
+    missing = state.get(LIST_MISSING_AT)
+    if fallback is not None and missing:
+        age = (client.server_now - parse_timestamp(missing)).total_seconds()
+        if age < LIST_RETRY_S:
+            yield from via_fallback()
+            return
+    pages_before = client.stats.pages[resource.name]
+    try:
+        yield from _listing_rows(client, resource, options, report, sites, state, resource,
+                                 prefetched)
+    except ApiError as exc:
+        untouched = client.stats.pages[resource.name] == pages_before
+        if fallback is None or exc.status != 404 or not untouched:
+            raise
+        log.warning("%s: %s answered 404; reading through %s instead (remembered)",
+                    resource.name, resource.path, fallback.path)
+        report.add_notice(f"{resource.name}: {resource.path} answered 404, read through "
+                          f"{fallback.path} instead")
+        for key in [k for k in state if k != FALLBACK_STATE]:
+            del state[key]  # the list's per-site states (nothing was read)
+        state[LIST_MISSING_AT] = client.server_now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        yield from via_fallback()
+        return
+    if LIST_MISSING_AT in state:  # the list is back: the fallback's state is history
+        del state[LIST_MISSING_AT]
+        state.pop(FALLBACK_STATE, None)
+
+
+def _single_rows(
+    client: CreatorPlatformClient, resource: Resource, options: SourceOptions, report: RunReport
+) -> Iterator[Any]:
+    """A one-object endpoint (`/v1/me`): its record, whatever its type, replaces the table."""
+    url = client.url(resource.path)
+    doc = client.get(resource.path, resource=resource.name)
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, dict):
+        raise BadResponseError("response has no `data` object", resource=resource.name, url=url)
+    rows = normalize_resources(
+        [{**data, "type": resource.jtype}], site_id=None, pii=options.pii,
+        pii_salt=options.pii_salt, resource=resource.name, url=url,
+    )
+    report.count("rows", resource.name, len(rows.get(resource.table, ())))
+    for table, tbl in rows_to_arrow(rows, pii=options.pii).items():
+        client.stats.add_rows(table, tbl.num_rows)
+        hints = _hints(table, tbl, options.freeze_finance_schema)
+        hints["write_disposition"] = "replace"  # one row: the credential's user now
+        yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
+
+
+def failure_reason(resource: Resource, exc: BaseException) -> str:
+    """One line: why the resource failed, with the setting to change where there is one."""
+    if (isinstance(exc, ApiError) and exc.status == 404 and resource.path_setting
+            and exc.url and urlsplit(exc.url).path.endswith(resource.path)):
+        flag = resource.path_setting.replace("_", "-")
+        return (f"{resource.path} answered 404 at {exc.url}: set {resource.path_setting} "
+                f"(--{flag}) to the path your platform serves, e.g. /<brand>_payments_payouts")
+    if isinstance(exc, CreatorPlatformError):
+        return " ".join(str(exc).split())
+    return " ".join(f"unexpected error: {exc}".split())[:300]
+
+
+def _listing_rows(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    options: SourceOptions,
+    report: RunReport,
+    sites: list[str],
+    state: dict[str, Any],
+    owner: Resource,
+    prefetched: list[Page] | None = None,
+) -> Iterator[Any]:
+    """Read `resource` for every site into arrow tables, advancing `state` per site.
+
+    `owner` is the resource the user selected: `resource` itself, or the fallback it is read
+    through (then only the tables in `resource.writes` are kept)."""
     seen_tables: set[str] = set()
     batches = Batches(resource, options.kept_tables)
     site_list: list[str | None] = list(sites) if resource.site_scoped else [None]
     cursor_field = resource.incremental.cursor_field or "created_at"
-    with_details = bool(resource.include and resource.include_via == "detail" and options.details)
+    with_details = resource.reads_details and options.details
     for site in site_list:
         site_state = state.setdefault(site or "_all", {})
         p: Plan = plan(
@@ -375,7 +574,8 @@ def _resource_rows(
             if os.environ.get("CREATOR_SYNC_KILL_AT") == f"page:{resource.name}:{page.number}":
                 os.kill(os.getpid(), signal.SIGKILL)  # crash drills: die mid-extract
             if with_details:
-                groups = _with_details(client, resource, page, gate)
+                groups, details = _with_details(client, resource, page, gate)
+                report.count("without_lines", owner.name, _lacking_lines(resource, details))
             else:
                 groups = [(page.url, page.data + page.included)]
             rows: dict[str, list[dict[str, Any]]] = {}
@@ -405,6 +605,9 @@ def _resource_rows(
                 feed_max = _max_cursor(rows.get(resource.table, []), feed.field)
                 if feed_max is not None and (feed_cursor[0] is None or feed_max > feed_cursor[0]):
                     feed_cursor[0] = feed_max
+            if resource.writes:  # a fallback read: only what the owner's tables need
+                rows = {t: r for t, r in rows.items() if t in resource.writes}
+            report.count("rows", owner.name, len(rows.get(owner.table, ())))
             for table, tbl in rows_to_arrow(rows, pii=options.pii).items():
                 client.stats.add_rows(table, tbl.num_rows)
                 batches.add(table, tbl)
@@ -521,25 +724,50 @@ def make_resource(
     )
 
 
+def unreadable(resources: list[Resource], scopes: frozenset[str] | None) -> dict[str, str]:
+    """Resources the credential's scopes do not cover -> why. Nothing when the token states no
+    scopes, or none we know (another vocabulary: a 403 then fails the resource instead)."""
+    if scopes is None or not scopes & KNOWN_SCOPES:
+        return {}
+    return {
+        r.name: f"the credential lacks the scope {r.scope}"
+        for r in resources if r.scope and r.scope not in scopes
+    }
+
+
 def creator_platform_source(
     client: CreatorPlatformClient,
     options: SourceOptions | None = None,
     report: RunReport | None = None,
 ) -> Any:
-    """Build the dlt source. Sites are discovered (or taken from options) when it is called."""
+    """Build the dlt source. Sites are discovered (or taken from options) when it is called.
+
+    Resources the token's scopes do not cover are skipped up front (outcome `skipped`, or
+    `failed` when they were asked for by name): a least-privilege credential syncs what it may.
+    """
     opts = options or SourceOptions()
     rep = report if report is not None else RunReport()
     names = opts.resources or tuple(RESOURCES)
-    selected = [get_resource(n) for n in names]
+    selected = [with_paths(get_resource(n), opts.payouts_path) for n in names]
 
     @dlt.source(name="creator_platform", max_table_nesting=0, root_key=False)
     def creator_platform() -> Iterator[DltResource]:
-        site_pages = discover_sites(client, opts.page_size)
+        site_pages = discover_sites(client, opts.page_size)  # also takes the token
         listed = [str(s["id"]) for p in site_pages for s in p.data
                   if isinstance(s, dict) and s.get("id") is not None]
         sites = list(opts.site_ids) if opts.site_ids else listed
         rep.sites = sites
+        denied = unreadable(selected, client.tokens.scopes)
+        for name, reason in denied.items():
+            asked = opts.resources is not None
+            rep.set_outcome(name, "failed" if asked else "skipped", reason)
+            log.warning("%s: %s", name, reason)
+        if denied and opts.resources is None:
+            rep.add_notice(f"skipped {len(denied)} resource(s) the credential's scopes do not "
+                           f"cover: {', '.join(denied)}")
         for res in selected:
+            if res.name in denied:
+                continue
             pre = site_pages if res.name == "sites" else None
             yield make_resource(client, res, opts, rep, sites, pre)
 

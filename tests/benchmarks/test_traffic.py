@@ -112,3 +112,51 @@ def test_gave_up_counts_the_clients_own_log_lines(tmp_path) -> None:
     log.write_text("x INFO fine\ny WARNING creator_sync.client: gave up on GET /v1/a ...\n"
                    "z WARNING creator_sync.client: gave up on GET /v1/b ...\n")
     assert traffic.gave_up(log) == 2
+
+
+def test_requests_by_endpoint_groups_single_reads_under_their_collection() -> None:
+    log = [req(0, 1, "/v1/orders"), req(0, 1, "/v1/orders"), req(0, 1, "/v1/orders/1"),
+           req(0, 1, "/v1/acme_payments_payouts/7"), req(0, 1, "/v1/acme_payments_payouts/8"),
+           req(0, 1, "/v1/acme_payments_payouts/9"), req(0, 1, "/v1/me")]
+    assert traffic.requests_by_endpoint(log) == {
+        "/v1/acme_payments_payouts/{id}": 3, "/v1/orders": 2, "/v1/orders/{id}": 1, "/v1/me": 1}
+
+
+def test_request_floor_counts_pages_at_the_largest_size_details_and_auth() -> None:
+    import httpx
+    from csbench.budget import request_floor
+
+    totals = {"/v1/contacts": 250, "/v1/courses": 3, "/v1/hooks": 0}
+    seen: list[httpx.Request] = []
+
+    def serve(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        path = request.url.path
+        if path == "/v1/me":
+            return httpx.Response(200, json={"data": {"id": "1", "type": "users"}})
+        if path.endswith("_payments_payouts"):  # no page[size]: its own pages
+            meta = {"total": 60, "pagination": {"last": 3, "records": 60}}
+            return httpx.Response(200, json={"data": [{}] * 25, "meta": meta})
+        return httpx.Response(200, json={"data": [], "meta": {"total_count": totals[path]}})
+
+    site = "filter%5Bsite_id%5D=1"
+    log = [
+        req(0, 1, "/v1/oauth/token", method="POST"), req(9, 10, "/v1/oauth/revoke", method="POST"),
+        req(1, 2, "/v1/contacts", f"{site}&sort=created_at&page%5Bnumber%5D=1&page%5Bsize%5D=10"),
+        req(2, 3, "/v1/contacts", f"{site}&sort=created_at&page%5Bnumber%5D=2&page%5Bsize%5D=10"),
+        req(1, 2, "/v1/courses", f"{site}&page%5Bnumber%5D=1&page%5Bsize%5D=100"),
+        req(1, 2, "/v1/courses/5", "include=modules"),
+        req(1, 2, "/v1/hooks", f"{site}&page%5Bnumber%5D=1&page%5Bsize%5D=100"),
+        req(1, 2, "/v1/acme_payments_payouts", f"{site}&page%5Bnumber%5D=1"),
+        req(1, 2, "/v1/me"),
+    ]
+    floor = request_floor("http://api.test", "t", log, transport=httpx.MockTransport(serve))
+    assert floor.per_endpoint == {
+        "/v1/contacts[1]": 3, "/v1/courses[1]": 1, "/v1/hooks[1]": 1,
+        "/v1/acme_payments_payouts[1]": 3, "/v1/me": 1}
+    assert floor.detail_reads == 3 + 60  # one per course and per payout
+    assert floor.auth == 2 and floor.total == 9 + 63 + 2
+    contacts = next(r for r in seen if r.url.path == "/v1/contacts")
+    assert contacts.url.params["page[size]"] == "100" and "sort" not in contacts.url.params
+    payouts = next(r for r in seen if r.url.path.endswith("_payments_payouts"))
+    assert "page[size]" not in payouts.url.params

@@ -113,10 +113,12 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def mart_rows(fetch: Any, table: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """All rows of `analytics.<table>`, columns by name, sorted by every column."""
+def mart_rows(
+    fetch: Any, table: str, skip: set[str] | frozenset[str] = frozenset()
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """All rows of `analytics.<table>` but the `skip` columns, by name, sorted by every column."""
     names, rows = fetch(f"select * from analytics.{table}")
-    order = sorted(range(len(names)), key=lambda i: names[i])
+    order = sorted((i for i in range(len(names)) if names[i] not in skip), key=lambda i: names[i])
     normalised = [tuple(_normal(row[i]) for i in order) for row in rows]
     normalised.sort(key=lambda r: tuple((v is None, str(v)) for v in r))
     return [names[i] for i in order], normalised

@@ -19,6 +19,12 @@ pytestmark = pytest.mark.postgres
 
 AS_OF = dt.date(2024, 3, 31)
 MARTS = sorted(m.name for m in load_project().models.values() if m.layer == "marts")
+# Facts of the run, not of the data: when each build ran, the dataset each one read, and when
+# each warehouse was synced.
+RUN_SPECIFIC = {
+    "build_metadata": {"built_at", "dataset"},
+    "data_coverage": {"last_attempt_at", "last_synced_at", "complete_through_at"},
+}
 
 
 def _duck_fetch(path: str):
@@ -36,8 +42,9 @@ def assert_marts_equal(duck_path: str, pg: PostgresAdapter) -> dict[str, int]:
     counts = {}
     try:
         for mart in MARTS:
-            duck_cols, duck_rows = mart_rows(fetch, mart)
-            pg_cols, pg_rows = mart_rows(pg.fetch, mart)
+            skip = RUN_SPECIFIC.get(mart, set())
+            duck_cols, duck_rows = mart_rows(fetch, mart, skip)
+            pg_cols, pg_rows = mart_rows(pg.fetch, mart, skip)
             assert pg_cols == duck_cols, mart
             assert len(pg_rows) == len(duck_rows), mart
             for duck_row, pg_row in zip(duck_rows, pg_rows, strict=True):

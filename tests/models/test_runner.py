@@ -92,10 +92,13 @@ def test_columns_dlt_never_created_are_typed_nulls(raw_db) -> None:
     assert not result.failed_tests
 
 
-def test_missing_transactions_table_is_a_clear_error(raw_db) -> None:
+def test_missing_transactions_table_builds_and_the_coverage_says_so(raw_db) -> None:
     path = raw_db({"customers": [{"id": "C1", "site_id": "S"}]})
-    with pytest.raises(ModelsError, match=r"creator_platform\.transactions not found"):
-        run_models(path)
+    result = run_models(path)
+    assert "transactions" in result.missing_sources
+    (row,) = fetch_dicts(path, "select * from analytics.data_coverage "
+                               "where resource = 'transactions'")
+    assert (row["is_loaded"], row["records_count"]) == (False, 0)
 
 
 def test_failed_model_keeps_the_previous_build(raw_db, tmp_path: Path) -> None:
@@ -251,5 +254,13 @@ def test_an_account_with_no_transactions_yet_builds_empty_marts(tmp_path: Path) 
     assert all(t.passed for t in result.tests)
     assert result.row_counts["revenue_daily"] == result.row_counts["mrr_monthly"] == 0
     figures = headline_figures(path)
-    assert figures["as_of_date"] is None and figures["net_revenue_last_30_days_in_cents"] == {}
-    assert format_headline(figures) == ["Unreconciled payouts: 0", "Settled, not yet paid out: none"]
+    assert figures["net_revenue_last_30_days_in_cents"] is None
+    # nothing was loaded: no figure is stated as zero, each says what it lacks
+    lines = format_headline(figures)
+    assert lines[:3] == [
+        "Transactions: not loaded (never synced (left out by --resources, or no sync has run))",
+        "Purchases: not loaded (never synced (left out by --resources, or no sync has run))",
+        "Payouts: not loaded (never synced (left out by --resources, or no sync has run))",
+    ]
+    assert "Unreconciled payouts: not available (payouts and transactions not loaded)" in lines
+    assert "Settled, not yet paid out: not available (payouts and transactions not loaded)" in lines

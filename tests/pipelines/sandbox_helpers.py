@@ -35,12 +35,14 @@ def sync(sandbox: Any, db: Path, **overrides: Any):
 
 
 def snapshot(db: Path | str, dataset: str = "creator_platform") -> dict[str, list[tuple]]:
-    """Every data table as sorted rows, without load bookkeeping columns."""
+    """Every data table as sorted rows, without load bookkeeping columns (nor `sync_resources`,
+    which records the runs, not the data)."""
     out: dict[str, list[tuple]] = {}
     with duckdb.connect(str(db), read_only=True) as con:
         tables = [r[0] for r in con.execute(
             "select table_name from information_schema.tables where table_schema = ? "
-            "and table_name not like '\\_dlt%' escape '\\'", [dataset]).fetchall()]
+            "and table_name not like '\\_dlt%' escape '\\' and table_name <> 'sync_resources'",
+            [dataset]).fetchall()]
         for table in sorted(tables):
             cols = [r[0] for r in con.execute(
                 "select column_name from information_schema.columns where table_schema = ? and table_name = ? "

@@ -117,6 +117,7 @@ def test_mark_deleted_spares_rows_written_after_the_extract_started(fake_api, se
 def test_unchanged_orders_are_not_read_again_even_if_dated_after_the_server_clock(
     fake_api, settings_for
 ):
+    """The order-items fallback (no /v1/order_items list) reads each new or changed order."""
     # the fake's clock (HTTP Date) is 2025-06-01 12:00; these orders are "newer" than it, so a
     # timestamp gate alone would re-read them on every run
     fake_api.collections["orders"] = []
@@ -126,7 +127,7 @@ def test_unchanged_orders_are_not_read_again_even_if_dated_after_the_server_cloc
                        total_in_cents=1000 + i, fulfilled_at=None)
         fake_api.collections["orders"].append(order)
         fake_api.details[("orders", oid)] = {"data": copy.deepcopy(order), "included": []}
-    settings = settings_for(resources=("orders",))
+    settings = settings_for(resources=("order_items",))
     run_sync(settings, transport=fake_api.transport(), show_progress=False)
 
     def reads():

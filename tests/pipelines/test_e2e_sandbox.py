@@ -46,6 +46,9 @@ def test_every_table_row_count_per_site_equals_api_total(world):
     assert sorted(result.sites) == sorted(result.sites) and len(result.sites) == 2
     with api_client(sandbox) as api:
         for res in RESOURCES.values():
+            if res.single:  # one object (/v1/me): one row
+                assert query(db, f"select count(*) from creator_platform.{res.table}") == [(1,)]
+                continue
             sites = result.sites if res.site_scoped else [None]
             for site in sites:
                 total = api_total(api, res.path, site, res.page_size)
@@ -84,6 +87,8 @@ def test_random_records_round_trip_every_attribute_and_relationship(world):
 
     with api_client(sandbox) as api:
         for res in RESOURCES.values():
+            if res.single:
+                continue
             params = {"page[number]": 1, **({"page[size]": 100} if res.page_size else {})}
             if res.site_scoped:
                 params["filter[site_id]"] = result.sites[1]
@@ -105,7 +110,11 @@ def test_random_records_round_trip_every_attribute_and_relationship(world):
                 for rel, body in doc.get("relationships", {}).items():
                     if "data" not in body:
                         continue
-                    if isinstance(body["data"], list):
+                    if isinstance(body["data"], list) and (res.table, rel) == ("orders", "order_items"):
+                        # order lines come from their own list, keyed back by order_id (C4)
+                        kids = {r[0] for r in query(db, "select id from creator_platform.order_items where order_id = ?", doc["id"])}
+                        assert kids == {d["id"] for d in body["data"]}, f"order_items of {doc['id']}"
+                    elif isinstance(body["data"], list):
                         link, parent_col, child_col = link_table(res.table, rel, type_info(body["data"][0]["type"]).table if body["data"] else None)
                         kids = {r[0] for r in query(db, f"select {child_col} from creator_platform.{link} where {parent_col} = ?", doc["id"])}
                         assert kids == {d["id"] for d in body["data"]}, f"{link} of {doc['id']}"
@@ -119,6 +128,7 @@ def test_random_records_round_trip_every_attribute_and_relationship(world):
 
 def test_every_include_lands_in_its_table(world):
     sandbox, db, result = world
+    # orders: the items an order's include names are the ones the order_items list gave us
     expectations = {"courses": ("modules", "lessons", "media"), "forms": ("fields",), "orders": ("order_items",)}
     with api_client(sandbox) as api:
         for name, tables in expectations.items():
@@ -126,7 +136,7 @@ def test_every_include_lands_in_its_table(world):
             seen: dict[str, set[str]] = {t: set() for t in tables}
             for site in result.sites:
                 for doc in api.get(res.path, {"filter[site_id]": site, "page[size]": 100})["data"]:
-                    for group in res.include:
+                    for group in res.include or (tables,):
                         detail = api.get(f"{res.path}/{doc['id']}", {"include": ",".join(group)})
                         for inc in detail.get("included", []):
                             table = type_info(inc["type"]).table
@@ -158,7 +168,13 @@ def test_quirks_mode_syncs_the_same_data(world, tmp_path):
         sync(quirky, tmp_path / "quirks.duckdb")
     finally:
         quirky.stop()
-    assert snapshot(tmp_path / "quirks.duckdb") == snapshot(db)
+    odd, plain = snapshot(tmp_path / "quirks.duckdb"), snapshot(db)
+    # --quirks adds fee corrections to some payouts' amounts and lines, and writes `Sales`
+    # (CONTRACTS C3): all else is equal
+    assert {k: v for k, v in odd.items() if k not in ("payouts", "payout_lines")} == \
+        {k: v for k, v in plain.items() if k not in ("payouts", "payout_lines")}
+    same = "select id, status, initiated_date from creator_platform.payouts order by id"
+    assert query(tmp_path / "quirks.duckdb", same) == query(db, same)
 
 
 # contacts/customers can only be windowed on created_at (created_in_last): edits of records older

@@ -8,8 +8,9 @@ import json
 from sandbox_helpers import query, snapshot, sync
 
 from sandbox.testing import start_sandbox
+from sources.creator_platform.normalize import link_columns
 
-SHARED = {"contact_tags", "order_items", "modules", "lessons", "media", "fields"}
+SHARED = {"contact_tags", "modules", "lessons", "media", "fields"}
 
 
 def dispositions(db) -> dict[str, str]:
@@ -24,10 +25,8 @@ def duplicated_keys(db) -> dict[str, int]:
     for table in dispositions(db):
         cols = [c for (c,) in query(db, "select column_name from information_schema.columns "
                                         "where table_schema = 'creator_platform' and table_name = ?", table)]
-        if "id" in cols:
-            key = "id"
-        else:
-            key = "(" + ", ".join([c for c in cols if c.endswith("_id") and c != "site_id"][:2]) + ")"
+        # link and line tables: (parent, child) / (parent, line_number)
+        key = "id" if "id" in cols else "(" + ", ".join(link_columns(table, cols)) + ")"
         extra = query(db, f"select count(*) - count(distinct {key}) from creator_platform.{table}")[0][0]
         if extra:
             out[table] = extra
@@ -41,6 +40,7 @@ def test_first_sync_appends_own_tables_then_merges(tmp_path):
         sync(handle, db)
         first = dispositions(db)
         assert first["contacts"] == first["orders"] == first["contacts_tags"] == "append"
+        assert first["order_items"] == "append"  # its own list now (C4), no other writer
         # tables that several resources can write in one run keep merge
         assert {t: first[t] for t in SHARED if t in first} == dict.fromkeys(SHARED & set(first), "merge")
         assert not duplicated_keys(db)
@@ -48,7 +48,8 @@ def test_first_sync_appends_own_tables_then_merges(tmp_path):
 
         second = sync(handle, db)  # the tables exist now: what is loaded merges, nothing doubles
         written = {t for t, (new, updated) in second.tables.items() if new + updated}
-        assert written and {dispositions(db)[t] for t in written} == {"merge"}
+        assert written and {dispositions(db)[t] for t in written - {"me"}} == {"merge"}
+        assert dispositions(db)["me"] == "replace"  # one row: the credential's user
         assert not duplicated_keys(db)
         assert snapshot(db) == reference
 

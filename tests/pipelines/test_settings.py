@@ -58,3 +58,13 @@ def test_adaptive_rate_flag_env_and_bad_values(env):
     env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "sometimes")
     with pytest.raises(click.UsageError, match="adaptive_rate"):
         resolve_settings()
+
+
+def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
+    assert resolve_settings().payouts_path == "/platform_payments_payouts"  # the default
+    env.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "acme_payments_payouts")
+    assert resolve_settings().payouts_path == "/acme_payments_payouts"
+    flag = resolve_settings(payouts_path="/v1/brandx_payments_payouts/")
+    assert flag.payouts_path == "/brandx_payments_payouts"  # the flag wins; /v1 and / tolerated
+    with pytest.raises(click.UsageError, match=r"payouts_path.*--payouts-path"):
+        resolve_settings(payouts_path="/acme payouts?x=1")

@@ -102,12 +102,11 @@ def test_failure_mid_run_keeps_loaded_data_and_state(fake_api, settings_for):
     run_sync(settings, transport=fake_api.transport(), show_progress=False)
     db = settings.warehouse.duckdb_path
     fake_api.collections["contacts"][0]["attributes"]["created_at"] = "not a time"
-    with pytest.raises(Exception) as err:
-        run_sync(settings, transport=fake_api.transport(), show_progress=False)
-    from pipelines.sync import one_line
+    result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    from pipelines.sync import failure_line
 
-    line = one_line(err.value)
-    assert "created_at" in line and "contacts" in line and "\n" not in line
+    line = failure_line(result)
+    assert "created_at" in result.failed["contacts"] and "contacts" in line and "\n" not in line
     assert query(db, "select count(*) from creator_platform.contacts") == [(30,)]
 
 
@@ -179,11 +178,8 @@ def test_bad_included_record_names_the_detail_response(fake_api, settings_for):
         "data": course, "included": [{"type": "modules", "attributes": {"title": "no id"}}]
     }
     settings = settings_for(resources=("courses",))
-    with pytest.raises(Exception) as err:
-        run_sync(settings, transport=fake_api.transport(), show_progress=False)
-    from pipelines.sync import one_line
-
-    line = one_line(err.value)
+    result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    line = result.failed["courses"]
     assert "no usable id" in line and "/v1/courses/2700000000?include=" in line
 
 

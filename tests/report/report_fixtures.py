@@ -10,13 +10,40 @@ from __future__ import annotations
 
 import datetime as dt
 import pathlib
+from html.parser import HTMLParser
 
 import duckdb
-import pandas as pd
+import pyarrow as pa
 
 AS_OF = dt.date(2026, 3, 31)
 DAYS = 90
 SITES = ("2147483701", "2147483702")
+# The sync that loaded the data ran after AS_OF ended (UTC), so AS_OF is a complete day.
+SYNCED_AT = dt.datetime(2026, 4, 1, 0, 30, tzinfo=dt.UTC)
+BUILT_AT = dt.datetime(2026, 4, 1, 0, 40, tzinfo=dt.UTC)
+
+def coverage_row(
+    resource: str,
+    records: int,
+    newest: dt.datetime | None = dt.datetime(2026, 3, 31, 23, 10, tzinfo=dt.UTC),
+    status: str | None = "synced",
+    reason: str | None = None,
+    attempt: dt.datetime | None = SYNCED_AT,
+    synced: dt.datetime | None = SYNCED_AT,
+    through: dt.datetime | None = SYNCED_AT,
+    missing: int | None = None,
+) -> tuple:
+    """One row of analytics.data_coverage, in its column order."""
+    return (resource, records, records > 0, newest, status is not None, status, reason,
+            attempt, synced, through, missing)
+
+
+def coverage_rows() -> list[tuple]:
+    return [
+        coverage_row("transactions", 42, missing=0),
+        coverage_row("purchases", 30),
+        coverage_row("payouts", 20, newest=dt.datetime(2026, 3, 19, 9, tzinfo=dt.UTC)),
+    ]
 
 
 def revenue_rows() -> list[tuple]:
@@ -111,11 +138,37 @@ def payout_rows() -> tuple[list[tuple], list[tuple], list[tuple]]:
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
-    """Bulk insert through a DataFrame: executemany is row-at-a-time and slow."""
-    frame = pd.DataFrame(rows)
-    con.register("incoming", frame)
+    """Bulk insert through an Arrow table: executemany is row-at-a-time and slow."""
+    columns = list(zip(*rows, strict=True))
+    incoming = pa.Table.from_arrays(
+        [pa.array(c) for c in columns], names=[f"c{i}" for i in range(len(columns))]
+    )
+    con.register("incoming", incoming)
     con.execute(f"INSERT INTO {table} SELECT * FROM incoming")
     con.unregister("incoming")
+
+
+def write_coverage(
+    con: duckdb.DuckDBPyConnection,
+    rows: list[tuple],
+    *,
+    timezone: str = "UTC",
+    settlement_delay_days: int = 2,
+) -> None:
+    """(Re)write the two build marts: what the figures are built on and the build parameters."""
+    con.execute("""CREATE OR REPLACE TABLE analytics.data_coverage (resource TEXT,
+        records_count BIGINT, is_loaded BOOLEAN, newest_record_at TIMESTAMPTZ,
+        is_sync_recorded BOOLEAN, sync_status TEXT, sync_reason TEXT,
+        last_attempt_at TIMESTAMPTZ, last_synced_at TIMESTAMPTZ, complete_through_at TIMESTAMPTZ,
+        known_missing_count BIGINT)""")
+    if rows:
+        _insert(con, "analytics.data_coverage", rows)
+    con.execute(
+        """CREATE OR REPLACE TABLE analytics.build_metadata AS SELECT ?::TIMESTAMPTZ AS built_at,
+        'creator_platform' AS dataset, ? AS timezone, ?::INTEGER AS settlement_delay_days,
+        ?::DATE AS as_of_date, false AS is_as_of_given, '0.1.0' AS creator_sync_version""",
+        [BUILT_AT, timezone, settlement_delay_days, AS_OF],
+    )
 
 
 def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Path:
@@ -158,12 +211,13 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
         ('2147483702', '4000000004', 'Coaching', 'USD', 500000::BIGINT, 5, 4, false))
         t(site_id, offer_id, offer_title, currency, net_revenue_in_cents, purchases_count,
           customers_count, is_deleted)""")
+    write_coverage(con, coverage_rows())
     if with_raw:
         con.execute("CREATE SCHEMA creator_platform")
         con.execute("""CREATE TABLE creator_platform._dlt_loads AS SELECT * FROM (VALUES
-            ('1', 'creator_platform', 0, TIMESTAMPTZ '2026-03-31 10:00:00+00'),
-            ('2', 'creator_platform', 0, TIMESTAMPTZ '2026-03-31 12:30:00+00'),
-            ('3', 'creator_platform', 1, TIMESTAMPTZ '2026-03-31 13:00:00+00'))
+            ('1', 'creator_platform', 0, TIMESTAMPTZ '2026-04-01 00:10:00+00'),
+            ('2', 'creator_platform', 0, TIMESTAMPTZ '2026-04-01 00:30:00+00'),
+            ('3', 'creator_platform', 1, TIMESTAMPTZ '2026-04-01 01:00:00+00'))
             t(load_id, schema_name, status, inserted_at)""")
         con.execute(
             "CREATE TABLE creator_platform.transactions AS SELECT range AS id FROM range(42)"
@@ -173,3 +227,33 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
             ('2147483701', 'Maple Academy'), ('2147483702', 'Pine & Co')) t(id, name)""")
     con.close()
     return path
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes and the text directly inside it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: dict[int, str] = {}
+        self._open: list[int] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+        self._open.append(len(self.tags) - 1)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self._open:
+            index = self._open[-1]
+            self.text[index] = self.text.get(index, "") + data
+
+    def by_testid(self, testid: str) -> list[tuple[dict[str, str | None], str]]:
+        return [
+            (attrs, self.text.get(i, ""))
+            for i, (_, attrs) in enumerate(self.tags)
+            if attrs.get("data-testid") == testid
+        ]

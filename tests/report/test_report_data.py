@@ -33,7 +33,7 @@ def expected_net(first: dt.date, last: dt.date, site: str | None = None) -> dict
 def test_headline_windows_end_on_the_last_reported_day(warehouse: pathlib.Path) -> None:
     data = load(warehouse)
     h = data.headline
-    assert h.as_of == AS_OF
+    assert h.window.last_day == h.window.end == AS_OF and h.window.partial_day is None
     assert h.net_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF)
     assert h.net_prior_30d == expected_net(
         AS_OF - dt.timedelta(days=59), AS_OF - dt.timedelta(days=30)
@@ -107,7 +107,7 @@ def test_freshness_reads_the_last_successful_load_and_row_counts(warehouse: path
     fresh = load(warehouse).freshness
     assert fresh is not None and fresh.found
     # load 3 (status 1) did not complete: the last sync is load 2
-    assert fresh.last_sync_at == dt.datetime(2026, 3, 31, 12, 30, tzinfo=dt.UTC)
+    assert fresh.last_sync_at == dt.datetime(2026, 4, 1, 0, 30, tzinfo=dt.UTC)
     assert fresh.rows == {"customers": 7, "sites": 2, "transactions": 42}
 
 

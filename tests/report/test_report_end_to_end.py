@@ -86,7 +86,7 @@ def test_report_on_sandbox_data_in_chromium(
     listed = {chunk.split('"', 1)[0] for chunk in html.split('data-payout-id="')[1:]}
     assert listed == unreconciled
     assert paid_unreconciled == 0, "on sandbox data every paid payout reconciles to the cent"
-    assert loads > 0 and 'data-testid="freshness" data-found="true"' in html
+    assert loads > 0 and 'data-testid="last-sync" data-at="' in html
     # tiny sandbox data covers every section: revenue, MRR, payouts and offers
     assert {c["testid"] for c in seen["charts"]} == {
         "chart-revenue-daily",

@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -28,7 +29,8 @@ OWNER_PASSWORD = "sandbox-password"
 ISO_TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
 ID_FLOOR = 2**31
 
-# Collections of section 4.2 whose listing is scoped by site (filter[site_id]).
+# Collections of section 4.2 (and of the addendum) whose listing is scoped by site
+# (filter[site_id]).
 SITE_COLLECTIONS = [
     "contacts",
     "customers",
@@ -40,10 +42,14 @@ SITE_COLLECTIONS = [
     "transactions",
     "purchases",
     "orders",
+    "order_items",  # addendum A2
     "contact_tags",
     "blog_posts",
     "website_pages",
     "platform_payments_payouts",
+    "contact_notes",  # addendum A5
+    "landing_pages",
+    "podcasts",
 ]
 # Meta shape of each collection (section 1.1).
 META_SHAPE = {name: "default" for name in SITE_COLLECTIONS}
@@ -138,10 +144,18 @@ class Api:
         yield body
         seen = 1
         while body["links"].get("next"):
-            body = self.get(body["links"]["next"])
+            body = self.get(self.local(body["links"]["next"]))
             seen += 1
             assert seen < 10_000, "pagination does not end"
             yield body
+
+    def local(self, link: str) -> str:
+        """A response link as a URL of this sandbox: `--quirks` links name another host and an
+        `/api/v1` prefix (documented), which a client rebuilds from its base URL."""
+        if link.startswith(self.api_url):
+            return link
+        parts = urlsplit(link)
+        return f"{self.api_url}/{re.sub(r'^/(api/)?v1/', '', parts.path)}?{parts.query}"
 
     def all(self, path: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every record of a collection; uses the maximum page size where allowed."""
@@ -472,3 +486,151 @@ def check_payout_rule(
             else:
                 assert status == "in_transit", payout["id"]
     return statuses
+
+
+# ---- payout lines (addendum A3, contracts C3) -------------------------------------------------
+
+LINE_FIELDS = {
+    "transaction_type": str, "pricing_type": (str, type(None)), "amount": Decimal,
+    "sales_tax": Decimal, "fee": Decimal, "net": Decimal, "currency": str,
+    "presented_amount": Decimal, "presented_currency": str, "exchange_rate": Decimal,
+    "customer_id": (int, type(None)), "customer_name": (str, type(None)),
+    "customer_email": (str, type(None)), "offer_ids": list, "offer_titles": list,
+    "provider": str, "payment_method": (str, type(None)), "created_at": str,
+    "coupon_used": (str, type(None)), "quantity": int, "order_number": (str, type(None)),
+}
+# C3: charge and subscription_charge are sales, refunds refunds, disputes adjustments
+LINE_TYPE_OF_ACTION = {"charge": "sale", "subscription_charge": "sale", "refund": "refund",
+                       "dispute": "adjustment"}
+
+
+def line_type(value: str) -> str:
+    """`Sale`, `Sales`, `sale` -> `sale` (the addendum: compare case-insensitively, accept the
+    plural)."""
+    word = value.lower()
+    return "sale" if word == "sales" else word
+
+
+def number(value: Any) -> Decimal:
+    """A JSON number parsed by `loads`: Decimal, or int for whole numbers written without '.'."""
+    assert isinstance(value, (int, Decimal)) and not isinstance(value, bool), value
+    return Decimal(value)
+
+
+def round_half_away(value: Decimal) -> Decimal:
+    from decimal import ROUND_HALF_UP
+
+    return value.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def check_line_shape(line: dict[str, Any]) -> None:
+    """One payout line has every field of the A3 table with its type and `net = amount - fee`."""
+    assert set(line) == set(LINE_FIELDS), sorted(set(line) ^ set(LINE_FIELDS))
+    for name, kind in LINE_FIELDS.items():
+        value = line[name]
+        if kind is Decimal:
+            number(value)
+        else:
+            assert isinstance(value, kind) and not isinstance(value, bool), (name, value)
+    assert line_type(line["transaction_type"]) in ("sale", "refund", "adjustment"), line
+    for name in ("amount", "sales_tax", "fee", "net", "presented_amount"):
+        cents(line[name])  # at most two decimals: money in decimal major units
+    assert number(line["net"]) == number(line["amount"]) - number(line["fee"]), line
+    assert re.fullmatch(r"[A-Z]{3}", line["currency"]), line
+    assert re.fullmatch(r"[A-Z]{3}", line["presented_currency"]), line
+    rate = number(line["exchange_rate"])
+    assert rate > 0
+    if line["presented_currency"] == line["currency"]:
+        assert rate == 1, line
+    assert round_half_away(number(line["presented_amount"]) * rate) == number(line["amount"]), line
+    assert len(line["offer_ids"]) == len(line["offer_titles"]), line
+    assert all(isinstance(i, int) for i in line["offer_ids"]), line
+    parse_ts(line["created_at"])
+    assert line["quantity"] >= 1
+    if line["order_number"] is not None:
+        assert re.fullmatch(r"(ORD-)?\d+", line["order_number"]), line
+
+
+def line_key(line: dict[str, Any]) -> tuple:
+    """What ties a line to a transaction: lines carry no transaction id (A3)."""
+    return (str(line["customer_id"]), parse_ts(line["created_at"]), cents(line["amount"]),
+            cents(line["fee"]), cents(line["presented_amount"]), line["presented_currency"],
+            line_type(line["transaction_type"]))
+
+
+def transaction_key(tx: dict[str, Any]) -> tuple:
+    a = tx["attributes"]
+    return (rel_id(tx, "customer"), parse_ts(a["created_at"]), a["settlement_amount_in_cents"],
+            a["settlement_fee_amount_in_cents"], a["amount_in_cents"], a["currency"],
+            LINE_TYPE_OF_ACTION[a["action"]])
+
+
+def expected_payout_lines(
+    transactions: list[Record], payouts: list[Record], delay_days: int = SETTLEMENT_DELAY_DAYS,
+) -> dict[str, list[Record]]:
+    """Payout id -> the transactions the settlement rule assigns to it (C3): those payable
+    after the day of the site's previous payout that was not failed or canceled, and on or
+    before its own day. A failed or canceled payout lists what it would have carried; those
+    transactions come again on the next payout."""
+    from datetime import timedelta
+
+    payable = [(utc_date(t["attributes"]["created_at"]) + timedelta(days=delay_days), t)
+               for t in transactions if t["attributes"]["provider"] == "platform_payments"]
+    out: dict[str, list[Record]] = {}
+    carried_day: date | None = None
+    for payout in sorted(payouts, key=lambda p: parse_ts(p["attributes"]["initiated_date"])):
+        day = utc_date(payout["attributes"]["initiated_date"])
+        out[payout["id"]] = [t for d, t in payable
+                             if d <= day and (carried_day is None or d > carried_day)]
+        if payout["attributes"]["status"].lower() not in ("failed", "canceled"):
+            carried_day = day
+    return out
+
+
+def payout_details(api: Api, path: str, payouts: list[Record]) -> dict[str, dict[str, Any]]:
+    """Payout id -> attributes of its detail read."""
+    out = {}
+    for payout in payouts:
+        body = api.get(f"{path}/{payout['id']}")
+        assert body["data"]["id"] == payout["id"]
+        out[payout["id"]] = body["data"]["attributes"]
+    return out
+
+
+def check_payout_lines(
+    api: Api, site_id: str, path: str = "platform_payments_payouts",
+    delay_days: int = SETTLEMENT_DELAY_DAYS, quirks: bool = False,
+) -> dict[str, Any]:
+    """Every payout of a site: lines well formed, Σ net == amount to the cent, and the lines are
+    exactly the transactions the rule assigns (plus, with quirks, correction adjustments no
+    transaction stands behind, which are then the whole residual). Returns counts."""
+    transactions = api.all("transactions", {"filter[site_id]": site_id})
+    payouts = api.all(path, {"filter[site_id]": site_id})
+    from collections import Counter
+
+    details = payout_details(api, path, payouts)
+    expected = expected_payout_lines(transactions, payouts, delay_days)
+    stats = {"payouts": len(payouts), "lines": 0, "corrections": 0, "rolled": 0}
+    for payout in payouts:
+        attrs = details[payout["id"]]
+        lines = attrs.pop("transactions")
+        assert attrs == payout["attributes"], "the detail shows the list attributes"
+        for line in lines:
+            check_line_shape(line)
+        total = sum((number(line["net"]) for line in lines), Decimal(0))
+        assert total == number(attrs["amount"]), f"payout {payout['id']}: Σ net {total}"
+        want = Counter(transaction_key(t) for t in expected[payout["id"]])
+        got = Counter(line_key(line) for line in lines)
+        assert not want - got, f"payout {payout['id']}: transactions without a line"
+        extra = got - want  # lines no transaction stands behind
+        free = [line for line in lines if extra[line_key(line)]]
+        residual = cents(attrs["amount"]) - sum((k[2] - k[3]) * n for k, n in want.items())
+        assert residual == sum(cents(line["net"]) for line in free), payout["id"]
+        if free:
+            assert quirks, "without quirks every line is a transaction"
+            assert all(line_type(f["transaction_type"]) == "adjustment" for f in free), free
+            stats["corrections"] += 1
+        if attrs["status"].lower() in ("failed", "canceled"):
+            stats["rolled"] += 1
+        stats["lines"] += len(lines)
+    return stats

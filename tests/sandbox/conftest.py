@@ -62,6 +62,12 @@ def catalog(api: Any) -> Catalog:
     return Catalog(api)
 
 
+@pytest.fixture(params=[0, 1], ids=["site1", "site2"])
+def each_site(request: Any, site_ids: list[str]) -> str:
+    """Each of the two sites in turn."""
+    return site_ids[request.param]
+
+
 @pytest.fixture(scope="session")
 def site_id(site_ids: list[str]) -> str:
     """The first site: most per-site checks run on it (the second is covered by scoping tests)."""

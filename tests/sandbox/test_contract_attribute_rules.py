@@ -7,16 +7,10 @@ import re
 from collections import defaultdict
 from decimal import Decimal
 
-import pytest
 from sandbox_contract_helpers import SITE_COLLECTIONS, parse_ts, rel_id, rel_ids
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[a-z]{2,}$")
 SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£"}
-
-
-@pytest.fixture(params=[0, 1], ids=["site1", "site2"])
-def each_site(request, site_ids):
-    return site_ids[request.param]
 
 
 def _unique(values: list) -> bool:

@@ -23,11 +23,6 @@ SETTLEMENT = ("settlement_amount_in_cents", "settlement_fee_amount_in_cents", "s
               "payment_fee_in_cents")
 
 
-@pytest.fixture(params=[0, 1], ids=["site1", "site2"])
-def each_site(request, site_ids):
-    return site_ids[request.param]
-
-
 def test_customer_and_contact_share_email(catalog, each_site):
     contacts = catalog.by_id("contacts", each_site)
     customers = catalog.all("customers", each_site)
@@ -116,6 +111,25 @@ def test_foreign_currency_offers_settle_in_usd(catalog, site_ids):
                and t["attributes"]["provider"] == "platform_payments"]
     assert foreign, "no EUR/GBP platform transaction"
     assert all(t["attributes"]["settlement_currency"] == "USD" for t in foreign)
+
+
+def test_a_refund_settles_at_exactly_minus_its_charge(catalog, site_ids):
+    """Conversion to the settlement currency rounds half away from zero, so a full refund in EUR
+    or GBP gives back exactly what its charge settled (the payout lines' exchange rate relies on
+    it: amount == round(presented_amount * rate, 2))."""
+    checked = 0
+    for site in site_ids:
+        txs = catalog.by_id("transactions", site)
+        for purchase in catalog.all("purchases", site):
+            mine = [txs[t]["attributes"] for t in rel_ids(purchase, "transactions") if t in txs]
+            charges = [a for a in mine if a["action"] == "charge"]
+            refunds = [a for a in mine if a["action"] == "refund"]
+            if len(charges) == 1 and refunds and charges[0]["provider"] == "platform_payments":
+                assert refunds[0]["amount_in_cents"] == -charges[0]["amount_in_cents"]
+                assert refunds[0]["settlement_amount_in_cents"] == \
+                    -charges[0]["settlement_amount_in_cents"], purchase["id"]
+                checked += charges[0]["currency"] != "USD"
+    assert checked, "no refunded EUR/GBP platform charge"
 
 
 def test_purchases_link_offer_products_and_transactions(catalog, each_site):

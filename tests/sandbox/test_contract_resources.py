@@ -9,6 +9,7 @@ import pytest
 from sandbox_contract_helpers import ID_FLOOR, ISO_TS, SITE_COLLECTIONS, parse_ts
 
 S, S_, INT, I_, B, T, T_, O_, N = "str", "str?", "int", "int?", "bool", "ts", "ts?", "obj?", "num"
+LIST = "list"
 
 ADDRESS = {f"address_{k}": S_ for k in ("line_1", "line_2", "city", "state", "country", "zip")}
 CUSTOMS = {f"custom_{n}": S_ for n in (1, 2, 3)}
@@ -84,6 +85,16 @@ SCHEMAS: dict[str, dict[str, str]] = {
         "sales_tax_amount_in_cents": INT, "discount_amount_in_cents": INT,
         "formatted_total_price": S, "formatted_subtotal": S, "currency_symbol": S,
     },
+    # addendum A5
+    "contact_notes": {"body": S, "created_at": T, "updated_at": T},
+    "landing_pages": {"title": S, "url": S, "publish_at": T_, "created_at": T, "updated_at": T},
+    "podcasts": {
+        "title": S, "description": S_, "language": S, "owner_email": S_, "author": S_,
+        "status": S, "show_type": S, "thumbnail_url": S_, "cover_art_url": S_,
+        "categories": LIST, "directories": LIST, "migrated": B, "migrated_to_url": S_,
+        "public": B, "ready": B, "distribution_ready": B, "url": S, "created_at": T,
+        "updated_at": T,
+    },
 }
 OPTIONAL: dict[str, set[str]] = {
     "products": {"image_url"},
@@ -122,8 +133,11 @@ RELATIONSHIPS: dict[str, dict[str, tuple[str, str]]] = {
     "lessons": {"module": ("modules", "one"), "media": ("media", "many")},
     "media": {"lesson": ("lessons", "one")},
     "fields": {"form": ("forms", "one")},
-    "order_items": {"order": ("orders", "one")},
+    "order_items": {"order": ("orders", "one"), "site": ("sites", "one")},  # A2, C4
     "platform_payments_payouts": {"site": ("sites", "one")},
+    "contact_notes": {"contact": ("contacts", "one")},  # A5
+    "landing_pages": {"site": ("sites", "one")},
+    "podcasts": {"site": ("sites", "one")},
 }
 
 LIFECYCLE = {
@@ -161,6 +175,8 @@ def check_value(where: str, kind: str, value: Any) -> None:
         parse_ts(value)
     elif base == "obj":
         assert isinstance(value, dict), f"{where} not an object: {value!r}"
+    elif base == "list":
+        assert isinstance(value, list), f"{where} not an array: {value!r}"
     elif base == "num":
         assert isinstance(value, (int, Decimal)) and type(value) is not bool, f"{where}: {value!r}"
 

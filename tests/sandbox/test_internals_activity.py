@@ -57,7 +57,7 @@ def test_invariants_hold_after_activity():
     rows = np.arange(customers.n)
     assert customers.values("email", rows) == store.tables["contacts"].values(
         "email", customers.cols["contact"])
-    payouts = store.tables["platform_payments_payouts"].cols
+    payouts = store.tables["payouts"].cols
     today = store.now // 86_400
     assert set(payouts["status"][payouts["day"] == today].tolist()) <= {PENDING}
     assert (payouts["day"] <= today).all()

@@ -13,7 +13,8 @@ from sandbox.testing import run_sandbox_process
 
 ISSUE_FLAGS = ("--host", "--port", "--seed", "--scale", "--sites", "--now", "--token-ttl",
                "--page-size-default", "--page-size-max", "--rate-limit", "--latency-ms",
-               "--fault-rate", "--quirks", "--activity-interval")
+               "--fault-rate", "--quirks", "--activity-interval", "--brand",
+               "--maintenance")
 
 
 def test_help_lists_every_flag_of_the_issue():

@@ -41,6 +41,8 @@ def test_sizes_follow_the_scale():
 def test_ids_are_ten_digit_and_unique_across_types(store):
     seen: set[str] = set()
     for name in TYPES:
+        if name == "users":  # /v1/me's users are fixed (sandbox.account), not a table
+            continue
         table = store.tables[name]
         ids = table.ids(np.arange(table.n))
         assert all(len(i) == 10 and int(i) > 2**31 for i in ids), name

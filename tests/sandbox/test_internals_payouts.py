@@ -84,3 +84,22 @@ def test_a_later_clock_settles_pending_payouts():
     late_status = dict(zip(late["_id"].tolist(), late["status"].tolist(), strict=True))
     assert pending_ids
     assert all(late_status[i] in (PAID, FAILED, CANCELED) for i in pending_ids)
+
+
+@pytest.mark.parametrize("delay", [2, 0])
+@pytest.mark.parametrize("corrections", [False, True])
+def test_line_rows_net_to_each_payout_amount(delay, corrections):
+    from sandbox.payouts import line_rows, rebuild_payouts
+
+    store = generate(42, "demo", 2, NOW, settlement_delay_days=delay,
+                     payout_corrections=corrections)
+    rebuild_payouts(store)
+    cols = store.tables["payouts"].cols
+    t = store.tables["transactions"].cols
+    for row in range(len(cols["_id"])):
+        rows = line_rows(store, row)
+        net = int((t["settlement_amount"][rows] - t["settlement_fee"][rows]).sum())
+        assert net + int(cols["correction_cents"][row]) == int(cols["amount_cents"][row])
+        if cols["status"][row] in (FAILED, CANCELED):
+            assert cols["correction_cents"][row] == 0
+    assert bool(cols["correction_cents"].any()) == corrections

@@ -25,6 +25,9 @@ DATE = "Sun, 01 Jun 2025 12:00:00 GMT"
 class FakeApi:
     collections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     details: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    singles: dict[str, dict[str, Any]] = field(default_factory=dict)  # e.g. "me" -> document
+    scope: str | None = None  # the token response's `scope` (None: not stated)
+    date: str = DATE  # the HTTP Date header: the server clock the client plans windows with
     client_id: str = "cid"
     client_secret: str = "s3cret-value"
     token_ttl: int = 3600
@@ -41,7 +44,7 @@ class FakeApi:
         return httpx.MockTransport(self.handle)
 
     def _json(self, status: int, body: Any) -> httpx.Response:
-        return httpx.Response(status, content=orjson.dumps(body), headers={"Date": DATE, "Content-Type": "application/vnd.api+json"})
+        return httpx.Response(status, content=orjson.dumps(body), headers={"Date": self.date, "Content-Type": "application/vnd.api+json"})
 
     def _token(self) -> dict[str, Any]:
         self.issued += 1
@@ -50,7 +53,10 @@ class FakeApi:
         refresh = jwt.encode({"sub": "x", "r": self.issued, "exp": now + 86400}, "fake-api-signing-key-0123456789abcdef", algorithm="HS256")
         self.valid.add(access)
         self.refresh_tokens.add(refresh)
-        return {"access_token": access, "refresh_token": refresh, "token_type": "Bearer", "expires_in": self.token_ttl}
+        body = {"access_token": access, "refresh_token": refresh, "token_type": "Bearer", "expires_in": self.token_ttl}
+        if self.scope is not None:
+            body["scope"] = self.scope
+        return body
 
     def handle(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
@@ -80,6 +86,8 @@ class FakeApi:
             return self._json(200, {})
         q = {k: v[0] for k, v in parse_qs(request.url.query.decode()).items()}
         parts = path.strip("/").split("/")
+        if parts[0] in self.singles:
+            return self._json(200, self.singles[parts[0]])
         if len(parts) == 2:
             doc = self.details.get((parts[0], parts[1]))
             return self._json(200, doc) if doc else self._json(404, {"errors": [{"status": "404", "detail": "not found"}]})

@@ -135,6 +135,19 @@ def test_desc_window_reads_down_to_the_first_page_older_than_since():
     assert len(list_requests(api, "form_submissions")) <= 3 + client.concurrency  # read-ahead
 
 
+def test_desc_window_of_a_server_ignoring_the_sort_reads_every_page():
+    """The pages come oldest first although `sort=-created_at` was asked: stopping at the first
+    page older than the window would miss every new record, so the listing goes on."""
+    api = submissions_api(500)
+    api.collections["form_submissions"].reverse()  # oldest first, whatever the sort says
+    since = T0 + timedelta(minutes=490)
+    with client_for(api) as client:
+        pages = list(iter_window(client, RESOURCES["form_submissions"], {}, order="desc",
+                                 field="created_at", since=since, page_size=100))
+    assert [p.number for p in pages] == [1, 2, 3, 4, 5]
+    assert str(3_000_000_000 + 499) in {r["id"] for p in pages for r in p.data}
+
+
 # ------------------------------------------------------------------ tail reads (no sort)
 def transactions_api(n: int) -> FakeApi:
     api = FakeApi()

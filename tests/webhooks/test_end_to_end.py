@@ -20,6 +20,7 @@ from pipelines.locking import warehouse_lock
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.journal import journal_status
 from pipelines.webhooks.testing import ListenProcess
+from sources.creator_platform.normalize import link_columns
 from sources.creator_platform.settings import type_info
 
 pytestmark = pytest.mark.slow
@@ -94,12 +95,12 @@ def assert_no_duplicates(db: Path) -> None:
                 continue
             if table == "webhook_events":
                 key = "event, resource_id, payload_hash"
+            elif table == "sync_resources":  # the source's run record (C6)
+                key = "resource"
             elif "id" in columns:
                 key = "id"
-            else:  # link table: (parent, child)
-                key = ", ".join(
-                    c for c in columns if c.endswith("_id") and c not in ("site_id", "_dlt_load_id")
-                )
+            else:  # link table: (parent, child); line table: (parent, line_number)
+                key = ", ".join(link_columns(table, columns))
             [(dupes,)] = con.execute(
                 f"SELECT count(*) FROM (SELECT {key} FROM creator_platform.{table} "
                 "GROUP BY ALL HAVING count(*) > 1)"

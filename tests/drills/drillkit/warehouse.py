@@ -10,8 +10,8 @@ row hash, each for a reason that holds for any correct pipeline:
 
 Everything else (every attribute, relationship id, `site_id`, `_is_deleted`, link tables, dlt
 child tables) must match exactly, including column types. dlt's own bookkeeping tables
-(`_dlt_loads`, `_dlt_version`, `_dlt_pipeline_state`) are skipped: they record history, which
-differs by design; pending-package and state checks live in `runner.py`.
+(`_dlt_loads`, `_dlt_version`, `_dlt_pipeline_state`) and our `sync_resources` are skipped: they
+record history, which differs by design; pending-package and state checks live in `runner.py`.
 
 Rows are keyed by `id` where the table has one (resource tables), else by the whole row (link
 tables, child tables): a lost row is a key the reference has more often than the drill, a
@@ -29,7 +29,10 @@ import duckdb
 VOLATILE_COLUMNS = frozenset(
     {"_dlt_load_id", "_dlt_id", "_dlt_parent_id", "_dlt_root_id", "_extracted_at"}
 )
-BOOKKEEPING_TABLES = frozenset({"_dlt_loads", "_dlt_version", "_dlt_pipeline_state"})
+# `sync_resources` records each run's outcome per resource (contract C6): history, like dlt's
+BOOKKEEPING_TABLES = frozenset(
+    {"_dlt_loads", "_dlt_version", "_dlt_pipeline_state", "sync_resources"}
+)
 DEFAULT_DATASET = "creator_platform"
 
 

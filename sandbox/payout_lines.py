@@ -1,0 +1,128 @@
+"""A payout's lines (addendum A3): `attributes.transactions` of `GET /v1/<brand>_payments_payouts/{id}`.
+
+One plain object per transaction the payout rule assigns to the payout (`payouts.line_rows`),
+built column-wise like `render`. Amounts are decimal major units of the settlement currency;
+`presented_*` are the transaction's own amount and currency; `exchange_rate` is the fixed rate
+applied, so `amount == round(presented_amount * exchange_rate, 2)` (half away from zero).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import orjson
+
+from sandbox import vocab as V
+from sandbox.dataset import DAY
+from sandbox.payouts import line_rows
+from sandbox.render import RenderContext, decimals, iso_many
+from sandbox.rollups import to_settlement
+from sandbox.schema import PAYOUTS
+from sandbox.store import NULL
+
+SETTLEMENT_CURRENCY = "USD"
+PLATFORM_PROVIDER = V.PROVIDERS[0]
+
+
+def rate_text(ppm: int) -> str:
+    """1_080_000 -> '1.08'; 1_000_000 -> '1.0' (a JSON number, exact)."""
+    whole, frac = divmod(ppm, 1_000_000)
+    return f"{whole}.{f'{frac:06d}'.rstrip('0') or '0'}"
+
+
+RATES = [rate_text(ppm) for ppm in V.FX_TO_USD_PPM]
+
+
+def payout_lines(ctx: RenderContext, payout_row: int) -> list[dict]:
+    store = ctx.store
+    lines = _transaction_lines(ctx, line_rows(store, payout_row))
+    payouts = store.table(PAYOUTS).cols
+    correction = int(payouts["correction_cents"][payout_row])
+    if correction:
+        due = (int(payouts["day"][payout_row]) - store.settlement_delay_days) * DAY
+        lines.append(_correction_line(correction, due))
+    return lines
+
+
+def _order_quantities(ctx: RenderContext, orders: np.ndarray) -> np.ndarray:
+    """Total item quantity of each order row (NULL rows give 0)."""
+    keys, kids = ctx.store.fk_index("order_items", "order")
+    qty = ctx.store.table("order_items").cols["quantity"][kids]
+    csum = np.concatenate([[0], np.cumsum(qty)])
+    lo = np.searchsorted(keys, orders, "left")
+    hi = np.searchsorted(keys, orders, "right")
+    return np.where(orders == NULL, 0, csum[hi] - csum[lo])
+
+
+def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
+    store = ctx.store
+    t = store.table("transactions").cols
+    customers, offers = store.table("customers"), store.table("offers")
+    purchases, orders = store.table("purchases").cols, store.table("orders").cols
+    currency = t["currency"][rows].astype(np.int64)
+    amount = t["settlement_amount"][rows]
+    fee = t["settlement_fee"][rows]
+    customer = t["customer"][rows]
+    offer = t["offer"][rows]
+    purchase = t["purchase"][rows]
+    order = t["order"][rows]
+    has_purchase = purchase != NULL
+    safe_purchase = np.maximum(purchase, 0)
+    coupon = np.where(has_purchase, purchases["coupon"][safe_purchase], -1)
+    quantity = np.where(has_purchase, purchases["quantity"][safe_purchase],
+                        np.maximum(_order_quantities(ctx, order), 1))
+    numbers = np.where(order != NULL, orders["number"][np.maximum(order, 0)], NULL)
+    sale = "Sales" if ctx.quirks else V.LINE_TYPES[0]
+    kinds = {action: sale if word == "Sale" else word for action, word in V.LINE_TYPES.items()}
+    offer_ids = offers.ids(np.maximum(offer, 0))
+    columns = {
+        "transaction_type": [kinds[a] for a in t["action"][rows].tolist()],
+        "pricing_type": [V.PAYMENT_TYPES[p] for p in t["ptype"][rows].tolist()],
+        "amount": decimals(amount.tolist()),
+        "sales_tax": decimals(to_settlement(t["sales_tax_in_cents"][rows], currency).tolist()),
+        "fee": decimals(fee.tolist()),
+        "net": decimals((amount - fee).tolist()),
+        "currency": [SETTLEMENT_CURRENCY] * len(rows),
+        "presented_amount": decimals(t["amount_in_cents"][rows].tolist()),
+        "presented_currency": [V.CURRENCIES[c] for c in currency.tolist()],
+        "exchange_rate": [_fragment(RATES[c]) for c in currency.tolist()],
+        "customer_id": [int(i) for i in customers.ids(customer)],
+        "customer_name": customers.values("name", customer),
+        "customer_email": customers.values("email", customer),
+        "offer_ids": [[] if o == NULL else [int(i)] for o, i in zip(offer.tolist(), offer_ids,
+                                                                      strict=True)],
+        "offer_titles": [[] if o == NULL else [offers.cols["title"][o]] for o in offer.tolist()],
+        "provider": [V.PROVIDERS[p] for p in t["provider"][rows].tolist()],
+        "payment_method": [V.PAYMENT_METHODS[(c * 7919 + 3) % len(V.PAYMENT_METHODS)]
+                           for c in customer.tolist()],
+        "created_at": iso_many(t["created_at"][rows].tolist(), None),
+        "coupon_used": [None if c < 0 else V.COUPONS[c] for c in coupon.tolist()],
+        "quantity": quantity.tolist(),
+        "order_number": [None if n == NULL else _order_number(ctx, n) for n in numbers.tolist()],
+    }
+    names = list(columns)
+    return [dict(zip(names, values, strict=True))
+            for values in zip(*columns.values(), strict=True)]
+
+
+def _order_number(ctx: RenderContext, number: int) -> str:
+    return f"ORD-{number}" if ctx.quirks else str(number)
+
+
+def _fragment(text: str) -> orjson.Fragment:
+    return orjson.Fragment(text.encode())
+
+
+def _correction_line(cents: int, due: int) -> dict:
+    """A fee correction no transaction stands behind (--quirks): amount 0, fee -cents, so its
+    net is +cents; dated at the start of the day its funds became due."""
+    zero = decimals([0])[0]
+    return {
+        "transaction_type": "Adjustment", "pricing_type": None, "amount": zero,
+        "sales_tax": zero, "fee": decimals([-cents])[0], "net": decimals([cents])[0],
+        "currency": SETTLEMENT_CURRENCY, "presented_amount": zero,
+        "presented_currency": SETTLEMENT_CURRENCY, "exchange_rate": _fragment(RATES[0]),
+        "customer_id": None, "customer_name": None, "customer_email": None, "offer_ids": [],
+        "offer_titles": [], "provider": PLATFORM_PROVIDER, "payment_method": None,
+        "created_at": iso_many([due], None)[0], "coupon_used": None, "quantity": 1,
+        "order_number": None,
+    }

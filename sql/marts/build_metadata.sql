@@ -1,0 +1,20 @@
+-- description: the parameters the models were built with, one row, so that the report and the
+-- headline state them instead of guessing: reporting time zone, settlement delay, as-of date
+-- grain: built_at
+with as_of as (
+    select * from {{ ref('int_as_of') }}
+),
+
+final as (
+    select
+        current_timestamp as built_at,
+        {{ var('dataset') }} as dataset,
+        {{ var('timezone') }} as timezone,
+        {{ var('settlement_delay_days') }} as settlement_delay_days,
+        as_of.as_of_date,
+        {{ var('as_of_date') }} is not null as is_as_of_given,
+        {{ var('creator_sync_version') }} as creator_sync_version
+    from as_of
+)
+
+select * from final

@@ -1,0 +1,110 @@
+"""End to end against the sandbox with the live platform's shapes (issue 13, done-when):
+payouts under a brand word, payout lines, order items from their list, least privilege."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import CLIENT_SECRET, api_client, api_total, query, snapshot, sync
+
+from sandbox.testing import start_sandbox
+from sources.creator_platform.auth import Secret
+from sources.creator_platform.settings import RESOURCES
+
+SEED = 42
+NOW = "2026-03-01T12:00:00Z"
+ACME = "/acme_payments_payouts"
+
+
+@pytest.fixture(scope="module")
+def acme(tmp_path_factory):
+    """A sandbox serving payouts under the brand word `acme` (tiny, 2 sites)."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=SEED, now=NOW, brand="acme")
+    try:
+        yield handle, tmp_path_factory.mktemp("acme")
+    finally:
+        handle.stop()
+
+
+def test_brand_sandbox_with_the_path_set_equals_the_default_word(acme, tmp_path):
+    sandbox, _ = acme
+    branded = sync(sandbox, tmp_path / "acme.duckdb", payouts_path=ACME)
+    assert branded.failed == {}
+    plain_sandbox = start_sandbox(scale="tiny", sites=2, seed=SEED, now=NOW)
+    try:
+        plain = sync(plain_sandbox, tmp_path / "plain.duckdb")
+    finally:
+        plain_sandbox.stop()
+    assert plain.failed == {}
+    got, want = snapshot(tmp_path / "acme.duckdb"), snapshot(tmp_path / "plain.duckdb")
+    assert got.keys() == want.keys()
+    for table in want:
+        assert got[table] == want[table], f"{table} differs under the brand word"
+    assert want["payouts"] and want["payout_lines"]
+
+
+def test_without_the_setting_every_other_table_lands_and_the_run_exits_1_naming_it(acme):
+    sandbox, tmp = acme
+    db = tmp / "cli.duckdb"
+    exe = str(Path(sys.executable).with_name("creator-sync"))
+    run = subprocess.run(
+        [exe, "sync", "--base-url", sandbox.base_url, "--client-id", "sandbox", "--duckdb", str(db),
+         "--no-progress"],
+        capture_output=True, text=True, timeout=300,
+        env={"PATH": "/usr/bin:/bin", "SOURCES__CREATOR_PLATFORM__CLIENT_SECRET": CLIENT_SECRET},
+        cwd=tmp,
+    )
+    assert run.returncode == 1, run.stderr
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, run.stderr
+    line = lines[0]
+    assert line.startswith("error: 1 resource(s) failed") and "payouts:" in line
+    assert "payouts_path" in line and "--payouts-path" in line and "Traceback" not in line
+    assert "contacts" in run.stdout  # the summary table still prints what loaded
+    # every other table landed complete
+    tables = {r[0] for r in query(db, "select table_name from information_schema.tables")}
+    with api_client(sandbox) as api:
+        sites = [r[0] for r in query(db, "select id from creator_platform.sites")]
+        for res in RESOURCES.values():
+            if res.name == "payouts" or res.single:
+                continue
+            for site in sites if res.site_scoped else [None]:
+                where = "" if site is None else f"where site_id = '{site}'"
+                (got,) = query(db, f"select count(*) from creator_platform.{res.table} {where}")[0] \
+                    if res.table in tables else (0,)  # an empty collection makes no table
+                assert got == api_total(api, res.path, site, res.page_size), f"{res.name} {site}"
+    assert query(db, "select status, reason like '%payouts_path%' from creator_platform.sync_resources "
+                     "where resource = 'payouts'") == [("failed", True)]
+    assert "payouts" not in tables and "payout_lines" not in tables
+
+
+@pytest.mark.parametrize("quirks", [False, True], ids=["plain", "quirks"])
+def test_payout_lines_sum_to_each_payout_amount(sandbox_factory, tmp_path, quirks):
+    sandbox = sandbox_factory(sites=2, quirks=quirks, brand="acme")
+    db = tmp_path / "lines.duckdb"
+    result = sync(sandbox, db, payouts_path=ACME, resources=("payouts",))
+    assert result.failed == {} and result.without_lines == {}
+    (payouts, lined) = query(db, "select count(*), count(l.payout_id) from creator_platform.payouts p "
+                                 "left join (select distinct payout_id from creator_platform.payout_lines) l "
+                                 "on l.payout_id = p.id")[0]
+    assert payouts > 0 and lined == payouts
+    off = query(db, "select p.id, p.amount, sum(l.net) from creator_platform.payouts p join "
+                    "creator_platform.payout_lines l on l.payout_id = p.id group by 1, 2 "
+                    "having sum(l.net) <> p.amount")
+    assert off == []
+    kinds = {r[0] for r in query(db, "select distinct transaction_type from creator_platform.payout_lines")}
+    assert kinds >= {"Refund"} and kinds & {"Sale", "Sales"} == ({"Sales"} if quirks else {"Sale"})
+
+
+def test_a_least_privilege_credential_syncs_what_it_may_and_exits_0(acme):
+    sandbox, tmp = acme
+    db = tmp / "limited.duckdb"
+    result = sync(sandbox, db, client_id="limited", client_secret=Secret("limited-secret"))
+    assert result.failed == {}, result.failed
+    synced = {n for n, o in result.outcomes.items() if o.status == "synced"}
+    assert {"sites", "contacts", "contact_tags", "hooks"} <= synced
+    assert "payouts" not in synced and "transactions" not in synced
+    assert query(db, "select count(*) > 0 from creator_platform.contacts") == [(True,)]
