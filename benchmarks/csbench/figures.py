@@ -273,6 +273,8 @@ def _adaptive_figures(results: Results, options: Options) -> list[Figure]:
         run = runs[-1]
         use = traffic.rate_use(run.requests, facts["bound_s"] if run.stopped_at_bound else None)
         span = "bounded" if run.stopped_at_bound else "whole sync"
+        if not run.stopped_at_bound and run.wall_s < 180:  # the first minute's allowance weighs
+            span += "; under 3 min, so the first minute's free allowance lifts it"
         achieved = None if math.isnan(use.per_minute) else use.per_minute / limit
         failed = facts["gave_up"] + use.errors
         figs += [

@@ -113,8 +113,19 @@ def census(base_url: str, token: str, requests: Sequence[Request]) -> dict[str, 
         for (path, site), query in sorted(first_pages(requests).items()):
             response = client.get(f"{path}?{query}")
             response.raise_for_status()
-            counts[f"{path}[{site}]" if site else path] = total_from_meta(response.json()["meta"])
+            counts[f"{path}[{site}]" if site else path] = records_in(response.json())
     return counts
+
+
+def records_in(doc: dict[str, object]) -> int:
+    """Records a list answer holds in all (its meta total); a single-record endpoint (`/v1/me`,
+    no meta) holds its one record."""
+    if "meta" not in doc and isinstance(doc.get("data"), dict):
+        return 1
+    meta = doc.get("meta")
+    if not isinstance(meta, dict):
+        raise ValueError(f"no meta in a list answer with keys {sorted(doc)}")
+    return total_from_meta(meta)
 
 
 @dataclass

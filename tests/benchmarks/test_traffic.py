@@ -160,3 +160,10 @@ def test_request_floor_counts_pages_at_the_largest_size_details_and_auth() -> No
     assert contacts.url.params["page[size]"] == "100" and "sort" not in contacts.url.params
     payouts = next(r for r in seen if r.url.path.endswith("_payments_payouts"))
     assert "page[size]" not in payouts.url.params
+
+
+def test_records_in_lists_and_single_record_endpoints() -> None:
+    assert traffic.records_in({"data": [], "meta": {"total_count": 7}}) == 7
+    assert traffic.records_in({"data": {"id": "1", "type": "users"}}) == 1  # /v1/me
+    with pytest.raises(ValueError, match="no meta"):
+        traffic.records_in({"data": []})
