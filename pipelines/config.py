@@ -182,6 +182,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency"),
     Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size"),
     Setting(S, "rate_limit", number(0), None, flag="--rate-limit"),  # 0 or none: no limit
+    # find the platform's unpublished limit and ride it (below --rate-limit when given)
+    Setting(S, "adaptive_rate", boolean, True, flag="--adaptive-rate"),
     Setting(S, "pii", choice("hash", "drop"), flag="--pii"),
     Setting(S, "pii_salt", text, "", secret=True),
     Setting(S, "insecure", boolean, False, flag="--insecure"),

@@ -85,6 +85,7 @@ class SyncSettings:
     concurrency: int = 4
     detail_concurrency: int = 16
     rate_limit: float | None = None
+    adaptive_rate: bool = True
     page_size: int = 100
     pii: str | None = None
     pii_salt: Secret = field(default_factory=lambda: Secret(""))
@@ -244,6 +245,7 @@ def run_sync(
             settings.client_id,
             settings.client_secret,
             rate_limit=settings.rate_limit,
+            adaptive_rate=settings.adaptive_rate,
             concurrency=settings.concurrency,
             detail_concurrency=settings.detail_concurrency,
             timeout=settings.timeout,
@@ -339,6 +341,8 @@ def format_summary(result: SyncResult) -> str:
         f"sites: {len(result.sites)}  requests: {s.requests}  retries: {s.retries}  "
         f"429s: {s.throttled}  marked deleted: {deleted}  time: {s.elapsed:.1f}s"
     )
+    if s.rate is not None:
+        lines.append(s.rate.describe())
     if result.pending_loaded:
         lines.append(f"finished {result.pending_loaded} load package(s) left by an interrupted run")
     lines += result.notices
@@ -413,7 +417,11 @@ def log_path(wh: Warehouse) -> Path:
 @click.option("--concurrency", type=int, help="List-page requests in flight [4].")
 @click.option("--detail-concurrency", type=int,
               help="Single-record (include=) reads in flight [16]; the rate limit bounds both.")
-@click.option("--rate-limit", type=float, help="Client-side limit, requests per minute [none].")
+@click.option("--rate-limit", type=float,
+              help="Hard cap, requests per minute [none: find the platform's limit].")
+@click.option("--adaptive-rate/--fixed-rate", "adaptive_rate", default=None,
+              help="Find the platform's limit and ride it [adaptive]; fixed: pace at "
+              "--rate-limit exactly, or not at all.")
 @click.option("--page-size", type=int, help="page[size] to ask for [100].")
 @click.option("--pii", help="hash or drop: email/phone/address columns.")
 @click.option("--insecure", is_flag=True, default=None, help="Allow plain http:// to a non-loopback host.")

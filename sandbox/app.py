@@ -102,7 +102,8 @@ class SandboxApp:
         self.options = options
         self.store = store
         self.auth = Auth(options.token_ttl, options.refresh_token_ttl)
-        self.limiter = RateLimiter(options.rate_limit)
+        self.limiter = RateLimiter(options.rate_limit, options.rate_window,
+                                   options.rate_window_type)
         self.faults = FaultPlan(options.seed, options.fault_rate)
         self.base_url = ""  # set once the port is known
         self.routes = routes(options.brand)
@@ -224,10 +225,7 @@ class SandboxApp:
         principal = self.auth.authenticate(req.headers.get("authorization"))
         limited = self.limiter.check(principal.client_id)
         if limited is not None:
-            headers = {"retry-after": str(limited)} if self.options.retry_after else {}
-            raise ApiError(429, f"rate limit of {self.options.rate_limit} requests per minute "
-                                f"exceeded; retry in {limited} s",
-                           pointer="/headers/Authorization", headers=headers)
+            raise self._too_many(limited, "/headers/Authorization")
         if parts[0] == "hooks":
             return self._hooks(req, principal, parts[1:])
         if parts == ["me"]:
@@ -291,15 +289,24 @@ class SandboxApp:
         if action == "token":
             limited = self.limiter.check("token:" + req.headers.get("x-forwarded-for", "local"))
             if limited is not None:
-                headers = {"retry-after": str(limited)} if self.options.retry_after else {}
-                raise ApiError(429, "rate limit exceeded on the token endpoint",
-                               pointer=req.path, headers=headers)
+                raise self._too_many(limited, req.path)
             return 200, orjson.dumps(self.auth.token(req.form())), no_store
         if action == "revoke":
             principal = self.auth.authenticate(req.headers.get("authorization"))
             self.auth.revoke(principal, req.form())
             return 200, b"{}", no_store
         raise ApiError(404, f"no route for {req.path}", pointer=req.path)
+
+    def _too_many(self, seconds: int, pointer: str) -> ApiError:
+        """A 429; with --no-retry-after, neither the header nor the body says when to retry."""
+        opts = self.options
+        window = "minute" if opts.rate_window == 60 else f"{opts.rate_window:g} s"
+        detail = (f"rate limit of {opts.rate_limit} requests per {window} "
+                  f"({opts.rate_window_type} window) exceeded")
+        if not opts.retry_after:
+            return ApiError(429, detail, pointer=pointer)
+        return ApiError(429, f"{detail}; retry in {seconds} s", pointer=pointer,
+                        headers={"retry-after": str(seconds)})
 
     def _context(self, fields: dict[str, set[str]] | None = None, in_list: bool = False):
         return RenderContext(self.store, self.api_url, self.options.quirks, fields or {},

@@ -12,6 +12,7 @@ import click
 
 from sandbox.dataset import SCALES
 from sandbox.options import DEFAULT_BRAND, DEFAULT_NOW, Options
+from sandbox.ratelimit import WINDOW_KINDS
 
 DEFAULT_PORT = 8765
 
@@ -43,7 +44,12 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
 @click.option("--page-size-default", default=25, show_default=True, type=click.IntRange(1))
 @click.option("--page-size-max", default=100, show_default=True, type=click.IntRange(1))
 @click.option("--rate-limit", default=0, show_default=True, type=click.IntRange(0),
-              help="Requests per minute per client (0: unlimited).")
+              help="Requests per --rate-window per client (0: unlimited).")
+@click.option("--rate-window", default=60.0, show_default=True, type=click.FloatRange(min=0.001),
+              help="Length of the rate-limit window, seconds.")
+@click.option("--rate-window-type", default="sliding", show_default=True,
+              type=click.Choice(list(WINDOW_KINDS)),
+              help="sliding: N in any window; fixed: N per clock-aligned window.")
 @click.option("--retry-after/--no-retry-after", default=True, show_default=True,
               help="Send Retry-After with 429.")
 @click.option("--latency-ms", default=0, show_default=True, type=click.IntRange(0),

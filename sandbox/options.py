@@ -6,6 +6,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass, fields
 
+from sandbox.ratelimit import WINDOW_KINDS
+
 DEFAULT_NOW = "2026-03-01T12:00:00Z"
 DEFAULT_BRAND = "platform"
 BRAND_WORD = re.compile(r"^[a-z][a-z0-9]{0,39}$")
@@ -23,7 +25,9 @@ class Options:
     refresh_token_ttl: int = 30 * 86400
     page_size_default: int = 25
     page_size_max: int = 100
-    rate_limit: int = 0  # requests per minute per client; 0 = unlimited
+    rate_limit: int = 0  # requests per rate_window per client; 0 = unlimited
+    rate_window: float = 60.0  # seconds
+    rate_window_type: str = "sliding"  # or "fixed" (clock-aligned windows)
     retry_after: bool = True
     latency_ms: int = 0
     fault_rate: float = 0.0
@@ -54,6 +58,11 @@ class Options:
             raise ValueError(f"fault_rate must be between 0 and 1, got {self.fault_rate}")
         if self.token_ttl < 1:
             raise ValueError("token_ttl must be at least 1 second")
+        if self.rate_window <= 0:
+            raise ValueError(f"rate_window must be positive seconds, got {self.rate_window}")
+        if self.rate_window_type not in WINDOW_KINDS:
+            raise ValueError(f"rate_window_type must be one of {', '.join(WINDOW_KINDS)}, "
+                             f"got {self.rate_window_type!r}")
         if self.settlement_delay_days < 0:
             raise ValueError("settlement_delay_days must be >= 0")
         if not BRAND_WORD.match(self.brand):

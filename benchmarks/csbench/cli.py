@@ -14,6 +14,10 @@ from pathlib import Path
 from csbench import figures, machine
 from csbench.measure import BENCH_DIR
 from csbench.suite import (
+    ADAPTIVE_BOUND_S,
+    ADAPTIVE_LIMITS,
+    DEFAULT_ADAPTIVE_BOUND_S,
+    DEFAULT_ADAPTIVE_LIMITS,
     DEFAULT_RATE_WINDOW_S,
     PHASES,
     RATE_WINDOW_S,
@@ -45,6 +49,18 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         type=float,
         default=None,
         help="seconds the rate-limited run may last (default by scale)",
+    )
+    parser.add_argument(
+        "--adaptive-limits",
+        default=None,
+        help="sandbox limits (requests/min) that ours, told no limit, must find; each runs with "
+        "and without Retry-After, side by side (default 100,300,1200; 30,60 at tiny; '' = none)",
+    )
+    parser.add_argument(
+        "--adaptive-bound",
+        type=float,
+        default=None,
+        help="seconds each adaptive-rate run may last (default 300; 45 at tiny, 180 at demo)",
     )
     parser.add_argument(
         "--concurrency",
@@ -113,6 +129,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
             f"choose from {', '.join(PHASES)}"
         )
     args.phases = phases
+    if args.adaptive_limits is None:
+        args.adaptive_limits = ADAPTIVE_LIMITS.get(args.scale, DEFAULT_ADAPTIVE_LIMITS)
+    else:
+        try:
+            args.adaptive_limits = tuple(
+                int(v) for v in args.adaptive_limits.split(",") if v.strip())
+        except ValueError:
+            parser.error(f"--adaptive-limits: not a comma-separated list of integers: "
+                         f"{args.adaptive_limits!r}")
+        if any(v <= 0 for v in args.adaptive_limits):
+            parser.error("--adaptive-limits: limits must be positive")
+    if args.adaptive_bound is None:
+        args.adaptive_bound = ADAPTIVE_BOUND_S.get(args.scale, DEFAULT_ADAPTIVE_BOUND_S)
     return args
 
 
@@ -141,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             else DEFAULT_BUDGET_MIN.get(args.scale, 0)
         ),
         floor_budget_s=args.floor_budget,
+        adaptive_limits=args.adaptive_limits,
+        adaptive_bound_s=args.adaptive_bound,
     )
     info = machine.describe()
     started = time.monotonic()
@@ -150,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         cleanup(workdir, keep=args.keep or args.workdir is not None)
     elapsed = time.monotonic() - started
     figs = figures.compute(results, options)
-    rows = figures.row_medians(results)
+    rows = figures.row_medians(results, options)
     header = _header(info, command, options, elapsed, results.load_avgs)
     print(figures.render(header, rows, figs, results.skipped), flush=True)
     path = _save(args, info, command, options, elapsed, results, rows, figs)

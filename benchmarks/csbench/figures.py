@@ -13,7 +13,7 @@ from typing import Any
 
 from csbench import traffic
 from csbench.measure import Measurement
-from csbench.suite import Options, Results
+from csbench.suite import Options, Results, rate_settings
 
 # (label, description) in print order: the rows of the measurements table.
 ROWS: list[tuple[str, str]] = [
@@ -22,6 +22,8 @@ ROWS: list[tuple[str, str]] = [
     ("floor_seq", "floor: httpx, sequential"),
     ("floor_conc", "floor: httpx, ours' concurrency"),
     ("ours_full", "ours: creator-sync sync, full"),
+    ("ours_adaptive_ab", "ours: full again, adaptive (warm sandbox cache)"),
+    ("ours_fixed_rate", "ours: full again, --fixed-rate (no pacing, as before)"),
     ("ours_incr_none", "ours: incremental, nothing new"),
     ("ours_incr_1000", "ours: incremental, after 1,000 changes"),
     ("peer_cpu", "peer, no latency (CPU, RSS)"),
@@ -134,7 +136,20 @@ def compute(results: Results, options: Options) -> list[Figure]:
             )
         )
 
+    value = _ratio(_med(ok("ours_adaptive_ab"), "wall_s"), _med(ok("ours_fixed_rate"), "wall_s"))
+    figs.append(
+        _fig(
+            "no_limit_cost",
+            f"no limit, {lat}: wall, ours adaptive ÷ ours --fixed-rate (slow start's cost)",
+            value,
+            "≤ 1.05",
+            1.05,
+            note="" if value is not None
+            else _why_missing(results, "ours_adaptive_ab", "ours_fixed_rate"),
+        )
+    )
     figs.append(_rate_figure(results, options))
+    figs += _adaptive_figures(results, options)
 
     records = results.facts.get("records")
     if isinstance(records, int) and records > 0:
@@ -238,6 +253,43 @@ def _rate_figure(results: Results, options: Options) -> Figure:
     return figure
 
 
+def _adaptive_figures(results: Results, options: Options) -> list[Figure]:
+    """Per setting: rate achieved ÷ the sandbox's limit, 429s ÷ requests, requests failed."""
+    figs: list[Figure] = []
+    for setting in rate_settings(options):
+        key, limit = setting.label, setting.limit
+        name = f"adaptive, sandbox {limit}/min, {'Retry-After' if setting.retry_after else 'none'}"
+        runs = results.ok(key)
+        facts = results.facts.get(key)
+        if not runs or not isinstance(facts, dict):
+            why = _why_missing(results, key)
+            figs += [
+                _fig(f"{key}_use", f"{name}: achieved ÷ limit", None, "≥ 0.85", 0.85,
+                     at_most=False, note=why),
+                _fig(f"{key}_429", f"{name}: 429s ÷ requests", None, "≤ 2 %", 0.02, note=why),
+                _fig(f"{key}_failed", f"{name}: requests failed", None, "0", 0.0, note=why),
+            ]
+            continue
+        run = runs[-1]
+        use = traffic.rate_use(run.requests, facts["bound_s"] if run.stopped_at_bound else None)
+        span = "bounded" if run.stopped_at_bound else "whole sync"
+        if not run.stopped_at_bound and run.wall_s < 180:  # the first minute's allowance weighs
+            span += "; under 3 min, so the first minute's free allowance lifts it"
+        achieved = None if math.isnan(use.per_minute) else use.per_minute / limit
+        failed = facts["gave_up"] + use.errors
+        figs += [
+            _fig(f"{key}_use", f"{name}: achieved ÷ limit", achieved, "≥ 0.85", 0.85,
+                 at_most=False,
+                 note=f"{use.per_minute:.0f}/min answered over {run.wall_s:.0f} s ({span})"),
+            _fig(f"{key}_429", f"{name}: 429s ÷ requests",
+                 use.refused_share if use.requests else None, "≤ 2 %", 0.02,
+                 note=f"{use.refused} of {use.requests}", fmt="{:.1%}"),
+            _fig(f"{key}_failed", f"{name}: requests failed", float(failed), "0", 0.0,
+                 note=f"{facts['gave_up']} given up, {use.errors} error answers", fmt="{:.0f}"),
+        ]
+    return figs
+
+
 def _floor_requests(results: Results) -> Figure:
     name = "full sync: requests ÷ request floor (list pages at size 100, details, auth)"
     floor = results.facts.get("request_floor")
@@ -282,10 +334,11 @@ def _incremental_requests(results: Results) -> Figure:
     )
 
 
-def row_medians(results: Results) -> list[dict[str, Any]]:
+def row_medians(results: Results, options: Options) -> list[dict[str, Any]]:
     records = results.facts.get("records")
     rows = []
-    for label, description in ROWS:
+    adaptive = [(s.label, s.description) for s in rate_settings(options)]
+    for label, description in ROWS + adaptive:
         runs = results.ok(label)
         if not runs and label in OPTIONAL_ROWS and label not in results.failures:
             continue

@@ -46,6 +46,7 @@ def sync_target(
     *,
     concurrency: int | None = None,
     rate_limit: int | None = None,
+    fixed_rate: bool = False,
     resources: str | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """argv (console script first) and extra environment for one sync into ``run_dir``.
@@ -73,6 +74,10 @@ def sync_target(
         if flag is None:
             raise RuntimeError("`creator-sync sync` has no client-side rate-limit flag")
         argv += [flag, str(rate_limit)]
+    if fixed_rate:
+        if not has_flag("--fixed-rate"):
+            raise RuntimeError("`creator-sync sync` has no --fixed-rate flag")
+        argv.append("--fixed-rate")
     if has_flag("--no-progress"):
         argv.append("--no-progress")
     # The secret goes by environment (dlt's convention), never on a command line. dlt keeps

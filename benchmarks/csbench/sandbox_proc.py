@@ -96,6 +96,7 @@ def run_sandbox(
     sites: int = 2,
     latency_ms: int = 0,
     rate_limit: int | None = None,
+    retry_after: bool = True,
     seconds_per_event: int | None = None,
     ready_timeout_s: float = 300.0,
 ) -> Iterator[Sandbox]:
@@ -121,10 +122,14 @@ def run_sandbox(
     if rate_limit:
         argv += ["--rate-limit", str(rate_limit)]
         options["rate_limit"] = rate_limit
+    if not retry_after:
+        argv.append("--no-retry-after")
+        options["retry_after"] = False
     if seconds_per_event is not None:
         argv += ["--seconds-per-event", str(seconds_per_event)]
         options["seconds_per_event"] = seconds_per_event
     label = f"sandbox-{scale}-lat{latency_ms}" + (f"-rl{rate_limit}" if rate_limit else "")
+    label += "" if retry_after else "-nora"
     log_path = workdir / f"{label}.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen(

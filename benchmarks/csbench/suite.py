@@ -8,12 +8,14 @@ Ratios are built from the medians in ``csbench.figures``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import shutil
 import sys
 import time
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +35,14 @@ BASELINE_SCALE = {
 # How long the rate-limit run may last: long enough for the limit to bind, bounded in time.
 RATE_WINDOW_S = {"tiny": 15.0, "demo": 45.0, "small": 45.0}
 DEFAULT_RATE_WINDOW_S = 120.0
+# Adaptive rate control: the sandbox's limits (requests/min), each with and without Retry-After,
+# and how long ours (told no limit) may run against each. At tiny the sync is ~65 requests, so
+# the limits are small enough to bind; the bound keeps the smoke run short.
+ADAPTIVE_LIMITS = {"tiny": (30, 60)}
+DEFAULT_ADAPTIVE_LIMITS = (100, 300, 1200)
+ADAPTIVE_BOUND_S = {"tiny": 45.0, "demo": 180.0}
+DEFAULT_ADAPTIVE_BOUND_S = 300.0
+ADAPTIVE_STAGGER_S = 15.0  # the settings run side by side; their starts (slow start) apart
 ACTIVITY_CHANGES = 1000
 PHASES = ("wall", "cpu", "baseline", "rate")
 # How far one activity event moves the sandbox clock in the latency phase: 1,000 changes then
@@ -58,6 +68,29 @@ class Options:
     floor_budget_s: float = 30.0  # sample the floors' pages to fetch for about this long
     phases: tuple[str, ...] = PHASES
     with_peer: bool = True  # False: ours only (e.g. memory flatness at medium)
+    adaptive_limits: tuple[int, ...] = DEFAULT_ADAPTIVE_LIMITS
+    adaptive_bound_s: float = DEFAULT_ADAPTIVE_BOUND_S
+
+
+@dataclass(frozen=True)
+class RateSetting:
+    """One adaptive-rate run: the sandbox's limit, with or without Retry-After on its 429s."""
+
+    limit: int
+    retry_after: bool
+
+    @property
+    def label(self) -> str:
+        return f"adaptive_{self.limit}_{'ra' if self.retry_after else 'nora'}"
+
+    @property
+    def description(self) -> str:
+        header = "Retry-After" if self.retry_after else "no Retry-After"
+        return f"ours, no --rate-limit: sandbox {self.limit}/min, {header}"
+
+
+def rate_settings(options: Options) -> list[RateSetting]:
+    return [RateSetting(limit, ra) for limit in options.adaptive_limits for ra in (True, False)]
 
 
 @dataclass
@@ -88,7 +121,7 @@ class Bench:
         print(f"[bench] {message}", file=sys.stderr, flush=True)
 
     def _run_dir(self, name: str) -> Path:
-        self._counter += 1
+        self._counter += 1  # (main thread only: the side-by-side phases number theirs first)
         path = self.options.workdir / f"{self._counter:03d}-{name}"
         path.mkdir(parents=True, exist_ok=True)
         return path
@@ -209,6 +242,7 @@ class Bench:
         measured, state_dir = self.ours_full(sandbox, "ours_full")
         if measured is None:
             return
+        self.no_limit_ab(sandbox)
         pages = traffic.pages(measured.requests)
         concurrency = max(1, traffic.peak_in_flight(measured.requests))
         self.results.peak_in_flight.append(concurrency)
@@ -224,6 +258,20 @@ class Bench:
         self.ours_again(sandbox, "ours_incr_none", state_dir)
         self.results.facts["activity"] = sandbox.activity(ACTIVITY_CHANGES)
         self.ours_again(sandbox, "ours_incr_1000", state_dir)
+
+    def no_limit_ab(self, sandbox: Sandbox) -> None:
+        """What slow start costs with no limit: ours adaptive and ours --fixed-rate (unpaced, as
+        before), each a fresh full sync, both after ours_full warmed the sandbox's response
+        cache (the first sync of a sandbox is slower), in alternating order from round to round."""
+        o = self.options
+        pair = [("ours_adaptive_ab", False), ("ours_fixed_rate", True)]
+        if len(self.results.measurements["ours_fixed_rate"]) % 2:
+            pair.reverse()
+        for label, fixed in pair:
+            run_dir = self._run_dir(label)
+            argv, env = ours.sync_target(
+                sandbox.base_url, run_dir, concurrency=o.concurrency, fixed_rate=fixed)
+            self.measure(label, argv, run_dir, env)
 
     def phase_wall(self) -> None:
         """Latency on: ours, floors, peer and ours incremental, side by side."""
@@ -281,6 +329,45 @@ class Bench:
                 self.ours_full(sandbox, "ours_baseline")
 
     def phase_rate(self) -> None:
+        """Ours capped at the sandbox's limit; then ours finding each limit on its own."""
+        self.rate_capped()
+        self.rate_adaptive()
+
+    def rate_adaptive(self) -> None:
+        """Ours with no --rate-limit against each setting, side by side (each client mostly
+        sleeps), every one with its own sandbox, starts staggered, bounded in time."""
+        o = self.options
+        settings = rate_settings(o)
+        if not settings:
+            return
+        self._log(f"phase adaptive rate: {len(settings)} settings side by side, "
+                  f"{o.adaptive_bound_s:.0f}s bound each")
+        with contextlib.ExitStack() as stack:
+            sandboxes = [
+                stack.enter_context(
+                    self.sandbox(o.scale, rate_limit=s.limit, retry_after=s.retry_after))
+                for s in settings
+            ]
+            run_dirs = [self._run_dir(s.label) for s in settings]
+
+            def run(index: int) -> None:
+                setting, run_dir = settings[index], run_dirs[index]
+                time.sleep(index * ADAPTIVE_STAGGER_S)
+                argv, env = ours.sync_target(
+                    sandboxes[index].base_url, run_dir, concurrency=o.concurrency)
+                env["CSBENCH_PROBE_FLUSH_S"] = "1"
+                measured = self.measure(
+                    setting.label, argv, run_dir, env, stop_after_s=o.adaptive_bound_s)
+                if measured is not None:
+                    self.results.facts[setting.label] = {
+                        "gave_up": traffic.gave_up(run_dir / "pipelines" / "last-sync.log"),
+                        "bound_s": o.adaptive_bound_s,
+                    }
+
+            with ThreadPoolExecutor(len(settings), thread_name_prefix="rate") as pool:
+                list(pool.map(run, range(len(settings))))
+
+    def rate_capped(self) -> None:
         """Sandbox and ours both at the rate limit; bounded in time."""
         o = self.options
         flag = ours.rate_limit_flag()
@@ -339,7 +426,7 @@ class Bench:
         self.results.facts["phase_seconds"] = {k: round(v, 1) for k, v in durations.items()}
         return self.results
 
-    def sandbox(self, scale: str, **kwargs: int) -> AbstractContextManager[Sandbox]:
+    def sandbox(self, scale: str, **kwargs: int | bool) -> AbstractContextManager[Sandbox]:
         return run_sandbox(
             scale, self.options.workdir, seed=self.options.seed, sites=self.options.sites, **kwargs
         )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 import httpx
@@ -111,10 +113,55 @@ def census(base_url: str, token: str, requests: Sequence[Request]) -> dict[str, 
         for (path, site), query in sorted(first_pages(requests).items()):
             response = client.get(f"{path}?{query}")
             response.raise_for_status()
-            doc = response.json()
-            # a singleton such as /v1/me carries no meta: it is one record
-            total = total_from_meta(doc["meta"]) if "meta" in doc else (
-                len(doc["data"]) if isinstance(doc.get("data"), list) else 1
-            )
-            counts[f"{path}[{site}]" if site else path] = total
+            counts[f"{path}[{site}]" if site else path] = records_in(response.json())
     return counts
+
+
+def records_in(doc: dict[str, object]) -> int:
+    """Records a list answer holds in all (its meta total); a single-record endpoint (`/v1/me`,
+    no meta) holds its one record."""
+    if "meta" not in doc and isinstance(doc.get("data"), dict):
+        return 1
+    meta = doc.get("meta")
+    if not isinstance(meta, dict):
+        raise ValueError(f"no meta in a list answer with keys {sorted(doc)}")
+    return total_from_meta(meta)
+
+
+@dataclass
+class RateUse:
+    """How a run rode a rate limit: API requests only (the token endpoint has its own)."""
+
+    answered: int
+    refused: int  # 429s
+    errors: int  # other 4xx/5xx answers
+    per_minute: float  # answered requests per minute, first request to the end of the run
+
+    @property
+    def requests(self) -> int:
+        return self.answered + self.refused + self.errors
+
+    @property
+    def refused_share(self) -> float:
+        return self.refused / self.requests if self.requests else float("nan")
+
+
+def rate_use(requests: Sequence[Request], end_s: float | None = None) -> RateUse:
+    """Answered requests per minute from the first API request to `end_s` (a run stopped at its
+    time bound) or to the last request's start (a run that finished)."""
+    api = [r for r in requests if not is_auth(r) and r.status]
+    answered = [r for r in api if r.status < 400]
+    refused = sum(1 for r in api if r.status == 429)
+    if not api:
+        return RateUse(0, 0, 0, float("nan"))
+    first = min(r.start_s for r in api)
+    end = end_s if end_s is not None else max(r.start_s for r in api)
+    per_minute = len(answered) / (end - first) * 60.0 if end > first else float("nan")
+    return RateUse(len(answered), refused, len(api) - len(answered) - refused, per_minute)
+
+
+def gave_up(log: Path) -> int:
+    """Requests the client itself gave up on (its `gave up on` log lines)."""
+    if not log.exists():
+        return 0
+    return sum("gave up on" in line for line in log.read_text(errors="replace").splitlines())

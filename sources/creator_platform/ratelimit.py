@@ -1,48 +1,283 @@
-"""Client-side pacing shared by all threads of a run.
+"""Client-side pacing shared by every thread of a run: finds the platform's rate limit and rides it.
 
-Requests are spaced evenly at `per_minute * headroom`, so any 60-second window the server looks
-at holds fewer requests than its limit: we use the allowance instead of bouncing off it (429s).
+The platform publishes no limit (addendum A7); its clients assume about 100 requests per minute.
+One `RateLimiter` paces the list and the detail pools together, so the budget is one budget:
+
+- **Pacing, not bursts.** Requests are spaced `1 / rate` apart whatever the number of threads, so
+  16 detail workers never send 16 requests at once into a per-minute window.
+- **Slow start.** With no 429 seen yet, the rate starts at `START_PER_MINUTE` and doubles every
+  `DOUBLING_S` while it is what holds requests back (never while demand is below it). Why this
+  start and not the ~100/min clients assume: a per-minute window admits its whole allowance at
+  any speed, so the start rate does not decide *whether* the first 429 comes, only how many
+  requests are in flight when it does; that number is about (start rate + 1.4 x the limit per
+  second) x the round trip, so it is the doubling time, not the start, that keeps it small. A
+  platform without a limit is served at full speed within about two seconds.
+- **Multiplicative decrease on a 429.** The rate becomes `DECREASE` x the smaller of the current
+  rate and what the platform let through in the last minute (our answered requests), which *is*
+  its limit when it counts per minute: leaving slow start that is far below the rate, since the
+  allowance went out in seconds. 429s of requests sent before a cut (in flight when it came)
+  cut nothing more. A 429 that no per-minute count explains (fewer than `MIN_WINDOW_COUNT`
+  answers in the minute, or refusals above `STORM_SHARE` of them: an overloaded platform) cuts
+  the rate only, and is waited out like a transient error.
+- **Additive increase.** Then the rate climbs linearly, regaining the cut in `RECOVER_S` (a
+  per-minute window needs a minute to show whether a rate fits); after that, still without a
+  429, it doubles every `PROBE_UP_S`, so a limit underestimated (or raised) is found again
+  within minutes.
+- **After a 429 nobody sends** until `Retry-After` has passed; without that header, until our
+  oldest request answered in the last minute is a minute old (when a per-minute window has room
+  again), at least one request interval; a 429 no count explains waits 1 s. Then one request
+  probes alone; if it is refused too, the wait doubles (with jitter, at most `MAX_PROBE_WAIT_S`);
+  when it succeeds, pacing resumes.
+- **A hard cap.** `per_minute` (`--rate-limit`) is never exceeded (`headroom` keeps us just
+  under it); below it the rate still adapts. `adaptive=False` keeps the rate fixed: the cap,
+  or no pacing at all without one.
 """
 
 from __future__ import annotations
 
+import math
+import random
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
+
+WINDOW_S = 60.0  # limits are stated per minute; what the platform let through is counted over it
+START_PER_MINUTE = 2400.0  # slow start's first rate (40/s), doubled every DOUBLING_S
+DOUBLING_S = 0.5
+DECREASE = 0.9  # multiplicative decrease on a 429 (0.5 would ride a per-minute window at ~0.75)
+RECOVER_S = 60.0  # additive increase: the cut is regained in this long
+PROBE_UP_S = 10.0  # then, still no 429: the rate doubles every this long
+MIN_WINDOW_COUNT = 20  # fewer answers in the last minute than this: the 429 is no per-minute count
+STORM_SHARE = 0.25  # more 429s than this per answer in the last minute: a storm, not a count
+MIN_PER_MINUTE = 6.0  # never pace slower than one request per 10 s
+MAX_PROBE_WAIT_S = 60.0
+PROBE_POLL_S = 0.02  # how often waiting threads look whether the probe came back
+PROBE_LOST_S = 120.0  # a probe unanswered this long is lost: another one goes
+
+
+@dataclass(frozen=True)
+class Permit:
+    """One request's ticket: the regime it was sent under, and whether it is the lone probe."""
+
+    epoch: int
+    probe: bool = False
+
+
+@dataclass(frozen=True)
+class RateReport:
+    """What the run learnt about the platform's limit (for the summary and RunStats)."""
+
+    mode: str  # "adaptive" or "fixed"
+    cap_per_minute: float | None  # --rate-limit
+    found_per_minute: float | None  # answered in the minute before the last 429; None: no 429
+    rate_per_minute: float | None  # the pace at the end (None: unpaced)
+    peak_per_minute: int  # most requests answered in any trailing minute
+    throttled: int  # 429 responses
+
+    def describe(self) -> str:
+        """One summary line, e.g. `rate: ~100 req/min found (adaptive; 3 x 429)`."""
+        how = self.mode if self.cap_per_minute is None else (
+            f"{self.mode}, capped at {self.cap_per_minute:g} by --rate-limit")
+        if self.found_per_minute is not None:
+            return f"rate: ~{self.found_per_minute:.0f} req/min found ({how}; {self.throttled} x 429)"
+        return (f"rate: no limit found, up to {self.peak_per_minute} req/min "
+                f"({how}; {self.throttled} x 429)")
 
 
 class RateLimiter:
+    """Thread-safe pacer: `acquire()` before each request, `on_response()` / `on_error()` after."""
+
     def __init__(
         self,
-        per_minute: float | None,
+        per_minute: float | None = None,
         *,
+        adaptive: bool = True,
         headroom: float = 0.97,
+        start_per_minute: float = START_PER_MINUTE,
+        doubling_s: float = DOUBLING_S,
+        decrease: float = DECREASE,
+        recover_s: float = RECOVER_S,
+        probe_up_s: float = PROBE_UP_S,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         if per_minute is not None and per_minute <= 0:
             raise ValueError(f"rate limit must be positive requests/minute, got {per_minute}")
+        if not 0 < decrease < 1:
+            raise ValueError(f"decrease must be between 0 and 1, got {decrease}")
         self.per_minute = per_minute
-        self._interval = 0.0 if not per_minute else 60.0 / (per_minute * headroom)
+        self.adaptive = adaptive
+        self._cap = per_minute * headroom / 60.0 if per_minute else math.inf
+        if adaptive:
+            self._rate = min(self._cap, start_per_minute / 60.0)
+        else:
+            self._rate = self._cap  # inf: unpaced
+        self._doubling_s = doubling_s
+        self._decrease = decrease
+        self._recover_s = recover_s
+        self._probe_up_s = probe_up_s
         self._clock = clock
         self._sleep = sleep
+        self._rng = rng or random.Random()
         self._lock = threading.Lock()
-        self._next = 0.0
+        self._next = 0.0  # the next free send slot
+        self._grown_at: float | None = None  # when the rate was last grown
+        self._slow_start = adaptive
+        self._epoch = 0  # bumped at every cut: 429s of older requests belong to that cut
+        self._gen = 0  # bumped whenever the gate closes: reserved slots are void then
+        self._gate_until = 0.0
+        self._probing = False
+        self._probe_out = False
+        self._probe_sent = 0.0
+        self._probe_wait = 0.0
+        self._slope = 0.0
+        self._cut_at = 0.0
+        self._answered: deque[float] = deque()  # answer times within the last WINDOW_S
+        self._refused: deque[float] = deque()  # 429 times within the last WINDOW_S
+        self._peak = 0
+        self._found: float | None = None
+        self.throttled = 0
 
-    def acquire(self) -> float:
-        """Block until this caller's slot; returns the seconds waited."""
-        if not self._interval:
-            return 0.0
+    # ------------------------------------------------------------------ reading
+    @property
+    def rate_per_minute(self) -> float | None:
+        """The current pace; None when unpaced."""
+        return None if math.isinf(self._rate) else self._rate * 60.0
+
+    def report(self) -> RateReport:
+        with self._lock:
+            return RateReport(
+                mode="adaptive" if self.adaptive else "fixed",
+                cap_per_minute=self.per_minute,
+                found_per_minute=self._found,
+                rate_per_minute=self.rate_per_minute,
+                peak_per_minute=self._peak,
+                throttled=self.throttled,
+            )
+
+    # ------------------------------------------------------------------ sending
+    def acquire(self) -> Permit:
+        """Block until this caller may send; returns its permit."""
+        while True:
+            with self._lock:
+                now = self._clock()
+                if now < self._gate_until:
+                    wait, reserved = self._gate_until - now, None
+                elif self._probing:
+                    if not self._probe_out or now - self._probe_sent > PROBE_LOST_S:
+                        self._probe_out, self._probe_sent = True, now
+                        return Permit(self._epoch, probe=True)
+                    wait, reserved = PROBE_POLL_S, None
+                else:
+                    self._grow(now)
+                    if math.isinf(self._rate):
+                        return Permit(self._epoch)
+                    slot = max(now, self._next)
+                    self._next = slot + 1.0 / self._rate
+                    if slot <= now:
+                        return Permit(self._epoch)
+                    wait, reserved = slot - now, self._gen
+            self._sleep(wait)
+            if reserved is not None:
+                with self._lock:
+                    if reserved == self._gen:  # no 429 while we slept: the slot is ours
+                        return Permit(self._epoch)
+
+    def _grow(self, now: float) -> None:
+        """Raise the rate for the time it held requests back (slow start or additive)."""
+        last, self._grown_at = self._grown_at, now
+        if not self.adaptive or last is None or self._next <= now or self._rate >= self._cap:
+            return  # demand is below the rate (or nothing to grow): raising it would prove nothing
+        elapsed = now - last
+        if self._slow_start:
+            self._rate = min(self._cap, self._rate * 2.0 ** (elapsed / self._doubling_s))
+        elif now - self._cut_at < self._recover_s:
+            self._rate = min(self._cap, self._rate + self._slope * elapsed)
+        else:  # a whole recovery without a 429: the limit is higher than we thought
+            self._rate = min(self._cap, self._rate * 2.0 ** (elapsed / self._probe_up_s))
+
+    # ------------------------------------------------------------------ answers
+    def on_response(self, permit: Permit, status: int, retry_after: float | None = None,
+                    *, in_budget: bool = True) -> None:
+        """Account for an answer; a 429 cuts the rate (once per cut) and closes the gate.
+
+        `in_budget=False`: an answer the platform counts on another budget (the token endpoint):
+        it still reopens after a probe, but is not counted as what the platform let through."""
         with self._lock:
             now = self._clock()
-            slot = max(now, self._next)
-            self._next = slot + self._interval
-        wait = slot - now
-        if wait > 0:
-            self._sleep(wait)
-        return wait
+            answered, refused = self._answered, self._refused
+            for times in (answered, refused):
+                while times and times[0] <= now - WINDOW_S:
+                    times.popleft()
+            if status != 429:
+                if in_budget:
+                    answered.append(now)
+                    self._peak = max(self._peak, len(answered))
+                if permit.probe:
+                    self._probing = self._probe_out = False
+                    self._probe_wait = 0.0
+                    self._next = now + (0.0 if math.isinf(self._rate) else 1.0 / self._rate)
+                    self._grown_at = now
+                return
+            self.throttled += 1
+            refused.append(now)
+            counted = self._counted()
+            # sent under the current rate, and not a probe (a refused probe says the window is
+            # still full, not that we sent too fast): a new event
+            fresh = permit.epoch == self._epoch and not permit.probe
+            if fresh:
+                self._cut(now, counted)
+            if retry_after is not None:
+                wait = retry_after
+            elif fresh and counted:  # (a refused probe after it backs off from 1 s)
+                wait = self._window_wait(now)
+            elif permit.probe or fresh:
+                wait = max(2.0 * self._probe_wait, 1.0) * self._rng.uniform(1.0, 1.25)
+                wait = self._probe_wait = min(MAX_PROBE_WAIT_S, wait)
+            else:
+                wait = 0.0  # in flight when the gate closed: the gate already covers it
+            self._gate_until = max(self._gate_until, now + wait)
+            self._probing = True
+            if permit.probe:
+                self._probe_out = False
+            self._gen += 1
 
-    def penalise(self, seconds: float) -> None:
-        """After a 429, push every thread's next slot back (the server asked us to slow down)."""
-        with self._lock:
-            self._next = max(self._next, self._clock() + seconds)
+    def _counted(self) -> bool:
+        """Does a full per-minute count explain this 429? Enough answers in the last minute, and
+        few refusals among them: an overloaded platform refusing every other request (a 429
+        storm) is not a count being full, and its 429s are backed off like transient errors."""
+        answered = len(self._answered)
+        return answered >= MIN_WINDOW_COUNT and len(self._refused) <= STORM_SHARE * answered
+
+    def on_error(self, permit: Permit) -> None:
+        """No answer at all (timeout, reset): a probe that got none frees the next one."""
+        if permit.probe:
+            with self._lock:
+                self._probe_out = False
+
+    def _cut(self, now: float, counted: bool) -> None:
+        """Multiplicative decrease, once per event, of the rate or, when a per-minute count
+        explains the 429, of what the platform let through in the last minute if that is less
+        (leaving slow start, it is much less: the whole allowance went out in a few seconds)."""
+        self._epoch += 1
+        window_count = len(self._answered)
+        if counted:
+            self._found = float(window_count)
+        if not self.adaptive:
+            return
+        basis = self._rate
+        if counted:
+            basis = min(basis, window_count / WINDOW_S)
+        self._slow_start = False
+        self._rate = min(self._cap, max(MIN_PER_MINUTE / 60.0, self._decrease * basis))
+        self._slope = (1.0 - self._decrease) * basis / self._recover_s
+        self._cut_at = now
+
+    def _window_wait(self, now: float) -> float:
+        """Without Retry-After: until a per-minute window has room again, judged by our own log."""
+        interval = 0.0 if math.isinf(self._rate) else 1.0 / self._rate
+        oldest = self._answered[0]
+        return min(MAX_PROBE_WAIT_S, max(interval, oldest + WINDOW_S - now))

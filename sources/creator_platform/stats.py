@@ -7,6 +7,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .ratelimit import RateReport
+
 
 @dataclass
 class RunStats:
@@ -18,6 +20,7 @@ class RunStats:
     rows: Counter[str] = field(default_factory=Counter)  # table -> rows extracted
     pages: Counter[str] = field(default_factory=Counter)  # resource -> pages read
     announced: Counter[str] = field(default_factory=Counter)  # resource -> pages announced
+    rate: RateReport | None = None  # what the rate limiter found, set when the client closes
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add(self, name: str, amount: int = 1) -> None:

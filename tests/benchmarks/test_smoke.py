@@ -21,12 +21,14 @@ RUN = REPO / "benchmarks" / "run"
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from csbench.figures import OPTIONAL_ROWS, ROWS  # noqa: E402
+from csbench.suite import ADAPTIVE_LIMITS  # noqa: E402
 
 FIGURE_KEYS = {
     "wall_vs_peer",
     "wall_vs_floor_seq",
     "wall_vs_floor_conc",
     "rate_use",
+    "no_limit_cost",
     "cpu_vs_peer",
     "rss_flat",
     "rss_vs_peer",
@@ -93,6 +95,22 @@ def test_table_has_every_figure_with_a_value(smoke: tuple) -> None:
         assert math.isfinite(figure["value"]) and figure["value"] > 0, figure
         assert figure["status"] in {"met", "MISSED", "info"}, figure
         assert figure["name"] in result.stdout, f"figure {figure['name']!r} not printed"
+
+
+@pytest.mark.timeout(660)
+def test_adaptive_rate_settings_are_measured_with_and_without_retry_after(smoke: tuple) -> None:
+    result, payload = smoke
+    figures = {figure["key"]: figure for figure in payload["figures"]}
+    rows = {row["label"]: row for row in payload["rows"]}
+    for limit in ADAPTIVE_LIMITS["tiny"]:
+        for header in ("ra", "nora"):
+            label = f"adaptive_{limit}_{header}"
+            assert rows[label]["runs"] == 1 and rows[label]["status_429"] > 0, rows[label]
+            for what in ("use", "429", "failed"):
+                figure = figures[f"{label}_{what}"]
+                assert figure["value"] is not None, figure
+                assert figure["name"] in result.stdout
+            assert figures[f"{label}_failed"]["value"] == 0, figures[f"{label}_failed"]
 
 
 @pytest.mark.timeout(660)

@@ -93,6 +93,27 @@ def test_total_from_meta_names_what_is_missing() -> None:
         traffic.total_from_meta({"current_page": 1})
 
 
+def test_rate_use_counts_api_answers_per_minute_and_429_share() -> None:
+    log = [req(0, 0.1, "/v1/oauth/token", method="POST")]  # own budget: left out
+    log += [req(1 + i, 1.1 + i, "/v1/contacts") for i in range(60)]  # 60 answers from t=1
+    log += [req(30, 30.1, "/v1/orders/1", status=429), req(31, 31.1, "/v1/orders/2", status=500)]
+    log.append(req(70, 70.1, "/v1/orders/3", status=0))  # cut off at the bound: no answer
+    bounded = traffic.rate_use(log, end_s=91.0)
+    assert bounded.answered == 60 and bounded.refused == 1 and bounded.errors == 1
+    assert bounded.per_minute == pytest.approx(40.0)  # 60 answers over t=1..91
+    assert bounded.refused_share == pytest.approx(1 / 62)
+    finished = traffic.rate_use(log)  # a run that ended by itself: up to its last request
+    assert finished.per_minute == pytest.approx(60 / 59 * 60)  # 60 answers, t=1..60
+
+
+def test_gave_up_counts_the_clients_own_log_lines(tmp_path) -> None:
+    log = tmp_path / "last-sync.log"
+    assert traffic.gave_up(log) == 0  # no log: nothing given up
+    log.write_text("x INFO fine\ny WARNING creator_sync.client: gave up on GET /v1/a ...\n"
+                   "z WARNING creator_sync.client: gave up on GET /v1/b ...\n")
+    assert traffic.gave_up(log) == 2
+
+
 def test_requests_by_endpoint_groups_single_reads_under_their_collection() -> None:
     log = [req(0, 1, "/v1/orders"), req(0, 1, "/v1/orders"), req(0, 1, "/v1/orders/1"),
            req(0, 1, "/v1/acme_payments_payouts/7"), req(0, 1, "/v1/acme_payments_payouts/8"),
@@ -139,3 +160,10 @@ def test_request_floor_counts_pages_at_the_largest_size_details_and_auth() -> No
     assert contacts.url.params["page[size]"] == "100" and "sort" not in contacts.url.params
     payouts = next(r for r in seen if r.url.path.endswith("_payments_payouts"))
     assert "page[size]" not in payouts.url.params
+
+
+def test_records_in_lists_and_single_record_endpoints() -> None:
+    assert traffic.records_in({"data": [], "meta": {"total_count": 7}}) == 7
+    assert traffic.records_in({"data": {"id": "1", "type": "users"}}) == 1  # /v1/me
+    with pytest.raises(ValueError, match="no meta"):
+        traffic.records_in({"data": []})

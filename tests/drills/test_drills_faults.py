@@ -8,6 +8,7 @@ from drillkit.drills import (
     Lab,
     activity_drill,
     fault_drill,
+    rate_limit_drill,
     revoke_drill,
     run_parallel,
     storm_drill,
@@ -24,6 +25,10 @@ DRILLS = {
     # Served by the proxy in CI (seconds); the benchmark also runs the sandbox's real limiter,
     # whose 60 s sliding window makes every drill against it last over a minute.
     "test_429_storm": storm_drill,
+    # The sandbox's real per-minute limiter, the sync told no limit: one wait of ~a minute each.
+    "test_rate_limit_found_with_retry_after": lambda lab: rate_limit_drill(lab, retry_after=True),
+    "test_rate_limit_found_without_retry_after": lambda lab: rate_limit_drill(
+        lab, retry_after=False),
     # Slow responses last 2 s in CI (15 s in the benchmark): still a fault, not a wait.
     "test_fault_rate_all_kinds_mixed": lambda lab: fault_drill(
         lab, "fault_rate_0.1", "fault_rate=0.1, all kinds", fault_rate=0.1, fault_slow_seconds=2),
@@ -53,6 +58,16 @@ def test_fault_rate_all_kinds_mixed(outcome):
 
 def test_429_storm(outcome):
     assert outcome.drill == "429_storm"
+    assert outcome.ok, outcome.explain()
+
+
+def test_rate_limit_found_with_retry_after(outcome):
+    assert outcome.drill == "rate_limit_retry_after"
+    assert outcome.ok, outcome.explain()
+
+
+def test_rate_limit_found_without_retry_after(outcome):
+    assert outcome.drill == "rate_limit_no_retry_after"
     assert outcome.ok, outcome.explain()
 
 

@@ -49,6 +49,17 @@ def test_two_warehouses_never_share_pipeline_state(env, tmp_path):
     assert a.pipelines_dir != b.pipelines_dir
 
 
+def test_adaptive_rate_flag_env_and_bad_values(env):
+    assert resolve_settings().adaptive_rate is True  # the default: find the limit
+    assert resolve_settings(adaptive_rate=False).adaptive_rate is False  # --fixed-rate
+    env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "false")  # env gives text
+    assert resolve_settings().adaptive_rate is False
+    assert resolve_settings(adaptive_rate=True).adaptive_rate is True  # the flag wins
+    env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "sometimes")
+    with pytest.raises(click.UsageError, match="adaptive_rate"):
+        resolve_settings()
+
+
 def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
     assert resolve_settings().payouts_path == "/platform_payments_payouts"  # the default
     env.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "acme_payments_payouts")

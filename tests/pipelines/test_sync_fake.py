@@ -181,3 +181,27 @@ def test_bad_included_record_names_the_detail_response(fake_api, settings_for):
     result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
     line = result.failed["courses"]
     assert "no usable id" in line and "/v1/courses/2700000000?include=" in line
+
+
+def test_summary_reports_the_rate_and_stats_keep_it(fake_api, settings_for):
+    import httpx
+
+    from pipelines.sync import format_summary
+
+    refused = {"n": 0}
+
+    def two_429s(request):
+        if request.url.path.endswith("/contacts") and refused["n"] < 2:
+            refused["n"] += 1
+            return httpx.Response(429, headers={"Retry-After": "0"})
+        return None
+
+    fake_api.hook = two_429s
+    result = run_sync(settings_for(resources=("sites", "contacts")),
+                      transport=fake_api.transport(), show_progress=False)
+    rate = result.stats.rate
+    assert rate is not None and rate.mode == "adaptive" and rate.throttled == 2
+    assert result.stats.throttled == 2 and result.tables["contacts"] == (30, 0)
+    assert rate.found_per_minute is None  # two early 429s explain no per-minute count
+    summary = format_summary(result)
+    assert f"rate: no limit found, up to {rate.peak_per_minute} req/min (adaptive; 2 x 429)" in summary

@@ -241,6 +241,43 @@ def storm_drill(lab: Lab, count: int = 60) -> DrillOutcome:
     return out
 
 
+def rate_limit_drill(lab: Lab, retry_after: bool) -> DrillOutcome:
+    """The sandbox's real per-minute limiter, and a sync told no limit: it must find it.
+
+    The limit is set to ~60% of the reference sync's requests, so the first 429 comes mid-run
+    (after slow start spent the minute's allowance in a second or two) and the rest has to wait
+    for the window and then be paced. Expected: the reference, no request given up, the rate
+    found reported in the summary.
+    """
+    name = "rate_limit_" + ("retry_after" if retry_after else "no_retry_after")
+    out = DrillOutcome(name, "", "")
+    lab.reference  # noqa: B018
+    limit = max(20, int(0.6 * len(lab.reference_requests)))
+    ws = lab.workspace(name)
+    started = time.monotonic()
+    with lab.sandbox(rate_limit=limit, retry_after=retry_after) as sb:
+        run = ws.sync(sb.base_url, timeout=600)
+    out.seconds = time.monotonic() - started
+    found = re.search(r"rate: ~(\d+) req/min found", run.stdout)
+    out.faults = (f"sandbox {limit}/min, {'with' if retry_after else 'no'} Retry-After "
+                  f"({_retries(run)}; found {found.group(1) if found else '?'}/min)")
+    if not run.ok:
+        out.fail(f"sync failed: {run.describe()}")
+    throttled = re.search(r"429s:\s*(\d+)", run.stdout)
+    if not throttled or int(throttled.group(1)) == 0:
+        out.fail("no 429 was served: the limit never bound, the drill proved nothing")
+    # what answered in the minute before the 429: the limit, plus the token grant (own budget)
+    if not found or not 0.8 * limit <= int(found.group(1)) <= limit + 2:
+        out.fail(f"summary does not report the {limit}/min limit as found: {run.stdout[-300:]}")
+    gave_up = [line for log in ws.root.rglob("last-sync.log")
+               for line in log.read_text(errors="replace").splitlines() if "gave up on" in line]
+    if gave_up:
+        out.fail(f"{len(gave_up)} request(s) given up: {gave_up[:3]}")
+    judge_against_reference(out, lab, ws)
+    out.outcome = "identical to reference" if out.ok else "FAILED"
+    return out
+
+
 def token_ttl_drill(lab: Lab, ttl: int, latency_ms: int = 10) -> DrillOutcome:
     """Tokens that expire every `ttl` seconds during the run: refreshed in time, not hammered.
 
