@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import sqlglot
 
-from pipelines.duckdb_names import connect_warehouse, quote_ident, quote_literal
+from common.duckdb_names import connect_warehouse, quote_ident, quote_literal
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

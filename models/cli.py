@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from common.locking import LockTimeout, warehouse_lock
 from models.adapters import (
     Adapter,
     DuckDBAdapter,
@@ -27,7 +28,6 @@ from models.runner import (
     Params,
     build,
 )
-from pipelines.locking import LockTimeout, warehouse_lock
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:
@@ -115,7 +115,7 @@ def models_command(
     """Build the analytics models (staging, intermediate, marts) and run their data tests."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    from pipelines.config import SYNC_SECTION, setting, warn_unknown_keys
+    from common.config import SYNC_SECTION, setting, warn_unknown_keys
 
     warn_unknown_keys()
 

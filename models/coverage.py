@@ -20,8 +20,8 @@ from typing import Any
 
 import click
 
+from common.config import SYNC_SECTION, setting, spec
 from models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
-from pipelines.config import SYNC_SECTION, setting, spec
 
 DATA_COVERAGE = "analytics.data_coverage"
 WINDOW_DAYS = 30
@@ -54,7 +54,7 @@ def fmt_age(delta: dt.timedelta) -> str:
 
 
 # The flag of every command that states the figures (`models`, `report`); the key, its check
-# and its default are `creator_sync.stale_after_days` in pipelines.config.
+# and its default are `creator_sync.stale_after_days` in common.config.
 stale_after_option = click.option(
     "--stale-after-days",
     type=click.FloatRange(0, 3650, min_open=True),

@@ -14,11 +14,11 @@ import datetime as dt
 import logging
 from typing import Any
 
+from common.duckdb_names import quote_ident
 from models.adapters import Adapter
 from models.build_info import package_version
 from models.project import PLACEHOLDER, Project, ProjectError, SqlFile
 from models.sources import SOURCE_TABLES
-from pipelines.duckdb_names import quote_ident
 
 DEFAULT_SETTLEMENT_DELAY_DAYS = 2  # the payout rule's delay where no payout lines show one
 

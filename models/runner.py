@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.duckdb_names import quote_ident
 from models.adapters import Adapter, DuckDBAdapter, check_identifier
 from models.headline import headline_figures
 from models.project import Project, load_project
@@ -28,7 +29,6 @@ from models.render import (
     schema_of,
 )
 from models.sources import SOURCE_TABLES
-from pipelines.duckdb_names import quote_ident
 
 log = logging.getLogger("creator_sync.models")
 
@@ -238,11 +238,11 @@ def run_models(
     `settlement_delay_days` overrides the delay the payout lines show (None: observed per site,
     else DEFAULT_SETTLEMENT_DELAY_DAYS).
 
-    Holds the warehouse lock of `pipelines.locking` while it writes, so a running sync or webhook
+    Holds the warehouse lock of `common.locking` while it writes, so a running sync or webhook
     loader finishes its load first (up to `lock_timeout` seconds) instead of colliding with
     DuckDB's single writer.
     """
-    from pipelines.locking import warehouse_lock
+    from common.locking import warehouse_lock
 
     if not Path(duckdb_path).is_file():
         raise ModelsError(f"{duckdb_path}: no such DuckDB file; run `creator-sync sync` first")

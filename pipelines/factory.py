@@ -1,7 +1,7 @@
 """Build the dlt pipeline and resolve settings from flags > env > .dlt/config.toml/secrets.toml.
 
 Conventions other areas rely on (models, report, webhooks):
-- every setting, its section, check and default is in `pipelines.config.SETTINGS`:
+- every setting, its section, check and default is in `common.config.SETTINGS`:
   `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the API,
   `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse (`duckdb`, `dataset`, ...).
 - the dlt pipeline for a DuckDB file `X.duckdb` is named `creator_sync_<dataset>` and keeps its
@@ -19,9 +19,9 @@ from typing import Any
 
 import dlt
 
-from .config import SYNC_SECTION, setting
-from .duckdb_names import catalog_qualified_duckdb
-from .terminal import state_dir
+from common.config import SYNC_SECTION, setting
+from common.duckdb_names import catalog_qualified_duckdb
+from common.terminal import state_dir
 
 log = logging.getLogger("creator_sync.factory")
 

@@ -21,6 +21,21 @@ from typing import Any
 
 import click
 
+from common.config import (
+    SETTINGS,
+    SOURCE_SECTION,
+    BadSetting,
+    lookback_days,
+    setting,
+    warn_unknown_keys,
+)
+from common.locking import pipeline_lock, warehouse_lock
+from common.terminal import (
+    describe,
+    reported_failures,
+    setup_logging,
+    signal_name,
+)
 from sources.creator_platform import (
     CreatorPlatformClient,
     CreatorPlatformError,
@@ -35,21 +50,12 @@ from sources.creator_platform.settings import DAY_S, RESOURCES
 from sources.creator_platform.source import Outcome
 from sources.creator_platform.stats import RunStats
 
-from .config import (
-    SETTINGS,
-    SOURCE_SECTION,
-    BadSetting,
-    lookback_days,
-    setting,
-    warn_unknown_keys,
-)
 from .factory import (
     Warehouse,
     build_pipeline,
     release_free_memory,
     resolve_warehouse,
 )
-from .locking import pipeline_lock, warehouse_lock
 from .postload import (
     data_tables,
     dedupe_appended,
@@ -61,12 +67,6 @@ from .postload import (
     write_sync_resources,
 )
 from .progress import progress_reporter
-from .terminal import (
-    describe,
-    reported_failures,
-    setup_logging,
-    signal_name,
-)
 
 log = logging.getLogger("creator_sync.sync")
 
@@ -136,7 +136,7 @@ def _flag_values(flags: dict[str, Any]) -> dict[str, Any]:
 
 def resolve_settings(**flags: Any) -> SyncSettings:
     """Merge CLI flags (None = not given) with dlt config/secrets and defaults, each checked
-    as `pipelines.config.SETTINGS` says; a bad one is a usage error naming the flag or key."""
+    as `common.config.SETTINGS` says; a bad one is a usage error naming the flag or key."""
     given = _flag_values(flags)
     fields = {f.name for f in dataclasses.fields(SyncSettings)}
     values = {

@@ -50,7 +50,7 @@ def report_command(
     stale_after_days: float | None,
 ) -> None:
     """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
-    from pipelines.config import SYNC_SECTION, setting, warn_unknown_keys
+    from common.config import SYNC_SECTION, setting, warn_unknown_keys
 
     warn_unknown_keys()
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import duckdb
 
-from pipelines.duckdb_names import quote_ident
+from common.duckdb_names import quote_ident
 
 
 @dataclass(frozen=True)

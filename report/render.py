@@ -9,8 +9,8 @@ import tempfile
 
 import duckdb
 
+from common.duckdb_names import connect_warehouse
 from models.coverage import stale_after
-from pipelines.duckdb_names import connect_warehouse
 from report.data import load_report_data
 from report.errors import ReportError
 from report.page import render_page

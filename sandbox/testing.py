@@ -94,7 +94,7 @@ def _command() -> list[str]:
     found = shutil.which("creator-sync")
     if found:
         return [found]
-    return [sys.executable, "-c", "from pipelines.cli import main; main()"]
+    return [sys.executable, "-c", "from creator_sync.cli import main; main()"]
 
 
 class SandboxProcess:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import orjson
 
-from pipelines.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
+from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.urls import redact_target_url
 
@@ -21,14 +21,14 @@ MIN_SECRET_CHARS = 16
 def _config(key: str, flag_value: object = None) -> object:
     """Same settings as `creator-sync sync` (flag, env SOURCES__CREATOR_PLATFORM__<KEY>,
     .dlt/*.toml), checked the same way: a bad one is a usage error naming flag or key."""
-    from pipelines.config import SOURCE_SECTION, setting
+    from common.config import SOURCE_SECTION, setting
 
     return setting(SOURCE_SECTION, key, flag_value)
 
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
-    from pipelines.config import warn_unknown_keys
+    from common.config import warn_unknown_keys
     from sources.creator_platform.client import CreatorPlatformClient
     from sources.creator_platform.errors import CreatorPlatformError
 
@@ -246,8 +246,8 @@ def listen_command(
     verbose: bool,
 ) -> None:
     """Receive webhook deliveries and land them in the warehouse in near real time."""
+    from common.terminal import setup_logging
     from pipelines.factory import resolve_warehouse
-    from pipelines.terminal import setup_logging
     from pipelines.webhooks.journal import JournalCorrupt, JournalInUse
     from pipelines.webhooks.server import ListenOptions, serve
 
@@ -256,7 +256,7 @@ def listen_command(
             f"must be at least {MIN_SECRET_CHARS} characters (it is the only thing between the "
             "internet and your warehouse); e.g. python -c 'import secrets; "
             "print(secrets.token_urlsafe(32))'", param_hint=f"--secret / {SECRET_ENV}")
-    from pipelines.config import warn_unknown_keys
+    from common.config import warn_unknown_keys
 
     warn_unknown_keys()
     warehouse = resolve_warehouse(duckdb=duckdb_path, dataset=dataset)
@@ -284,7 +284,7 @@ def listen_command(
         serve(options, announce=lambda line: click.echo(line, err=False), on_signal=note_signal)
     except (OSError, ValueError, JournalCorrupt, JournalInUse) as exc:
         _fail(str(exc))
-    from pipelines.terminal import exit_now, received_signal
+    from common.terminal import exit_now, received_signal
 
     if received_signal() is not None:  # stopped by a signal after draining: say which
         exit_now(interrupt_code())

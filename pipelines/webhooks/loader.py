@@ -23,8 +23,8 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from pipelines.duckdb_names import connect_warehouse
-from pipelines.locking import LockTimeout, warehouse_lock
+from common.duckdb_names import connect_warehouse
+from common.locking import LockTimeout, warehouse_lock
 from pipelines.webhooks import warehouse
 from pipelines.webhooks.journal import Journal, JournalReader, Record
 from pipelines.webhooks.records import DeadLetter, Delivery, decode

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from pipelines.duckdb_names import connect_warehouse, quote_ident
+from common.duckdb_names import connect_warehouse, quote_ident
 from pipelines.webhooks.journal import Journal
 from pipelines.webhooks.loader import LockFactory, default_lock
 from pipelines.webhooks.records import BadDelivery, encode, parse_delivery

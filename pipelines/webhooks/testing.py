@@ -22,7 +22,7 @@ class ListenProcess:
         in `cwd`)."""
         where = ["--duckdb", str(duckdb_path)] if duckdb_path is not None else []
         cmd = [
-            sys.executable, "-c", "from pipelines.cli import main; main()", "listen",
+            sys.executable, "-c", "from creator_sync.cli import main; main()", "listen",
             "--port", "0", *where, "--secret", secret, *extra,
         ]
         self.proc = subprocess.Popen(

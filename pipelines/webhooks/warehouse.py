@@ -19,7 +19,7 @@ from datetime import datetime
 import duckdb
 import pyarrow as pa
 
-from pipelines.duckdb_names import quote_ident, quote_literal
+from common.duckdb_names import quote_ident, quote_literal
 from sources.creator_platform.normalize import declared_columns, table_hints
 
 PRESENT = "__present"  # list<string> column: which columns this row's payload actually carried

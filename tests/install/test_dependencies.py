@@ -19,7 +19,7 @@ from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
-RUNTIME_DIRS = ("sources", "pipelines", "models", "sandbox", "report")
+RUNTIME_DIRS = ("sources", "common", "pipelines", "models", "sandbox", "report", "creator_sync")
 # What the tests run: the tests, and the benchmark helpers tests/benchmarks imports.
 TEST_DIRS = ("tests", "benchmarks")
 # Declared without an import, each for a reason: a pytest plugin switched on by pyproject's

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 from known_answer_data import known_answer_rows
 from models_helpers import fetch_dicts
 
+from creator_sync.cli import main
 from models.adapters import redact_dsn
-from pipelines.cli import main
 
 
 def test_models_command_builds_and_summarises(raw_db) -> None:

@@ -11,10 +11,10 @@ from click.testing import CliRunner
 from known_answer_data import known_answer_rows
 from models_helpers import Rows, fetch_dicts, ts
 
+from creator_sync.cli import main
 from models.build_info import package_version
 from models.headline import format_headline, headline_figures
 from models.runner import run_models
-from pipelines.cli import main
 
 AS_OF = dt.date(2024, 3, 31)
 SYNCED = ts("2024-04-01T06:00:00+00:00")  # the morning after the as-of day: it is complete

@@ -11,10 +11,10 @@ from known_answer_data import known_answer_rows
 from known_answer_lines_data import lines_rows
 from models_helpers import mart_rows, write_raw_postgres
 
+from creator_sync.cli import main
 from models.adapters import PostgresAdapter
 from models.project import load_project
 from models.runner import Params, build, run_models
-from pipelines.cli import main
 
 pytestmark = pytest.mark.postgres
 

@@ -203,7 +203,7 @@ def test_raw_columns_typed_differently_are_cast_to_the_contract(tmp_path: Path) 
 
 
 def test_waits_for_the_warehouse_lock_of_a_running_writer(raw_db) -> None:
-    from pipelines.locking import LockTimeout, warehouse_lock
+    from common.locking import LockTimeout, warehouse_lock
 
     path = raw_db(MINIMAL)
     with warehouse_lock(path, timeout=0), pytest.raises(LockTimeout, match="warehouse"):

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from cli_run import SANDBOX_ID, clean_env, run_cli
 
-from pipelines.duckdb_names import connect_warehouse
+from common.duckdb_names import connect_warehouse
 from pipelines.webhooks.testing import ListenProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "webhooks"))
@@ -79,7 +79,7 @@ def test_file_named_like_a_schema(sandbox, tmp_path, name, dataset):
 
 
 def test_demo_into_a_file_named_like_its_dataset(tmp_path, monkeypatch):
-    from pipelines.demo import run_demo
+    from creator_sync.demo import run_demo
 
     monkeypatch.chdir(tmp_path)
     started = time.monotonic()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipelines.demo import run_demo
+from creator_sync.demo import run_demo
 
 
 def test_demo_twice_is_incremental(tmp_path, capsys):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from cli_run import SANDBOX_ID, error_lines, run_cli
 
-from pipelines.locking import pipeline_lock
+from common.locking import pipeline_lock
 from pipelines.sync import log_path, resolve_settings
 from pipelines.webhooks.journal import Journal
 

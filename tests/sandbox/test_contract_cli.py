@@ -16,7 +16,7 @@ from sandbox_contract_helpers import Api, assert_error
 
 def _cli() -> list[str]:
     script = Path(sys.executable).with_name("creator-sync")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pipelines.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "creator_sync.cli"]
 
 
 @contextlib.contextmanager

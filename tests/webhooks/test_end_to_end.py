@@ -15,8 +15,8 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from pipelines.locking import warehouse_lock
+from common.locking import warehouse_lock
+from creator_sync.cli import main
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.journal import journal_status
 from pipelines.webhooks.testing import ListenProcess

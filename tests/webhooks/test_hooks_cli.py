@@ -6,7 +6,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
+from creator_sync.cli import main
 from sandbox.testing import start_sandbox
 from sources.creator_platform.client import CreatorPlatformClient
 

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from webhook_payloads import customer, delivery, order_created, payment_succeeded, transaction
 
-from pipelines.locking import warehouse_lock
+from common.locking import warehouse_lock
 from pipelines.webhooks.journal import Journal, JournalReader
 from pipelines.webhooks.loader import Loader
 from pipelines.webhooks.records import BadDelivery, dead_letter, encode, parse_delivery

@@ -56,7 +56,7 @@ def test_second_listen_on_the_same_journal_or_port_fails_clearly(tmp_path):
 
     from click.testing import CliRunner
 
-    from pipelines.cli import main
+    from creator_sync.cli import main
     from pipelines.webhooks.journal import Journal
 
     db = tmp_path / "wh.duckdb"

@@ -28,7 +28,7 @@ def cli_argv() -> list[str]:
     script = Path(sys.executable).parent / "creator-sync"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from pipelines.cli import main; main()"]
+    return [sys.executable, "-c", "from creator_sync.cli import main; main()"]
 
 
 @dataclass

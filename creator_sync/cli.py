@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from .terminal import (
+from common.terminal import (
     EXIT_FAILURE,
     EXIT_USAGE,
     describe,
@@ -30,7 +30,7 @@ from .terminal import (
 COMMANDS: dict[str, str] = {
     "sandbox": "sandbox.cli:sandbox_command",
     "sync": "pipelines.sync:sync_command",
-    "demo": "pipelines.demo:demo_command",
+    "demo": "creator_sync.demo:demo_command",
     "models": "models.cli:models_command",
     "hooks": "pipelines.webhooks.cli:hooks_command",
     "listen": "pipelines.webhooks.cli:listen_command",

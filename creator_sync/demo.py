@@ -17,11 +17,10 @@ from typing import Any
 
 import click
 
+from common.terminal import reported_failures, setup_logging
+from pipelines.factory import resolve_warehouse
+from pipelines.sync import SyncSettings, format_summary, log_path, run_sync
 from sources.creator_platform.auth import Secret
-
-from .factory import resolve_warehouse
-from .sync import SyncSettings, format_summary, log_path, run_sync
-from .terminal import reported_failures, setup_logging
 
 DEMO_SEED = 20240601
 DEMO_SITES = 2
