@@ -153,12 +153,20 @@ def api_path(raw: Any) -> str:
 # ---------------------------------------------------------------- the settings
 @dataclass(frozen=True)
 class Setting:
+    """One key: where it lives, how a raw value is checked, its default and its flag.
+
+    `help` and `shown` (the default in words, when `default` alone would not say it) are what
+    `--help` prints: every command's option for the key is built from here (`option()`).
+    """
+
     section: str
     key: str
     check: Check
     default: Any = None
     flag: str | None = None
     secret: bool = False
+    help: str = ""
+    shown: str | None = None
 
     @property
     def path(self) -> str:
@@ -168,51 +176,87 @@ class Setting:
     def env(self) -> str:
         return self.path.replace(".", "__").upper()
 
+    @property
+    def default_text(self) -> str:
+        if self.shown is not None:
+            return self.shown
+        if isinstance(self.default, bool):
+            return "yes" if self.default else "no"
+        return "none" if self.default is None else f"{self.default:g}" if isinstance(
+            self.default, float) else str(self.default)
+
 
 S, W = SOURCE_SECTION, SYNC_SECTION
+DEFAULT_DATASET = "creator_platform"  # the raw tables' schema; the DuckDB file is named after it
 SETTINGS: tuple[Setting, ...] = (
     # the API and how it is read: [sources.creator_platform]
-    Setting(S, "base_url", text, flag="--base-url"),
-    Setting(S, "client_id", text, flag="--client-id"),
-    Setting(S, "client_secret", text, flag="--client-secret", secret=True),
-    Setting(S, "site_ids", names, flag="--site-id"),
-    Setting(S, "resources", resource_names, flag="--resources"),
-    Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path"),
-    Setting(S, "concurrency", whole(1, 64), 4, flag="--concurrency"),
-    Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency"),
-    Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size"),
-    Setting(S, "rate_limit", number(0), None, flag="--rate-limit"),  # 0 or none: no limit
+    Setting(S, "base_url", text, flag="--base-url",
+            help="API base URL, e.g. https://api.example.com (the /v1 is added).", shown="required"),
+    Setting(S, "client_id", text, flag="--client-id", help="OAuth client id.", shown="required"),
+    Setting(S, "client_secret", text, flag="--client-secret", secret=True,
+            help="OAuth client secret (prefer env or .dlt/secrets.toml).", shown="required"),
+    Setting(S, "site_ids", names, flag="--site-id", help="Only these sites (repeatable).",
+            shown="every site the credential sees"),
+    Setting(S, "resources", resource_names, flag="--resources",
+            help="Comma-separated resources to sync.", shown="all"),
+    Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path",
+            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts."),
+    Setting(S, "concurrency", whole(1, 64), 4, flag="--concurrency",
+            help="List-page requests in flight."),
+    Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency",
+            help="Single-record (include=) reads in flight; the rate limit bounds both."),
+    Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size", help="page[size] to ask for."),
+    Setting(S, "rate_limit", number(0), None, flag="--rate-limit",  # 0 or none: no limit
+            help="Hard cap, requests per minute.", shown="none: find the platform's limit"),
     # find the platform's unpublished limit and ride it (below --rate-limit when given)
-    Setting(S, "adaptive_rate", boolean, True, flag="--adaptive-rate"),
-    Setting(S, "pii", choice("hash", "drop"), flag="--pii"),
+    Setting(S, "adaptive_rate", boolean, True, flag="--adaptive-rate/--fixed-rate",
+            help="Find the platform's limit and ride it; fixed: pace at --rate-limit exactly, "
+            "or not at all.", shown="adaptive"),
+    Setting(S, "pii", choice("hash", "drop"), flag="--pii",
+            help="hash or drop: email/phone/address columns.", shown="kept as sent"),
     Setting(S, "pii_salt", text, "", secret=True),
-    Setting(S, "insecure", boolean, False, flag="--insecure"),
-    Setting(S, "details", boolean, True, flag="--no-details"),
+    Setting(S, "insecure", boolean, False, flag="--insecure",
+            help="Allow plain http:// to a non-loopback host."),
+    Setting(S, "details", boolean, True, flag="--no-details",
+            help="Skip per-record include reads (order_items, modules/lessons/media, fields).",
+            shown="read them"),
     Setting(S, "freeze_finance_schema", boolean, False),
     Setting(S, "full_refresh_every_days", number(0)),
     Setting(S, "max_attempts", whole(1, 100), 8),
     Setting(S, "backoff_initial", number(0, strict=True), 0.25),
     Setting(S, "timeout", number(0, strict=True), 30.0),
     # the warehouse and the pipeline's local state: [creator_sync]
-    Setting(W, "duckdb", text, "creator_platform.duckdb", flag="--duckdb"),
-    Setting(W, "dataset", dataset_name, "creator_platform", flag="--dataset"),
-    Setting(W, "destination", text, "duckdb", flag="--destination"),
-    Setting(W, "pipelines_dir", text, flag="--pipelines-dir"),
+    Setting(W, "duckdb", text, f"{DEFAULT_DATASET}.duckdb", flag="--duckdb",
+            help="DuckDB file of the warehouse (when the destination is duckdb)."),
+    Setting(W, "dataset", dataset_name, DEFAULT_DATASET, flag="--dataset",
+            help="Dataset (schema) holding the raw tables."),
+    Setting(W, "destination", text, "duckdb", flag="--destination",
+            help="Where the raw tables are loaded: any dlt destination name."),
+    Setting(W, "pipelines_dir", text, flag="--pipelines-dir",
+            help="Where dlt keeps local pipeline state.",
+            shown="<folder of the DuckDB file>/.creator-sync/<its name>"),
     Setting(W, "duckdb_memory_limit", text, "1GB"),
     Setting(W, "duckdb_threads", whole(1, 1024), 1),
     Setting(W, "duckdb_vacuum_tasks", whole(0, 1024)),
     Setting(W, "load_workers", whole(1, 64), 1),
     # figures whose newest record is older than this are marked stale (models, report)
     Setting(W, "stale_after_days", number(0, strict=True, high=3650), 2.0,
-            flag="--stale-after-days"),
+            flag="--stale-after-days",
+            help="Mark the figures stale when the newest record is older than this many days."),
 )
 # [sources.creator_platform.lookback_days]: one key per resource, days
 LOOKBACK_CHECK = number(0)
 _BY_PATH = {s.path: s for s in SETTINGS}
+_BY_KEY = {s.key: s for s in SETTINGS}
+assert len(_BY_KEY) == len(SETTINGS), "a key may live in one section only: Settings looks keys up"
 
 
 def spec(section: str, key: str) -> Setting:
     return _BY_PATH[f"{section}.{key}"]
+
+
+def by_key(key: str) -> Setting:
+    return _BY_KEY[key]
 
 
 @contextlib.contextmanager
@@ -257,6 +301,59 @@ def setting(section: str, key: str, flag_value: Any = None) -> Any:
     except ValueError as exc:
         name = item.flag if where.startswith("flag") else item.key
         raise BadSetting(f"{name} {exc}", where) from None
+
+
+class Settings:
+    """Every setting one command reads, resolved once: flag, then environment, then
+    `.dlt/secrets.toml` / `.dlt/config.toml`, then the default of `SETTINGS`.
+
+    `Settings(dataset=flag_value, ...)`: the flags as click hands them over (None or () = not
+    given), by key. A value is checked (and a bad one raised as `BadSetting`) on first read, so a
+    command is never stopped by a key it does not read. Every command builds one and passes it
+    (or what it derives, such as `common.warehouse.Warehouse`) down: nothing below reads
+    configuration itself.
+    """
+
+    def __init__(self, **flags: Any) -> None:
+        unknown = set(flags) - set(_BY_KEY)
+        if unknown:
+            raise TypeError(f"not settings: {', '.join(sorted(unknown))}")
+        self._flags = flags
+        self._values: dict[str, Any] = {}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            item = by_key(key)
+            self._values[key] = setting(item.section, key, self._flags.get(key))
+        return self._values[key]
+
+    def given(self, key: str) -> bool:
+        """The value came from a flag (error messages name the flag, not the key)."""
+        return self._flags.get(key) not in (None, ())
+
+    def where(self, key: str) -> str:
+        item = by_key(key)
+        return f"flag={item.flag}" if self.given(key) else f"key={item.path}"
+
+    def __repr__(self) -> str:  # never the values: some are secrets
+        return f"Settings(flags={sorted(k for k in self._flags if self.given(k))})"
+
+
+def option(key: str, **overrides: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click option of setting `key`, built from its `SETTINGS` entry: flag, help, and the
+    default named in the help (the option itself defaults to None = not given, so that the
+    environment and the config files are consulted before the default)."""
+    item = by_key(key)
+    assert item.flag, f"{key} has no flag"
+    default = "required" if item.shown == "required" else f"default {item.default_text}"
+    where = f"config {item.path}; {default}"
+    kwargs: dict[str, Any] = {"default": None, "help": f"{item.help}  [{where}]"}
+    if item.flag.startswith("--no-"):  # a switch that turns a default-on setting off
+        kwargs.update(is_flag=True, flag_value=False)
+    elif item.check is boolean and "/" not in item.flag:
+        kwargs.update(is_flag=True, flag_value=True)
+    kwargs.update(overrides)
+    return click.option(item.flag, key, **kwargs)
 
 
 def lookback_days() -> dict[str, float]:

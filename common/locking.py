@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .terminal import state_dir
+from .files import state_dir
 
 
 class LockTimeout(RuntimeError):

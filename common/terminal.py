@@ -28,6 +28,9 @@ from types import FrameType
 
 import click
 
+from .files import private_opener, state_dir
+from .locking import LockTimeout
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -36,8 +39,6 @@ HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 LOG_ROTATE_BYTES = 2 * 1024**2  # a log is rotated to `.1` beyond this, before a run appends
 LOG_KEEP = 3  # rotated logs kept: `.1` .. `.3`
-PRIVATE_FILE = 0o600
-PRIVATE_DIR = 0o700
 
 _received: list[int] = []  # signals received by this process, in order
 # until a command sets up its log: nothing of ours reaches stderr by Python's last resort
@@ -142,43 +143,6 @@ def usage_message(exc: click.UsageError) -> str:
     return exc.format_message() + hint
 
 
-# ---------------------------------------------------------------- files only we may read
-def private_opener(path: str, flags: int) -> int:
-    """`open(..., opener=private_opener)`: a new file is created readable by its owner only."""
-    return os.open(path, flags, PRIVATE_FILE)
-
-
-GITIGNORE_ALL = "# created by creator-sync: local state, logs or personal data; never commit\n*\n"
-STATE_DIR_NAME = ".creator-sync"
-
-
-def private_dir(path: str | os.PathLike[str], *, gitignore: bool = False) -> Path:
-    """Create `path` (and parents) as 0700 when new; an existing directory keeps its mode.
-
-    `gitignore`: put a `.gitignore` of `*` inside (as pytest does for its cache), so that a
-    user's repository never picks the directory up, whatever their own `.gitignore` says.
-    """
-    directory = Path(path)
-    if not directory.exists():
-        directory.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
-    if gitignore:
-        ignore = directory / ".gitignore"
-        if not ignore.exists():
-            with contextlib.suppress(OSError):
-                ignore.write_text(GITIGNORE_ALL)
-    return directory
-
-
-def state_dir(path: str | os.PathLike[str]) -> Path:
-    """A private directory; the `.creator-sync` folder on its path is git-ignored as a whole."""
-    directory = private_dir(path)
-    for parent in (directory, *directory.parents):
-        if parent.name == STATE_DIR_NAME:
-            private_dir(parent, gitignore=True)
-            break
-    return directory
-
-
 # ---------------------------------------------------------------- logs
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -263,9 +227,7 @@ def reported_failures(verbose: bool, log_file: Path | None = None, *,
             code = interrupt_code(exc)
             log.warning("interrupted by %s", signal_name(code))
             fail(interrupted(code) if interrupted else f"interrupted by {signal_name(code)}", code)
-        from sources.creator_platform.errors import ConfigurationError
-
-        from .locking import LockTimeout
+        from sources.creator_platform.errors import ConfigurationError  # loads the source: lazy
 
         links = chain(exc)
         usage = any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
@@ -277,9 +239,7 @@ def reported_failures(verbose: bool, log_file: Path | None = None, *,
 
 def describe(exc: BaseException, verbose: bool = False) -> str:
     """The most telling message of an exception chain; the class name only with --verbose."""
-    from sources.creator_platform.errors import CreatorPlatformError
-
-    from .locking import LockTimeout
+    from sources.creator_platform.errors import CreatorPlatformError  # loads the source: lazy
 
     links = chain(exc)
     for candidate in links:

@@ -9,32 +9,26 @@ in `<duckdb>.demo-runs` next to the warehouse; `--reset` starts over.
 
 from __future__ import annotations
 
-import importlib
 import shlex
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from common.config import Settings, option
 from common.terminal import reported_failures, setup_logging
-from pipelines.factory import resolve_warehouse
+from common.warehouse import Warehouse, state_folder, warehouse_of
 from pipelines.sync import SyncSettings, format_summary, log_path, run_sync
 from sources.creator_platform.auth import Secret
 
 DEMO_SEED = 20240601
 DEMO_SITES = 2
+DEMO_DUCKDB = "demo.duckdb"  # the demo's own file: it never writes into the user's warehouse
 ACTIVITY_PER_ROUND = 24  # the sandbox clock moves 1 h per event: one day of business per run
 SANDBOX_CLIENT_ID = "sandbox"
 SANDBOX_CLIENT_SECRET = "sandbox-secret"
-
-
-def _optional(module: str, attribute: str) -> Any | None:
-    """A function from another area if it has landed, else None (the demo skips that step)."""
-    try:
-        return getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError):
-        return None
 
 
 def _run_number(counter: Path, reset: bool) -> int:
@@ -46,23 +40,44 @@ def _run_number(counter: Path, reset: bool) -> int:
         return 1
 
 
-def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "demo") -> dict[str, Any]:
+def demo_warehouse(duckdb: str | None = None, dataset: str | None = None) -> Warehouse:
+    """The demo's warehouse: always a DuckDB file (`demo.duckdb` unless given); the dataset and
+    the pipelines folder as configured, like every command."""
+    return warehouse_of(Settings(duckdb=duckdb or DEMO_DUCKDB, dataset=dataset,
+                                 destination="duckdb"))
+
+
+def forget(warehouse: Warehouse) -> None:
+    """`--reset`: the warehouse file, the run counter and the pipeline's local state.
+
+    The state is found where the sync keeps it (`warehouse.pipelines_dir`, the one derivation);
+    a folder of the demo's own is removed whole (log and lock too), a configured folder other
+    pipelines may share loses only this pipeline's working folder.
+    """
+    assert warehouse.duckdb_path is not None
+    db = Path(warehouse.duckdb_path)
+    for path in (db, Path(f"{db}.wal"), Path(f"{db}.demo-runs")):
+        path.unlink(missing_ok=True)
+    state = Path(warehouse.pipelines_dir)
+    if state != state_folder("duckdb", db):
+        state = state / warehouse.pipeline_name
+    if state.exists():
+        shutil.rmtree(state)
+
+
+def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str = "demo",
+             dataset: str | None = None) -> dict[str, Any]:
     """Do the demo; returns what happened (used by tests)."""
-    run_sandbox = _optional("sandbox.testing", "run_sandbox")
-    if run_sandbox is None:
-        raise click.ClickException("the embedded sandbox (sandbox.testing) is not available")
-    db = Path(duckdb).resolve()
+    from sandbox.testing import run_sandbox
+
+    warehouse = demo_warehouse(duckdb, dataset)
+    assert warehouse.duckdb_path is not None
+    db = Path(warehouse.duckdb_path)
     counter = Path(f"{db}.demo-runs")
     if reset:
-        for path in (db, Path(f"{db}.wal"), counter):
-            path.unlink(missing_ok=True)
-        state_dir = db.parent / ".creator-sync" / db.stem
-        if state_dir.exists():
-            import shutil
-
-            shutil.rmtree(state_dir)
+        forget(warehouse)
     number = _run_number(counter, reset)
-    out: dict[str, Any] = {"run": number}
+    out: dict[str, Any] = {"run": number, "warehouse": warehouse}
     with run_sandbox(seed=DEMO_SEED, scale=scale, sites=DEMO_SITES) as sandbox:
         for _ in range(number - 1):
             sandbox.activity(ACTIVITY_PER_ROUND)
@@ -70,7 +85,7 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
             base_url=sandbox.base_url,
             client_id=SANDBOX_CLIENT_ID,
             client_secret=Secret(SANDBOX_CLIENT_SECRET),
-            warehouse=resolve_warehouse(duckdb=str(db), dataset="creator_platform", destination="duckdb"),
+            warehouse=warehouse,
         )
         click.echo(
             f"demo run {number}: sandbox at {sandbox.base_url} (seed {DEMO_SEED}, {DEMO_SITES} sites"
@@ -83,46 +98,42 @@ def run_demo(duckdb: str, report: str, *, reset: bool = False, scale: str = "dem
     out["sync"] = result
     click.echo(format_summary(result))
 
-    run_models = _optional("models.runner", "run_models")
-    if run_models is None:
-        click.echo("models: not available yet (models.runner) - skipped")
-    else:
-        run_models(str(db), dataset="creator_platform")
-        click.echo("models: built schema `analytics`")
-        out["models"] = True
-    write_report = _optional("report.render", "write_report")
-    if write_report is None:
-        click.echo("report: not available yet (report.render) - skipped")
-    else:
-        path = write_report(str(db), report)
-        click.echo(f"report: {path}")
-        out["report"] = str(path)
-    figures = _optional("models.headline", "headline_figures")
-    fmt = _optional("models.headline", "format_headline")  # integer cents, never float
-    if figures is not None and fmt is not None and out.get("models"):
-        headline = figures(str(db))
-        out["headline"] = headline
-        click.echo("headline figures:")
-        for line in fmt(headline):
-            click.echo(f"  {line}")
+    from models.headline import format_headline, headline_figures
+    from models.runner import run_models
+    from report.render import write_report  # matplotlib loads only here
+
+    run_models(str(db), dataset=warehouse.dataset)
+    click.echo("models: built schema `analytics`")
+    out["models"] = True
+    path = write_report(str(db), report, dataset=warehouse.dataset)
+    click.echo(f"report: {path}")
+    out["report"] = str(path)
+    headline = headline_figures(str(db))  # integer cents, never float
+    out["headline"] = headline
+    click.echo("headline figures:")
+    for line in format_headline(headline):
+        click.echo(f"  {line}")
     click.echo(
         "\nnext:\n"
         f"  open {report or 'the report'} in a browser (no network needed)\n"
         f"  {shlex.quote(sys.executable)} -c \"import duckdb; duckdb.connect('{db}').sql("
         "'select * from analytics.payout_reconciliation where not is_reconciled').show()\"\n"
         "  marts in schema analytics: revenue_daily, mrr_monthly, orders, customers,\n"
-        "  payout_reconciliation, payout_transactions, unpaid_balance (raw tables: creator_platform)\n"
+        "  payout_reconciliation, payout_transactions, unpaid_balance\n"
+        f"  (raw tables: {warehouse.dataset})\n"
         "  run `creator-sync demo` again: new platform activity, incremental sync."
     )
     return out
 
 
 @click.command("demo")
-@click.option("--duckdb", default="demo.duckdb", show_default=True, help="Demo warehouse file.")
+@click.option("--duckdb", default=DEMO_DUCKDB, show_default=True,
+              help="Demo warehouse file (its own: never the configured warehouse).")
+@option("dataset")
 @click.option("--report", default="demo-report.html", show_default=True, help="Report output.")
 @click.option("--reset", is_flag=True, help="Forget previous demo runs and start over.")
 @click.option("--scale", default="demo", show_default=True, help="Sandbox scale.")
-def demo_command(duckdb: str, report: str, reset: bool, scale: str) -> None:
+def demo_command(duckdb: str, dataset: str | None, report: str, reset: bool, scale: str) -> None:
     """Start the sandbox in-process, sync it, build models and report (run again: incremental)."""
     with reported_failures(False):
-        run_demo(duckdb, report, reset=reset, scale=scale)
+        run_demo(duckdb, report, reset=reset, scale=scale, dataset=dataset)

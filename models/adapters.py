@@ -14,9 +14,6 @@ import sqlglot
 
 from common.duckdb_names import connect_warehouse, quote_ident, quote_literal
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 _DSN_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^\s\"']*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
 
 
@@ -25,13 +22,6 @@ def redact_dsn(text: str) -> str:
     return _DSN_PASSWORD.sub(
         lambda m: f"{m.group(1)}***@" if m.group(1) else f"{m.group(2)}***", text
     )
-
-
-def check_identifier(name: str) -> None:
-    """Only plain identifiers name schemas: the user's `--dataset` must be one (the pipeline
-    writes no other), and a malformed one is an error, not a surprise."""
-    if not _IDENT.match(name):
-        raise ValueError(f"not a valid SQL identifier: {name!r}")
 
 
 class Adapter(Protocol):

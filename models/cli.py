@@ -10,7 +10,9 @@ from pathlib import Path
 
 import click
 
+from common.config import BadSetting, Settings, option, warn_unknown_keys
 from common.locking import LockTimeout, warehouse_lock
+from common.warehouse import warehouse_of
 from models.adapters import (
     Adapter,
     DuckDBAdapter,
@@ -80,13 +82,12 @@ def _print_result(result: BuildResult) -> None:
                 click.echo(f"       {row}", err=True)
 
 
+MODEL_DESTINATIONS = ("duckdb", "postgres")  # the SQL dialects the models are written for
+
+
 @click.command("models")
-@click.option("--duckdb", "duckdb_path", default=None,
-              help="DuckDB file the pipeline loaded [config creator_sync.duckdb, else "
-                   "creator_platform.duckdb].")
-@click.option("--dataset", default=None,
-              help="Dataset (schema) holding the raw tables [config creator_sync.dataset, else "
-                   "creator_platform].")
+@option("duckdb")
+@option("dataset")
 @click.option("--timezone", default="UTC", show_default=True,
               help="IANA zone of the reporting day and month, e.g. America/New_York.")
 @click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=None,
@@ -95,8 +96,7 @@ def _print_result(result: BuildResult) -> None:
                    f"{DEFAULT_SETTLEMENT_DELAY_DAYS}].")
 @click.option("--as-of", callback=_parse_date,
               help="Last reporting day (YYYY-MM-DD) [the latest transaction's day].")
-@click.option("--destination", type=click.Choice(["duckdb", "postgres"]), default="duckdb",
-              show_default=True, help="Where the pipeline loaded the raw tables.")
+@option("destination")
 @click.option("--postgres-dsn", default=None,
               help="Postgres DSN [env CREATOR_SYNC_POSTGRES_DSN, else dlt's "
                    "DESTINATION__POSTGRES__CREDENTIALS / .dlt/secrets.toml].")
@@ -108,24 +108,29 @@ def _print_result(result: BuildResult) -> None:
 @stale_after_option
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
 def models_command(
-    duckdb_path: str | None, dataset: str | None, timezone: str, settlement_delay_days: int | None,
-    as_of: dt.date | None, destination: str, postgres_dsn: str | None, run_tests: bool,
+    duckdb: str | None, dataset: str | None, timezone: str, settlement_delay_days: int | None,
+    as_of: dt.date | None, destination: str | None, postgres_dsn: str | None, run_tests: bool,
     strict: bool, lock_timeout: float, stale_after_days: float | None, verbose: bool,
 ) -> None:
     """Build the analytics models (staging, intermediate, marts) and run their data tests."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    from common.config import SYNC_SECTION, setting, warn_unknown_keys
-
     warn_unknown_keys()
 
-    limit = stale_after(stale_after_days)
-    duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
-    params = Params(setting(SYNC_SECTION, "dataset", dataset), timezone, settlement_delay_days, as_of)
+    settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
+                        stale_after_days=stale_after_days)
+    warehouse = warehouse_of(settings)
+    if warehouse.destination not in MODEL_DESTINATIONS:
+        raise BadSetting(f"the models build on {' or '.join(MODEL_DESTINATIONS)}, not "
+                         f"{warehouse.destination!r}", settings.where("destination"))
+    limit = stale_after(settings["stale_after_days"])
+    duckdb_path = warehouse.duckdb_path or ""
+    params = Params(warehouse.dataset, timezone, settlement_delay_days, as_of)
     try:
         params.validate()
     except ModelsError as exc:
         raise click.UsageError(str(exc)) from None
+    destination = warehouse.destination
     if destination == "duckdb" and not Path(duckdb_path).is_file():
         raise click.ClickException(
             f"{duckdb_path}: no such DuckDB file; run `creator-sync sync --duckdb {duckdb_path}` first"

@@ -18,9 +18,7 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-import click
-
-from common.config import SYNC_SECTION, setting, spec
+from common.config import SYNC_SECTION, option, setting
 from models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
 
 DATA_COVERAGE = "analytics.data_coverage"
@@ -53,15 +51,9 @@ def fmt_age(delta: dt.timedelta) -> str:
     return "less than a minute"
 
 
-# The flag of every command that states the figures (`models`, `report`); the key, its check
-# and its default are `creator_sync.stale_after_days` in common.config.
-stale_after_option = click.option(
-    "--stale-after-days",
-    type=click.FloatRange(0, 3650, min_open=True),
-    default=None,
-    help="Mark the figures stale when the newest record is older than this many days "
-    f"[config creator_sync.stale_after_days, else {spec(SYNC_SECTION, 'stale_after_days').default:g}].",
-)
+# The flag of every command that states the figures (`models`, `report`); the key, its check,
+# help and default are `creator_sync.stale_after_days` in common.config.
+stale_after_option = option("stale_after_days", type=float)
 
 
 def stale_after(days: float | None = None) -> dt.timedelta:

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from common.config import DEFAULT_DATASET, dataset_name
 from common.duckdb_names import quote_ident
-from models.adapters import Adapter, DuckDBAdapter, check_identifier
+from models.adapters import Adapter, DuckDBAdapter
 from models.headline import headline_figures
 from models.project import Project, load_project
 from models.render import (
@@ -42,14 +43,14 @@ class Params:
     """One build's parameters. `settlement_delay_days` is an override: None (the default) lets
     each site's payout lines show its delay, falling back to DEFAULT_SETTLEMENT_DELAY_DAYS."""
 
-    dataset: str = "creator_platform"
+    dataset: str = DEFAULT_DATASET
     timezone: str = "UTC"
     settlement_delay_days: int | None = None
     as_of: dt.date | None = None
 
     def validate(self) -> None:
         try:
-            check_identifier(self.dataset)
+            dataset_name(self.dataset)
         except ValueError as exc:
             raise ModelsError(f"--dataset: {exc}") from exc
         try:
@@ -225,7 +226,7 @@ def build(
 
 def run_models(
     duckdb_path: str,
-    dataset: str = "creator_platform",
+    dataset: str = DEFAULT_DATASET,
     timezone: str = "UTC",
     settlement_delay_days: int | None = None,
     as_of: dt.date | None = None,

@@ -1,1 +1,1 @@
-"""Runnable pipelines and the `creator-sync` command line."""
+"""The dlt pipeline layer: `sync` (pull) and `webhooks` (push), built on `common`."""

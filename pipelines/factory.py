@@ -1,19 +1,17 @@
-"""Build the dlt pipeline and resolve settings from flags > env > .dlt/config.toml/secrets.toml.
+"""Build the dlt pipeline for a resolved `common.warehouse.Warehouse` (DuckDB tuning, dlt settings).
 
 Conventions other areas rely on (models, report, webhooks):
 - every setting, its section, check and default is in `common.config.SETTINGS`:
   `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the API,
   `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse (`duckdb`, `dataset`, ...).
-- the dlt pipeline for a DuckDB file `X.duckdb` is named `creator_sync_<dataset>` and keeps its
-  local state in `<dir of X>/.creator-sync/<stem of X>/` so two warehouses never share state.
+- where the warehouse and the pipeline's local state live is `common.warehouse` (one
+  derivation for every command).
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,8 @@ import dlt
 
 from common.config import SYNC_SECTION, setting
 from common.duckdb_names import catalog_qualified_duckdb
-from common.terminal import state_dir
+from common.files import state_dir
+from common.warehouse import Warehouse
 
 log = logging.getLogger("creator_sync.factory")
 
@@ -29,50 +28,6 @@ FILE_MAX_ITEMS = 50_000
 # row-group merges DuckDB schedules at each checkpoint: none while a sync fills a new warehouse
 # (see build_pipeline), DuckDB's own default otherwise
 FRESH_LOAD_VACUUM_TASKS = 0
-
-
-@dataclass(frozen=True)
-class Warehouse:
-    destination: str
-    dataset: str
-    duckdb_path: str | None  # absolute path when destination is duckdb
-    pipeline_name: str
-    pipelines_dir: str
-
-
-def _safe_name(text: str) -> str:
-    return re.sub(r"[^a-zA-Z0-9_]+", "_", text).strip("_").lower() or "default"
-
-
-def resolve_warehouse(
-    *,
-    duckdb: str | None = None,
-    dataset: str | None = None,
-    destination: str | None = None,
-    pipelines_dir: str | None = None,
-) -> Warehouse:
-    """Where the data and the pipeline state go (flags override config)."""
-    dest = setting(SYNC_SECTION, "destination", destination)
-    ds = setting(SYNC_SECTION, "dataset", dataset)
-    state_dir = setting(SYNC_SECTION, "pipelines_dir", pipelines_dir)
-    if dest == "duckdb":
-        path = Path(setting(SYNC_SECTION, "duckdb", duckdb)).expanduser().resolve()
-        default_dir = path.parent / ".creator-sync" / _safe_name(path.stem)
-        return Warehouse(
-            destination=dest,
-            dataset=ds,
-            duckdb_path=str(path),
-            pipeline_name=f"creator_sync_{_safe_name(ds)}",
-            pipelines_dir=str(state_dir or default_dir),
-        )
-    default_dir = Path(".creator-sync") / _safe_name(dest)
-    return Warehouse(
-        destination=dest,
-        dataset=ds,
-        duckdb_path=None,
-        pipeline_name=f"creator_sync_{_safe_name(ds)}",
-        pipelines_dir=str(Path(state_dir or default_dir).resolve()),
-    )
 
 
 def release_free_memory() -> None:

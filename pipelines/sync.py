@@ -25,8 +25,9 @@ from common.config import (
     SETTINGS,
     SOURCE_SECTION,
     BadSetting,
+    Settings,
     lookback_days,
-    setting,
+    option,
     warn_unknown_keys,
 )
 from common.locking import pipeline_lock, warehouse_lock
@@ -36,6 +37,7 @@ from common.terminal import (
     setup_logging,
     signal_name,
 )
+from common.warehouse import Warehouse, warehouse_of
 from sources.creator_platform import (
     CreatorPlatformClient,
     CreatorPlatformError,
@@ -50,12 +52,7 @@ from sources.creator_platform.settings import DAY_S, RESOURCES
 from sources.creator_platform.source import Outcome
 from sources.creator_platform.stats import RunStats
 
-from .factory import (
-    Warehouse,
-    build_pipeline,
-    release_free_memory,
-    resolve_warehouse,
-)
+from .factory import build_pipeline, release_free_memory
 from .postload import (
     data_tables,
     dedupe_appended,
@@ -125,22 +122,16 @@ class SyncResult:
         return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
 
 
-def _flag_values(flags: dict[str, Any]) -> dict[str, Any]:
-    """Click's parameter names -> setting keys (None: the flag was not given)."""
-    out = {key: flags.get(key) for key in flags}
-    out["site_ids"] = flags.get("site_id") or None
-    out["details"] = False if flags.get("no_details") else None
-    out["insecure"] = True if flags.get("insecure") else None
-    return out
-
-
 def resolve_settings(**flags: Any) -> SyncSettings:
-    """Merge CLI flags (None = not given) with dlt config/secrets and defaults, each checked
-    as `common.config.SETTINGS` says; a bad one is a usage error naming the flag or key."""
-    given = _flag_values(flags)
+    """Merge CLI flags (by setting key; None = not given) with dlt config/secrets and defaults,
+    each checked as `common.config.SETTINGS` says; a bad one is a usage error naming the flag
+    or key. `full_refresh` and `lock_timeout` are flags of this run only."""
+    full_refresh = bool(flags.pop("full_refresh", False))
+    lock_timeout = float(flags.pop("lock_timeout", 0) or 0)
+    conf = Settings(**flags)
     fields = {f.name for f in dataclasses.fields(SyncSettings)}
     values = {
-        item.key: setting(SOURCE_SECTION, item.key, given.get(item.key))
+        item.key: conf[item.key]
         for item in SETTINGS
         if item.section == SOURCE_SECTION and item.key in fields
     }
@@ -157,24 +148,17 @@ def resolve_settings(**flags: Any) -> SyncSettings:
     try:
         api_root(values["base_url"], insecure=values["insecure"])
     except ValueError as exc:
-        where = "flag=--base-url" if given.get("base_url") else f"key={SOURCE_SECTION}.base_url"
-        raise BadSetting(str(exc), where) from None
-    lock_timeout = float(flags.get("lock_timeout") or 0)
+        raise BadSetting(str(exc), conf.where("base_url")) from None
     if lock_timeout < 0:
         raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
-    every_days = setting(SOURCE_SECTION, "full_refresh_every_days")
+    every_days = conf["full_refresh_every_days"]
     return SyncSettings(**{
         **values,
         "client_secret": Secret(values["client_secret"]),
         "pii_salt": Secret(values["pii_salt"]),
         "rate_limit": values["rate_limit"] or None,  # 0 = no limit
-        "warehouse": resolve_warehouse(
-            duckdb=flags.get("duckdb"),
-            dataset=flags.get("dataset"),
-            destination=flags.get("destination"),
-            pipelines_dir=flags.get("pipelines_dir"),
-        ),
-        "full_refresh": bool(flags.get("full_refresh")),
+        "warehouse": warehouse_of(conf),
+        "full_refresh": full_refresh,
         "lock_timeout": lock_timeout,
         "lookback_s": {k: int(v * DAY_S) for k, v in lookback_days().items()},
         "full_refresh_every_s": int(every_days * DAY_S) if every_days is not None else None,
@@ -405,32 +389,26 @@ def log_path(wh: Warehouse) -> Path:
 
 
 @click.command("sync")
-@click.option("--base-url", help="API base URL, e.g. https://api.example.com (the /v1 is added).")
-@click.option("--client-id", help="OAuth client id.")
-@click.option("--client-secret", help="OAuth client secret (prefer env or .dlt/secrets.toml).")
-@click.option("--duckdb", "duckdb", help="DuckDB file [creator_platform.duckdb].")
-@click.option("--dataset", help="Dataset (schema) name [creator_platform].")
-@click.option("--destination", help="Any dlt destination name [duckdb].")
-@click.option("--resources", help="Comma-separated resources to sync [all].")
-@click.option("--site-id", "site_id", multiple=True, help="Only these sites (repeatable) [discover].")
+@option("base_url")
+@option("client_id")
+@option("client_secret")
+@option("duckdb")
+@option("dataset")
+@option("destination")
+@option("resources")
+@option("site_ids", multiple=True)
 @click.option("--full-refresh", is_flag=True, help="Drop state and tables of the selected resources and start over.")
-@click.option("--concurrency", type=int, help="List-page requests in flight [4].")
-@click.option("--detail-concurrency", type=int,
-              help="Single-record (include=) reads in flight [16]; the rate limit bounds both.")
-@click.option("--rate-limit", type=float,
-              help="Hard cap, requests per minute [none: find the platform's limit].")
-@click.option("--adaptive-rate/--fixed-rate", "adaptive_rate", default=None,
-              help="Find the platform's limit and ride it [adaptive]; fixed: pace at "
-              "--rate-limit exactly, or not at all.")
-@click.option("--page-size", type=int, help="page[size] to ask for [100].")
-@click.option("--pii", help="hash or drop: email/phone/address columns.")
-@click.option("--insecure", is_flag=True, default=None, help="Allow plain http:// to a non-loopback host.")
+@option("concurrency")
+@option("detail_concurrency")
+@option("rate_limit")
+@option("adaptive_rate")
+@option("page_size")
+@option("pii")
+@option("insecure")
 @click.option("--lock-timeout", type=float, default=0, show_default=True, help="Seconds to wait for a running sync of the same pipeline.")
-@click.option("--payouts-path", help="Payouts path under /v1 on your platform, "
-              "/<brand>_payments_payouts [/platform_payments_payouts].")
-@click.option("--no-details", "no_details", is_flag=True, default=None,
-              help="Skip per-record include reads (order_items, modules/lessons/media, fields).")
-@click.option("--pipelines-dir", help="Where dlt keeps local pipeline state.")
+@option("payouts_path")
+@option("details")
+@option("pipelines_dir")
 @click.option("--verbose", "-v", is_flag=True, help="Debug log on stderr.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on a TTY].")
 def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:

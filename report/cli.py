@@ -6,19 +6,14 @@ import datetime as dt
 
 import click
 
+from common.config import BadSetting, Settings, option, warn_unknown_keys
+from common.warehouse import warehouse_of
 from models.coverage import stale_after_option
 from report.errors import ReportError
 
 
 @click.command("report")
-@click.option(
-    "--duckdb",
-    "duckdb_path",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="DuckDB file holding the synced dataset and the analytics marts "
-    "[config creator_sync.duckdb, else creator_platform.duckdb].",
-)
+@option("duckdb", type=click.Path(dir_okay=False))
 @click.option(
     "--out",
     "out_path",
@@ -34,38 +29,36 @@ from report.errors import ReportError
     default=None,
     help="First day shown in the charts and payout list (YYYY-MM-DD).",
 )
-@click.option(
-    "--dataset",
-    default=None,
-    help="Raw dataset (schema) the sync loaded; read for the data-freshness line "
-    "[config creator_sync.dataset, else creator_platform].",
-)
+@option("dataset")
+@option("destination")
 @stale_after_option
 def report_command(
-    duckdb_path: str | None,
+    duckdb: str | None,
     out_path: str,
     site_id: str | None,
     since: dt.datetime | None,
     dataset: str | None,
+    destination: str | None,
     stale_after_days: float | None,
 ) -> None:
     """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
-    from common.config import SYNC_SECTION, setting, warn_unknown_keys
-
     warn_unknown_keys()
-
-    duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
-    dataset = str(setting(SYNC_SECTION, "dataset", dataset))
+    settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
+                        stale_after_days=stale_after_days)
+    warehouse = warehouse_of(settings)
+    if warehouse.duckdb_path is None:
+        raise BadSetting(f"the report reads a DuckDB warehouse; the destination is "
+                         f"{warehouse.destination!r}", settings.where("destination"))
     from report.render import write_report  # matplotlib loads only when a report is made
 
     try:
         path = write_report(
-            duckdb_path,
+            warehouse.duckdb_path,
             out_path,
             site_id=site_id,
             since=since.date() if since else None,
-            dataset=dataset,
-            stale_after_days=stale_after_days,
+            dataset=warehouse.dataset,
+            stale_after_days=settings["stale_after_days"],
         )
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -9,6 +9,7 @@ import tempfile
 
 import duckdb
 
+from common.config import DEFAULT_DATASET
 from common.duckdb_names import connect_warehouse
 from models.coverage import stale_after
 from report.data import load_report_data
@@ -48,7 +49,7 @@ def write_report(
     out_path: str,
     site_id: str | None = None,
     since: dt.date | None = None,
-    dataset: str = "creator_platform",
+    dataset: str = DEFAULT_DATASET,
     stale_after_days: float | None = None,
 ) -> pathlib.Path:
     """Render the finance report of `duckdb_path` into `out_path` and return its absolute path.

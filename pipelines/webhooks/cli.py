@@ -10,7 +10,9 @@ from pathlib import Path
 import click
 import orjson
 
+from common.config import Settings, option, warn_unknown_keys
 from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
+from common.warehouse import warehouse_of
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.urls import redact_target_url
 
@@ -18,26 +20,24 @@ SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
 MIN_SECRET_CHARS = 16
 
 
-def _config(key: str, flag_value: object = None) -> object:
-    """Same settings as `creator-sync sync` (flag, env SOURCES__CREATOR_PLATFORM__<KEY>,
-    .dlt/*.toml), checked the same way: a bad one is a usage error naming flag or key."""
-    from common.config import SOURCE_SECTION, setting
-
-    return setting(SOURCE_SECTION, key, flag_value)
+def _settings(ctx: click.Context) -> Settings:
+    """Same settings as `creator-sync sync` (flag, env, .dlt/*.toml, default), checked the same
+    way: a bad one is a usage error naming flag or key. API flags may sit on the group or the
+    subcommand (`_remember` collects them)."""
+    return Settings(**ctx.find_root().meta.get(API_FLAGS, {}))
 
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
-    from common.config import warn_unknown_keys
     from sources.creator_platform.client import CreatorPlatformClient
     from sources.creator_platform.errors import CreatorPlatformError
 
-    obj = ctx.find_root().meta.get(API_FLAGS, {})
     warn_unknown_keys()
-    base_url = _config("base_url", obj.get("base_url"))
-    client_id = _config("client_id", obj.get("client_id"))
-    client_secret = _config("client_secret", obj.get("client_secret"))
-    insecure = _config("insecure", obj.get("insecure"))
+    settings = _settings(ctx)
+    base_url = settings["base_url"]
+    client_id = settings["client_id"]
+    client_secret = settings["client_secret"]
+    insecure = settings["insecure"]
     if not base_url:
         raise click.UsageError(
             "no API base URL: pass --base-url or set sources.creator_platform.base_url"
@@ -67,22 +67,12 @@ def _remember(ctx: click.Context, param: click.Parameter, value: object) -> obje
 API_FLAGS = "creator_sync.webhooks.api"
 
 
+API_KEYS = ("base_url", "client_id", "client_secret", "insecure")
+
+
 def api_options(command):  # type: ignore[no-untyped-def]
-    for option in reversed(
-        [
-            click.option("--base-url", help="API base URL, e.g. https://api.example.com "
-                         "[config sources.creator_platform.base_url]."),
-            click.option("--client-id", help="OAuth client id [config client_id]."),
-            click.option("--client-secret", help="OAuth client secret (prefer env "
-                         "SOURCES__CREATOR_PLATFORM__CLIENT_SECRET or .dlt/secrets.toml)."),
-            click.option("--insecure", is_flag=True, default=None,
-                         help="Allow plain http:// to a non-loopback host."),
-        ]
-    ):
-        command = option(command)
-    for param in command.__click_params__[-4:]:
-        param.expose_value = False
-        param.callback = _remember
+    for key in reversed(API_KEYS):
+        command = option(key, expose_value=False, callback=_remember)(command)
     return command
 
 
@@ -93,7 +83,7 @@ def hooks_command() -> None:
 
 
 def _client_id(ctx: click.Context) -> str:
-    return str(_config("client_id", ctx.find_root().meta.get(API_FLAGS, {}).get("client_id")) or "")
+    return str(_settings(ctx)["client_id"] or "")
 
 
 @hooks_command.command("create")
@@ -210,14 +200,11 @@ def sample_command(ctx: click.Context, event: str) -> None:
 @click.command("listen")
 @click.option("--port", default=8787, show_default=True, type=int, help="0 picks a free port.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address.")
-@click.option("--duckdb", "duckdb_path", type=click.Path(dir_okay=False), default=None,
-              help="Warehouse DuckDB file, the one `creator-sync sync` writes "
-              "[config creator_sync.duckdb, else creator_platform.duckdb].")
+@option("duckdb", type=click.Path(dir_okay=False))
 @click.option("--secret", envvar=SECRET_ENV, required=True,
               help=f"Secret path segment of the target URL (or env {SECRET_ENV}).")
-@click.option("--dataset", default=None, help="Dataset (schema) [creator_platform], as for sync.")
-@click.option("--pii", default=None,
-              help="hash or drop PII columns, as `sync --pii` [config sources.creator_platform.pii].")
+@option("dataset")
+@option("pii")
 @click.option("--journal", "journal_dir", type=click.Path(file_okay=False), default=None,
               help="Journal directory [default: <duckdb>.webhooks-journal].")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1))
@@ -233,7 +220,7 @@ def sample_command(ctx: click.Context, event: str) -> None:
 def listen_command(
     port: int,
     host: str,
-    duckdb_path: str | None,
+    duckdb: str | None,
     secret: str,
     dataset: str | None,
     pii: str | None,
@@ -247,7 +234,6 @@ def listen_command(
 ) -> None:
     """Receive webhook deliveries and land them in the warehouse in near real time."""
     from common.terminal import setup_logging
-    from pipelines.factory import resolve_warehouse
     from pipelines.webhooks.journal import JournalCorrupt, JournalInUse
     from pipelines.webhooks.server import ListenOptions, serve
 
@@ -256,10 +242,9 @@ def listen_command(
             f"must be at least {MIN_SECRET_CHARS} characters (it is the only thing between the "
             "internet and your warehouse); e.g. python -c 'import secrets; "
             "print(secrets.token_urlsafe(32))'", param_hint=f"--secret / {SECRET_ENV}")
-    from common.config import warn_unknown_keys
-
     warn_unknown_keys()
-    warehouse = resolve_warehouse(duckdb=duckdb_path, dataset=dataset)
+    settings = Settings(duckdb=duckdb, dataset=dataset, pii=pii)
+    warehouse = warehouse_of(settings)
     if warehouse.duckdb_path is None:
         raise click.UsageError(
             f"listen loads into DuckDB only; the configured destination is {warehouse.destination!r}")
@@ -271,8 +256,8 @@ def listen_command(
         host=host,
         port=port,
         dataset=warehouse.dataset,
-        pii=_config("pii", pii),  # type: ignore[arg-type]
-        pii_salt=str(_config("pii_salt") or ""),
+        pii=settings["pii"],
+        pii_salt=str(settings["pii_salt"] or ""),
         requeue_dead_letters=requeue_dead_letters,
         journal_dir=Path(journal_dir) if journal_dir else None,
         batch_size=batch_size,

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from pathlib import Path
 import duckdb
 import orjson
 
+from common.config import DEFAULT_DATASET
 from common.duckdb_names import connect_warehouse
 from common.locking import LockTimeout, warehouse_lock
 from pipelines.webhooks import warehouse
@@ -76,7 +77,7 @@ class Loader:
         journal: Journal,
         duckdb_path: str | Path,
         *,
-        dataset: str = "creator_platform",
+        dataset: str = DEFAULT_DATASET,
         batch_size: int = 500,
         interval: float = 1.0,
         lock: LockFactory = default_lock,
@@ -200,7 +201,7 @@ class Loader:
                 deliveries.append((record.seq, item))
             else:
                 dead.append(_dead_row(record.seq, item))
-        with self.lock(self.duckdb_path), _connect(self.duckdb_path) as con:
+        with self.lock(self.duckdb_path), connect_warehouse(self.duckdb_path) as con:
             con.execute("BEGIN TRANSACTION")
             try:
                 warehouse.ensure_schema(con, self.dataset)
@@ -258,15 +259,6 @@ class Loader:
             "loaded %d deliveries (%d new events, %d dead letters) up to journal seq %d",
             len(records), len(events), added_dead, records[-1].seq,
         )
-
-
-@contextlib.contextmanager
-def _connect(path: str) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect_warehouse(path)
-    try:
-        yield con
-    finally:
-        con.close()
 
 
 def _dead_row(seq: int, item: DeadLetter) -> dict:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import orjson
 
+from common.config import DEFAULT_DATASET
 from common.duckdb_names import connect_warehouse, quote_ident
 from pipelines.webhooks.journal import Journal
 from pipelines.webhooks.loader import LockFactory, default_lock
@@ -24,7 +25,7 @@ REQUEUE_REASONS = ("normalize_failed", "load_failed")
 def requeue_dead_letters(
     journal: Journal,
     duckdb_path: str | Path,
-    dataset: str = "creator_platform",
+    dataset: str = DEFAULT_DATASET,
     *,
     lock: LockFactory = default_lock,
 ) -> int:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
+from common.config import DEFAULT_DATASET
 from pipelines.webhooks.journal import Journal
 from pipelines.webhooks.loader import Loader
 from pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
@@ -29,7 +30,7 @@ class ListenOptions:
     secret: str = field(repr=False)
     host: str = "127.0.0.1"
     port: int = 8787
-    dataset: str = "creator_platform"
+    dataset: str = DEFAULT_DATASET
     journal_dir: Path | None = None
     batch_size: int = 500
     batch_interval: float = 1.0

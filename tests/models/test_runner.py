@@ -167,7 +167,7 @@ def test_bad_parameters_are_named(raw_db) -> None:
     path = raw_db(MINIMAL)
     with pytest.raises(ModelsError, match="--timezone"):
         run_models(path, timezone="Mars/Olympus")
-    with pytest.raises(ModelsError, match="--dataset: not a valid SQL identifier"):
+    with pytest.raises(ModelsError, match="--dataset: must be a plain SQL name"):
         run_models(path, dataset="x; drop table y")
     with pytest.raises(ModelsError, match=r"dataset .*'other' not found"):
         run_models(path, dataset="other")

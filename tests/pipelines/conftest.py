@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sources"))
 from fakeapi import FakeApi, record
 from pipeline_fakes import FAKE_SECRET
 
-from pipelines.factory import resolve_warehouse
+from common.warehouse import resolve_warehouse
 from pipelines.sync import SyncSettings
 from sources.creator_platform.auth import Secret
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.factory import resolve_warehouse
+from common.warehouse import resolve_warehouse
 from pipelines.sync import SyncSettings, run_sync
 from sources.creator_platform.auth import Secret
 from sources.creator_platform.client import CreatorPlatformClient

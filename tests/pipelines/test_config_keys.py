@@ -72,24 +72,44 @@ def test_known_keys_are_derived_from_the_one_list():
     assert known[LOOKBACK_SECTION] == set(RESOURCES)
 
 
+PRODUCT = ("common", "pipelines", "models", "report", "creator_sync")
+
+
+def _product_files() -> list[Path]:
+    return [p for folder in PRODUCT for p in sorted((REPO / folder).rglob("*.py"))]
+
+
 def test_every_config_read_in_the_code_names_a_known_setting():
-    """No reader bypasses the list: every `setting(SECTION, "key")` names an entry of it."""
+    """No reader bypasses the list: every `setting(SECTION, "key")`, `option("key")`,
+    `Settings(key=...)` and `settings["key"]` names an entry of it."""
     known = {(s.section, s.key) for s in SETTINGS}
+    keys = {s.key for s in SETTINGS}
     sections = {"SOURCE_SECTION": "sources.creator_platform", "SYNC_SECTION": "creator_sync"}
     found = 0
-    for path in [*REPO.glob("pipelines/**/*.py"), *REPO.glob("models/*.py"), *REPO.glob("report/*.py")]:
+    for path in _product_files():
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("setting", "_config"):
+            name = getattr(getattr(node, "func", None), "id", None)
+            if isinstance(node, ast.Call) and name == "setting":
                 args = node.args
-                if getattr(node.func, "id", None) == "_config":
-                    key = args[0].value  # type: ignore[attr-defined]
-                    assert ("sources.creator_platform", key) in known, (path, key)
-                elif len(args) >= 2 and isinstance(args[0], ast.Name) and isinstance(args[1], ast.Constant):
+                if len(args) >= 2 and isinstance(args[0], ast.Name) and isinstance(args[1], ast.Constant):
                     assert (sections[args[0].id], args[1].value) in known, (path, args[1].value)
+                    found += 1
+            elif isinstance(node, ast.Call) and name in ("option", "by_key") and node.args:
+                if isinstance(node.args[0], ast.Constant):
+                    assert node.args[0].value in keys, (path, node.args[0].value)
+                    found += 1
+            elif isinstance(node, ast.Call) and name == "Settings":
+                for kw in node.keywords:
+                    if kw.arg is not None:
+                        assert kw.arg in keys, (path, kw.arg)
+                        found += 1
+            elif (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)
+                  and getattr(node.value, "id", None) in ("settings", "conf")):
+                assert node.slice.value in keys, (path, node.slice.value)
                 found += 1
-    assert found >= 10
+    assert found >= 40
     # nobody reads dlt's accessors directly any more (they trace values into trace.pickle)
-    for path in [*REPO.glob("pipelines/**/*.py"), *REPO.glob("models/*.py"), *REPO.glob("report/*.py")]:
+    for path in _product_files():
         text = path.read_text()
         if path.name != "config.py":
             assert "dlt.config.get(" not in text and "dlt.secrets.get(" not in text, path

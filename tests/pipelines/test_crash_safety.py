@@ -12,7 +12,7 @@ import pytest
 from sandbox_helpers import query, snapshot, sync
 
 from common.locking import pipeline_lock, warehouse_lock
-from pipelines.factory import resolve_warehouse
+from common.warehouse import resolve_warehouse
 from sandbox.testing import start_sandbox
 
 # (kill point, whether a successful sync ran before): extract (mid-page), normalize, load

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from pipelines.factory import build_pipeline, release_free_memory, resolve_warehouse
+from common.warehouse import resolve_warehouse
+from pipelines.factory import build_pipeline, release_free_memory
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:

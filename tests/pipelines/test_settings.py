@@ -29,7 +29,7 @@ def test_env_values_and_flag_overrides(env, tmp_path):
     assert s.warehouse.duckdb_path == str(tmp_path / "x.duckdb")
     assert s.warehouse.dataset == "creator_platform"
     s2 = resolve_settings(base_url="http://127.0.0.1:9", client_id="flag", concurrency=2,
-                          site_id=("1", "2"), resources="contacts,orders", dataset="raw")
+                          site_ids=("1", "2"), resources="contacts,orders", dataset="raw")
     assert (s2.base_url, s2.client_id, s2.concurrency) == ("http://127.0.0.1:9", "flag", 2)
     assert s2.site_ids == ("1", "2") and s2.resources == ("contacts", "orders")
     assert s2.warehouse.dataset == "raw"

@@ -20,8 +20,8 @@ SANDBOX_CLIENT_SECRET = "sandbox-secret"
 @pytest.fixture(scope="module")
 def synced(sandbox, tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     """The shared tiny sandbox synced into a fresh DuckDB and modelled."""
+    from common.warehouse import resolve_warehouse
     from models.runner import run_models
-    from pipelines.factory import resolve_warehouse
     from pipelines.sync import SyncSettings, run_sync
     from sources.creator_platform.auth import Secret
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import vcr
 
-from pipelines.factory import resolve_warehouse
+from common.warehouse import resolve_warehouse
 from pipelines.sync import SyncSettings, run_sync
 from sources.creator_platform.auth import Secret
 

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import duckdb
 
+from common.duckdb_names import quote_ident
+
 VOLATILE_COLUMNS = frozenset(
     {"_dlt_load_id", "_dlt_id", "_dlt_parent_id", "_dlt_root_id", "_extracted_at"}
 )
@@ -92,10 +94,6 @@ class Comparison:
         return "\n".join(self.problems()) or "identical"
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _columns(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> dict[str, dict[str, str]]:
     rows = con.execute(
         "SELECT table_name, column_name, data_type FROM information_schema.columns "
@@ -112,7 +110,7 @@ def _columns(con: duckdb.DuckDBPyConnection, catalog: str, schema: str) -> dict[
 
 def _row_hash(alias: str, columns: list[str]) -> str:
     # hash() of a struct covers names, types and values; NULLs hash to a fixed value.
-    packed = ", ".join(f"{_q(c)} := {alias}.{_q(c)}" for c in columns)
+    packed = ", ".join(f"{quote_ident(c)} := {alias}.{quote_ident(c)}" for c in columns)
     return f"hash(struct_pack({packed}))"
 
 
@@ -145,7 +143,7 @@ def _diff_table(
     def side(catalog: str) -> str:
         return (
             f"SELECT {key} AS k, count(*) AS n, sum(CAST({row_hash} AS HUGEINT)) AS hs "
-            f"FROM {catalog}.{_q(schema)}.{_q(table)} AS t{where} GROUP BY 1"
+            f"FROM {catalog}.{quote_ident(schema)}.{quote_ident(table)} AS t{where} GROUP BY 1"
         )
 
     params = [ids, ids] if has_id else []
@@ -194,14 +192,14 @@ def compare_warehouses(
         result: dict[str, TableDiff] = {}
         for table in sorted(set(ref_tables) | set(drill_tables)):
             if table not in drill_tables:
-                rows = con.execute(f"SELECT count(*) FROM ref.{_q(dataset)}.{_q(table)}").fetchone()[0]
+                rows = con.execute(f"SELECT count(*) FROM ref.{quote_ident(dataset)}.{quote_ident(table)}").fetchone()[0]
                 result[table] = TableDiff(table, ref_rows=rows, lost=rows, checksum_equal=rows == 0,
                                           schema_problems=["table missing"])
                 continue
             if table not in ref_tables:
                 if table in allow_extra_tables:
                     continue
-                rows = con.execute(f"SELECT count(*) FROM drill.{_q(dataset)}.{_q(table)}").fetchone()[0]
+                rows = con.execute(f"SELECT count(*) FROM drill.{quote_ident(dataset)}.{quote_ident(table)}").fetchone()[0]
                 result[table] = TableDiff(table, drill_rows=rows, extra=rows,
                                           checksum_equal=rows == 0,
                                           schema_problems=["unexpected table"])
@@ -226,7 +224,7 @@ def duplicated_keys(path: Path | str, dataset: str = DEFAULT_DATASET) -> dict[st
                 continue
             extra = con.execute(
                 f"SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) n FROM "
-                f"{_q(dataset)}.{_q(table)} GROUP BY id HAVING count(*) > 1)"
+                f"{quote_ident(dataset)}.{quote_ident(table)} GROUP BY id HAVING count(*) > 1)"
             ).fetchone()[0]
             if extra:
                 out[table] = int(extra)
@@ -245,7 +243,7 @@ def table_ids(path: Path | str, table: str, dataset: str = DEFAULT_DATASET) -> s
         ).fetchone()[0]
         if not exists:
             return set()
-        rows = con.execute(f"SELECT CAST(id AS VARCHAR) FROM {_q(dataset)}.{_q(table)}").fetchall()
+        rows = con.execute(f"SELECT CAST(id AS VARCHAR) FROM {quote_ident(dataset)}.{quote_ident(table)}").fetchall()
         return {r[0] for r in rows}
     finally:
         con.close()
@@ -333,4 +331,4 @@ def _version_side(
     if alias not in present:
         return "SELECT NULL::VARCHAR AS k, NULL::UBIGINT AS h, 0 AS n WHERE false"
     return (f"SELECT {key}::VARCHAR AS k, min({row_hash}) AS h, count(*) AS n "
-            f"FROM {alias}.{_q(dataset)}.{_q(table)} AS t GROUP BY 1")
+            f"FROM {alias}.{quote_ident(dataset)}.{quote_ident(table)} AS t GROUP BY 1")

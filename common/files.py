@@ -1,0 +1,50 @@
+"""Files and folders only their owner may read, and state folders git never picks up.
+
+Everything the tool writes holds personal data, state or logs: logs, locks, the pipeline's
+local state, the webhook journal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+PRIVATE_FILE = 0o600
+PRIVATE_DIR = 0o700
+
+
+def private_opener(path: str, flags: int) -> int:
+    """`open(..., opener=private_opener)`: a new file is created readable by its owner only."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
+GITIGNORE_ALL = "# created by creator-sync: local state, logs or personal data; never commit\n*\n"
+STATE_DIR_NAME = ".creator-sync"
+
+
+def private_dir(path: str | os.PathLike[str], *, gitignore: bool = False) -> Path:
+    """Create `path` (and parents) as 0700 when new; an existing directory keeps its mode.
+
+    `gitignore`: put a `.gitignore` of `*` inside (as pytest does for its cache), so that a
+    user's repository never picks the directory up, whatever their own `.gitignore` says.
+    """
+    directory = Path(path)
+    if not directory.exists():
+        directory.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+    if gitignore:
+        ignore = directory / ".gitignore"
+        if not ignore.exists():
+            with contextlib.suppress(OSError):
+                ignore.write_text(GITIGNORE_ALL)
+    return directory
+
+
+def state_dir(path: str | os.PathLike[str]) -> Path:
+    """A private directory; the `.creator-sync` folder on its path is git-ignored as a whole."""
+    directory = private_dir(path)
+    for parent in (directory, *directory.parents):
+        if parent.name == STATE_DIR_NAME:
+            private_dir(parent, gitignore=True)
+            break
+    return directory
