@@ -26,6 +26,7 @@ from common.config import (
     SOURCE_SECTION,
     BadSetting,
     Settings,
+    by_key,
     lookback_days,
     option,
     warn_unknown_keys,
@@ -68,6 +69,10 @@ from .progress import progress_reporter
 log = logging.getLogger("creator_sync.sync")
 
 
+def _default(key: str) -> Any:
+    return by_key(key).default  # written once, in common.config.SETTINGS
+
+
 @dataclass
 class SyncSettings:
     """Everything one sync needs, already resolved (flags > env > .dlt files > defaults)."""
@@ -79,23 +84,23 @@ class SyncSettings:
     resources: tuple[str, ...] | None = None
     site_ids: tuple[str, ...] | None = None
     full_refresh: bool = False
-    concurrency: int = 4
-    detail_concurrency: int = 16
+    concurrency: int = _default("concurrency")
+    detail_concurrency: int = _default("detail_concurrency")
     rate_limit: float | None = None
-    adaptive_rate: bool = True
-    page_size: int = 100
+    adaptive_rate: bool = _default("adaptive_rate")
+    page_size: int = _default("page_size")
     pii: str | None = None
     pii_salt: Secret = field(default_factory=lambda: Secret(""))
-    insecure: bool = False
+    insecure: bool = _default("insecure")
     verify: bool = True
     lock_timeout: float = 0.0
     lookback_s: dict[str, int] = field(default_factory=dict)
     full_refresh_every_s: int | None = None
-    freeze_finance_schema: bool = False
-    details: bool = True
-    max_attempts: int = 8
-    timeout: float = 30.0
-    backoff_initial: float = 0.25
+    freeze_finance_schema: bool = _default("freeze_finance_schema")
+    details: bool = _default("details")
+    max_attempts: int = _default("max_attempts")
+    timeout: float = _default("timeout")
+    backoff_initial: float = _default("backoff_initial")
     payouts_path: str | None = None  # None: the default /platform_payments_payouts
 
     def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
