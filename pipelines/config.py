@@ -24,11 +24,12 @@ from typing import Any
 
 import click
 
+from sources.creator_platform import settings as source_defaults
 from sources.creator_platform.settings import DEFAULT_PAYOUTS_PATH, RESOURCES, normalise_api_path
 
 from .duckdb_names import RESERVED_CATALOGS
 
-SOURCE_SECTION = "sources.creator_platform"
+SOURCE_SECTION = f"sources.{source_defaults.SOURCE_NAME}"
 SYNC_SECTION = "creator_sync"
 LOOKBACK_SECTION = f"{SOURCE_SECTION}.lookback_days"
 
@@ -178,21 +179,23 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(S, "site_ids", names, flag="--site-id"),
     Setting(S, "resources", resource_names, flag="--resources"),
     Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path"),
-    Setting(S, "concurrency", whole(1, 64), 4, flag="--concurrency"),
-    Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency"),
-    Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size"),
+    Setting(S, "concurrency", whole(*source_defaults.CONCURRENCY_RANGE), source_defaults.CONCURRENCY,
+            flag="--concurrency"),
+    Setting(S, "detail_concurrency", whole(*source_defaults.DETAIL_CONCURRENCY_RANGE),
+            source_defaults.DETAIL_CONCURRENCY, flag="--detail-concurrency"),
+    Setting(S, "page_size", whole(*source_defaults.PAGE_SIZE_RANGE), source_defaults.PAGE_SIZE, flag="--page-size"),
     Setting(S, "rate_limit", number(0), None, flag="--rate-limit"),  # 0 or none: no limit
     # find the platform's unpublished limit and ride it (below --rate-limit when given)
-    Setting(S, "adaptive_rate", boolean, True, flag="--adaptive-rate"),
-    Setting(S, "pii", choice("hash", "drop"), flag="--pii"),
+    Setting(S, "adaptive_rate", boolean, source_defaults.ADAPTIVE_RATE, flag="--adaptive-rate"),
+    Setting(S, "pii", choice(*source_defaults.PII_MODES), flag="--pii"),
     Setting(S, "pii_salt", text, "", secret=True),
     Setting(S, "insecure", boolean, False, flag="--insecure"),
     Setting(S, "details", boolean, True, flag="--no-details"),
     Setting(S, "freeze_finance_schema", boolean, False),
     Setting(S, "full_refresh_every_days", number(0)),
-    Setting(S, "max_attempts", whole(1, 100), 8),
-    Setting(S, "backoff_initial", number(0, strict=True), 0.25),
-    Setting(S, "timeout", number(0, strict=True), 30.0),
+    Setting(S, "max_attempts", whole(*source_defaults.MAX_ATTEMPTS_RANGE), source_defaults.MAX_ATTEMPTS),
+    Setting(S, "backoff_initial", number(0, strict=True), source_defaults.BACKOFF_INITIAL_S),
+    Setting(S, "timeout", number(0, strict=True), source_defaults.TIMEOUT_S),
     # the warehouse and the pipeline's local state: [creator_sync]
     Setting(W, "duckdb", text, "creator_platform.duckdb", flag="--duckdb"),
     Setting(W, "dataset", dataset_name, "creator_platform", flag="--dataset"),

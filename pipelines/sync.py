@@ -15,24 +15,22 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from sources.creator_platform import (
-    CreatorPlatformClient,
-    CreatorPlatformError,
-    RunReport,
+    Outcome,
+    Runtime,
     Secret,
-    SourceOptions,
     creator_platform_source,
+    sync_run,
 )
+from sources.creator_platform import settings as source_defaults
 from sources.creator_platform.client import api_root
-from sources.creator_platform.refresh import TARGET, customer_refresh, stale_customers
+from sources.creator_platform.refresh import dependent_refresh
 from sources.creator_platform.settings import DAY_S, RESOURCES
-from sources.creator_platform.source import Outcome
 from sources.creator_platform.stats import RunStats
 
 from .config import (
@@ -54,11 +52,10 @@ from .postload import (
     data_tables,
     dedupe_appended,
     drop_link_markers,
+    finish_sync,
     kept_tables,
     loaded_counts,
-    mark_deleted,
     row_counts,
-    write_sync_resources,
 )
 from .progress import progress_reporter
 from .terminal import (
@@ -82,11 +79,11 @@ class SyncSettings:
     resources: tuple[str, ...] | None = None
     site_ids: tuple[str, ...] | None = None
     full_refresh: bool = False
-    concurrency: int = 4
-    detail_concurrency: int = 16
+    concurrency: int = source_defaults.CONCURRENCY
+    detail_concurrency: int = source_defaults.DETAIL_CONCURRENCY
     rate_limit: float | None = None
-    adaptive_rate: bool = True
-    page_size: int = 100
+    adaptive_rate: bool = source_defaults.ADAPTIVE_RATE
+    page_size: int = source_defaults.PAGE_SIZE
     pii: str | None = None
     pii_salt: Secret = field(default_factory=lambda: Secret(""))
     insecure: bool = False
@@ -96,9 +93,9 @@ class SyncSettings:
     full_refresh_every_s: int | None = None
     freeze_finance_schema: bool = False
     details: bool = True
-    max_attempts: int = 8
-    timeout: float = 30.0
-    backoff_initial: float = 0.25
+    max_attempts: int = source_defaults.MAX_ATTEMPTS
+    timeout: float = source_defaults.TIMEOUT_S
+    backoff_initial: float = source_defaults.BACKOFF_INITIAL_S
     payouts_path: str | None = None  # None: the default /platform_payments_payouts
 
     def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
@@ -181,6 +178,37 @@ def resolve_settings(**flags: Any) -> SyncSettings:
     })
 
 
+def source_arguments(settings: SyncSettings) -> dict[str, Any]:
+    """`creator_platform_source`'s arguments from the resolved settings: the CLI builds the
+    source through the same signature a user's dlt script calls."""
+    days = {k: v / DAY_S for k, v in settings.lookback_s.items()}
+    every = settings.full_refresh_every_s
+    return {
+        "base_url": settings.base_url,
+        "client_id": settings.client_id,
+        "client_secret": settings.client_secret.reveal(),
+        "site_ids": list(settings.site_ids) if settings.site_ids else None,
+        "resources": list(settings.resources) if settings.resources else None,
+        "payouts_path": settings.payouts_path or source_defaults.DEFAULT_PAYOUTS_PATH,
+        "page_size": settings.page_size,
+        "concurrency": settings.concurrency,
+        "detail_concurrency": settings.detail_concurrency,
+        "rate_limit": settings.rate_limit,
+        "adaptive_rate": settings.adaptive_rate,
+        "pii": settings.pii,
+        "pii_salt": settings.pii_salt.reveal(),
+        "details": settings.details,
+        "full_refresh": settings.full_refresh,
+        "full_refresh_every_days": every / DAY_S if every is not None else None,
+        "lookback_days": days,
+        "freeze_finance_schema": settings.freeze_finance_schema,
+        "insecure": settings.insecure,
+        "max_attempts": settings.max_attempts,
+        "timeout": settings.timeout,
+        "backoff_initial": settings.backoff_initial,
+    }
+
+
 KILL_ENV = "CREATOR_SYNC_KILL_AT"
 
 
@@ -188,6 +216,15 @@ def _kill_point(name: str) -> None:
     """Crash drills: `CREATOR_SYNC_KILL_AT=<step>` SIGKILLs the process at that step."""
     if os.environ.get(KILL_ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _page_kill_hook() -> Callable[[str, int], None] | None:
+    """Crash drills: `CREATOR_SYNC_KILL_AT=page:<resource>:<n>` SIGKILLs mid-extract; no hook
+    (nothing in the page loop) otherwise."""
+    where = os.environ.get(KILL_ENV, "")
+    if not where.startswith("page:"):
+        return None
+    return lambda resource, number: _kill_point(f"page:{resource}:{number}")
 
 
 @contextlib.contextmanager
@@ -209,7 +246,6 @@ def run_sync(
     runs once the pipeline lock is held (the CLI opens its log there, never before).
     """
     wh = settings.warehouse
-    stats = RunStats()
     quiet_dlt_hint_warnings()
     with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=settings.lock_timeout):
         if on_locked is not None:
@@ -225,46 +261,24 @@ def run_sync(
             dropped = (settings.resources or tuple(RESOURCES)) if settings.full_refresh else ()
             with _warehouse_guard(wh):
                 kept = kept_tables(pipeline, dropped)
-        report = RunReport()
-        options = SourceOptions(
-            resources=settings.resources,
-            site_ids=settings.site_ids,
-            page_size=settings.page_size,
-            pii=settings.pii,  # type: ignore[arg-type]
-            pii_salt=settings.pii_salt.reveal(),
-            full_refresh=settings.full_refresh,
-            lookback_s=settings.lookback_s,
-            full_refresh_every_s=settings.full_refresh_every_s,
-            freeze_finance_schema=settings.freeze_finance_schema,
-            details=settings.details,
-            kept_tables=kept,
-            payouts_path=settings.payouts_path,
-        )
-        client = CreatorPlatformClient(
-            settings.base_url,
-            settings.client_id,
-            settings.client_secret,
-            rate_limit=settings.rate_limit,
-            adaptive_rate=settings.adaptive_rate,
-            concurrency=settings.concurrency,
-            detail_concurrency=settings.detail_concurrency,
-            timeout=settings.timeout,
-            max_attempts=settings.max_attempts,
-            backoff_initial=settings.backoff_initial,
-            insecure=settings.insecure,
-            verify=settings.verify,
-            stats=stats,
-            transport=transport,
-        )
-        extract_started = datetime.now(UTC)  # rows pushed after this are not the listing's to judge
-        with client, progress_reporter(stats, enabled=show_progress):
-            source = creator_platform_source(client, options, report)
-            pipeline.extract(
-                source,
-                refresh="drop_resources" if settings.full_refresh else None,
-                workers=max(2, settings.concurrency),
-            )
-            _refresh_customers(pipeline, client, options, report)
+        stats = RunStats()
+        with progress_reporter(stats, enabled=show_progress):
+            source = creator_platform_source(**source_arguments(settings), runtime=Runtime(
+                stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
+                on_page=_page_kill_hook()))
+            run = sync_run(source)
+            try:
+                pipeline.extract(
+                    source,
+                    refresh="drop_resources" if settings.full_refresh else None,
+                    workers=max(2, settings.concurrency),
+                )
+                refresh = dependent_refresh(run)  # in this run's one load
+                if refresh is not None:
+                    pipeline.extract(refresh)
+            finally:
+                run.close()  # revoke the session before the long local steps
+        report = run.report
         _kill_point("extracted")
         log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
         release_free_memory()  # the load's DuckDB memory must not stack on extraction's leftovers
@@ -275,12 +289,10 @@ def run_sync(
             before = row_counts(pipeline, tables)
             info = pipeline.load()
             _kill_point("loaded")
-            load_ids = list(info.loads_ids)
-            deleted = mark_deleted(pipeline, report.complete, load_ids, extract_started, report.listed)
-            drop_link_markers(pipeline)
+            finished = finish_sync(pipeline, source, info, lock=False)
+            load_ids, deleted = finished.load_ids, finished.deleted
             after = row_counts(pipeline, tables)
             loaded = loaded_counts(pipeline, tables, load_ids)
-            write_sync_resources(pipeline, report.outcomes, report.rows, extract_started)
     summary = {}
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
@@ -298,22 +310,6 @@ def run_sync(
         notices=list(report.notices),
         without_lines=dict(report.without_lines),
     )
-
-
-def _refresh_customers(pipeline: Any, client: Any, options: SourceOptions, report: RunReport) -> None:
-    """Dependent refresh: customers named by this run's new money, re-read by id (refresh.py)."""
-    outcome = report.outcomes.get(TARGET)
-    if outcome is None or outcome.status != "synced":
-        return  # not asked for, not permitted, or failed: its state was not advanced either
-    todo = stale_customers(report)
-
-    def failed(exc: CreatorPlatformError) -> None:
-        reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
-        report.set_outcome(TARGET, "failed", reason)
-
-    if todo:
-        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt,
-                                          on_error=failed))
 
 
 def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
