@@ -188,7 +188,7 @@ SETTINGS: tuple[Setting, ...] = (
     # find the platform's unpublished limit and ride it (below --rate-limit when given)
     Setting(S, "adaptive_rate", boolean, source_defaults.ADAPTIVE_RATE, flag="--adaptive-rate"),
     Setting(S, "pii", choice(*source_defaults.PII_MODES), flag="--pii"),
-    Setting(S, "pii_salt", text, "", secret=True),
+    Setting(S, "pii_salt", text, secret=True),
     Setting(S, "insecure", boolean, False, flag="--insecure"),
     Setting(S, "details", boolean, True, flag="--no-details"),
     Setting(S, "freeze_finance_schema", boolean, False),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import logging
 import os
 import signal
@@ -30,7 +31,7 @@ from sources.creator_platform import (
 from sources.creator_platform import settings as source_defaults
 from sources.creator_platform.client import api_root
 from sources.creator_platform.refresh import dependent_refresh
-from sources.creator_platform.settings import DAY_S, RESOURCES
+from sources.creator_platform.settings import RESOURCES
 from sources.creator_platform.stats import RunStats
 
 from .config import (
@@ -89,8 +90,8 @@ class SyncSettings:
     insecure: bool = False
     verify: bool = True
     lock_timeout: float = 0.0
-    lookback_s: dict[str, int] = field(default_factory=dict)
-    full_refresh_every_s: int | None = None
+    lookback_days: dict[str, float] = field(default_factory=dict)  # resource -> days
+    full_refresh_every_days: float | None = None  # None: each resource's own default
     freeze_finance_schema: bool = False
     details: bool = True
     max_attempts: int = source_defaults.MAX_ATTEMPTS
@@ -159,7 +160,6 @@ def resolve_settings(**flags: Any) -> SyncSettings:
     lock_timeout = float(flags.get("lock_timeout") or 0)
     if lock_timeout < 0:
         raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
-    every_days = setting(SOURCE_SECTION, "full_refresh_every_days")
     return SyncSettings(**{
         **values,
         "client_secret": Secret(values["client_secret"]),
@@ -173,40 +173,32 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         ),
         "full_refresh": bool(flags.get("full_refresh")),
         "lock_timeout": lock_timeout,
-        "lookback_s": {k: int(v * DAY_S) for k, v in lookback_days().items()},
-        "full_refresh_every_s": int(every_days * DAY_S) if every_days is not None else None,
+        "lookback_days": lookback_days(),
     })
 
 
+# the source's arguments (its one signature); `host` is the host's, not a setting
+SOURCE_PARAMETERS = {
+    name: param for name, param in inspect.signature(creator_platform_source).parameters.items()
+    if name != "host"
+}
+
+
 def source_arguments(settings: SyncSettings) -> dict[str, Any]:
-    """`creator_platform_source`'s arguments from the resolved settings: the CLI builds the
-    source through the same signature a user's dlt script calls."""
-    days = {k: v / DAY_S for k, v in settings.lookback_s.items()}
-    every = settings.full_refresh_every_s
-    return {
-        "base_url": settings.base_url,
-        "client_id": settings.client_id,
-        "client_secret": settings.client_secret.reveal(),
-        "site_ids": list(settings.site_ids) if settings.site_ids else None,
-        "resources": list(settings.resources) if settings.resources else None,
-        "payouts_path": settings.payouts_path or source_defaults.DEFAULT_PAYOUTS_PATH,
-        "page_size": settings.page_size,
-        "concurrency": settings.concurrency,
-        "detail_concurrency": settings.detail_concurrency,
-        "rate_limit": settings.rate_limit,
-        "adaptive_rate": settings.adaptive_rate,
-        "pii": settings.pii,
-        "pii_salt": settings.pii_salt.reveal(),
-        "details": settings.details,
-        "full_refresh": settings.full_refresh,
-        "full_refresh_every_days": every / DAY_S if every is not None else None,
-        "lookback_days": days,
-        "freeze_finance_schema": settings.freeze_finance_schema,
-        "insecure": settings.insecure,
-        "max_attempts": settings.max_attempts,
-        "timeout": settings.timeout,
-        "backoff_initial": settings.backoff_initial,
-    }
+    """`creator_platform_source`'s arguments: the same-named settings, every one explicit (the
+    settings are resolved already: dlt must not look them up again). The CLI builds the source
+    through the signature a user's dlt script calls."""
+    out: dict[str, Any] = {}
+    for name, param in SOURCE_PARAMETERS.items():
+        value = getattr(settings, name)
+        if isinstance(value, Secret):
+            value = value.reveal()
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif value is None and isinstance(param.default, str | int | float):
+            value = param.default  # e.g. payouts_path left out: the source's default
+        out[name] = value
+    return out
 
 
 KILL_ENV = "CREATOR_SYNC_KILL_AT"
@@ -263,7 +255,7 @@ def run_sync(
                 kept = kept_tables(pipeline, dropped)
         stats = RunStats()
         with progress_reporter(stats, enabled=show_progress):
-            source = creator_platform_source(**source_arguments(settings), runtime=Runtime(
+            source = creator_platform_source(**source_arguments(settings), host=Runtime(
                 stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
                 on_page=_page_kill_hook()))
             run = sync_run(source)

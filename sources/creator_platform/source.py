@@ -275,7 +275,7 @@ def _options(
     *, resources: Sequence[str] | str | None, site_ids: Sequence[str] | str | None,
     payouts_path: str, page_size: int, pii: str | None, pii_salt: str | None, details: bool,
     full_refresh: bool, full_refresh_every_days: float | None,
-    lookback_days: dict[str, float] | None, freeze_finance_schema: bool, runtime: Runtime,
+    lookback_days: dict[str, float] | None, freeze_finance_schema: bool, host: Runtime,
 ) -> SourceOptions:
     """The source's arguments, checked, as the options its resources read."""
     names = _names("resources", resources)
@@ -304,9 +304,9 @@ def _options(
                               if full_refresh_every_days is not None else None),
         freeze_finance_schema=freeze_finance_schema,
         details=details,
-        kept_tables=runtime.kept_tables,
+        kept_tables=host.kept_tables,
         payouts_path=path,
-        on_page=runtime.on_page,
+        on_page=host.on_page,
     )
 
 
@@ -335,7 +335,7 @@ def creator_platform_source(
     max_attempts: int = MAX_ATTEMPTS,
     timeout: float = TIMEOUT_S,
     backoff_initial: float = BACKOFF_INITIAL_S,
-    runtime: Runtime | None = None,
+    host: Runtime | None = None,
 ) -> Any:
     """Every collection of every site of a Creator Platform account.
 
@@ -358,20 +358,20 @@ def creator_platform_source(
         lookback_days: per resource, how far back a deep run re-reads.
         freeze_finance_schema: a new column fails the finance tables instead of altering them.
         max_attempts, timeout, backoff_initial: per-request retries, seconds, first wait.
-        runtime: what a host program passes (see `run.Runtime`); not configuration.
+        host: what a host program passes (see `run.Runtime`); not configuration.
 
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
     do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). After
     `pipeline.run(source)`, call `pipelines.postload.finish_sync(pipeline, source)`.
     """
-    rt = runtime or Runtime()
+    rt = host or Runtime()
     # arrow items carry no `_dlt_load_id` by default: `_is_deleted` and the summaries need it
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
     opts = _options(
         resources=resources, site_ids=site_ids, payouts_path=payouts_path, page_size=page_size,
         pii=pii, pii_salt=pii_salt, details=details, full_refresh=full_refresh,
         full_refresh_every_days=full_refresh_every_days, lookback_days=lookback_days,
-        freeze_finance_schema=freeze_finance_schema, runtime=rt,
+        freeze_finance_schema=freeze_finance_schema, host=rt,
     )
     for name, value, bounds in (("concurrency", concurrency, CONCURRENCY_RANGE),
                                 ("detail_concurrency", detail_concurrency, DETAIL_CONCURRENCY_RANGE),
