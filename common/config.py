@@ -24,11 +24,12 @@ from typing import Any
 
 import click
 
+from sources.creator_platform import settings as source_defaults
 from sources.creator_platform.settings import DEFAULT_PAYOUTS_PATH, RESOURCES, normalise_api_path
 
 from .duckdb_names import RESERVED_CATALOGS
 
-SOURCE_SECTION = "sources.creator_platform"
+SOURCE_SECTION = f"sources.{source_defaults.SOURCE_NAME}"
 SYNC_SECTION = "creator_sync"
 LOOKBACK_SECTION = f"{SOURCE_SECTION}.lookback_days"
 
@@ -201,20 +202,22 @@ SETTINGS: tuple[Setting, ...] = (
             help="Comma-separated resources to sync.", shown="all"),
     Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path",
             help="Payouts path under /v1 on your platform, /<brand>_payments_payouts."),
-    Setting(S, "concurrency", whole(1, 64), 4, flag="--concurrency",
+    Setting(S, "concurrency", whole(*source_defaults.CONCURRENCY_RANGE), source_defaults.CONCURRENCY, flag="--concurrency",
             help="List-page requests in flight."),
-    Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency",
+    Setting(S, "detail_concurrency", whole(*source_defaults.DETAIL_CONCURRENCY_RANGE),
+            source_defaults.DETAIL_CONCURRENCY, flag="--detail-concurrency",
             help="Single-record (include=) reads in flight; the rate limit bounds both."),
-    Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size", help="page[size] to ask for."),
+    Setting(S, "page_size", whole(*source_defaults.PAGE_SIZE_RANGE),
+            source_defaults.PAGE_SIZE, flag="--page-size", help="page[size] to ask for."),
     Setting(S, "rate_limit", number(0), None, flag="--rate-limit",  # 0 or none: no limit
             help="Hard cap, requests per minute.", shown="none: find the platform's limit"),
     # find the platform's unpublished limit and ride it (below --rate-limit when given)
-    Setting(S, "adaptive_rate", boolean, True, flag="--adaptive-rate/--fixed-rate",
+    Setting(S, "adaptive_rate", boolean, source_defaults.ADAPTIVE_RATE, flag="--adaptive-rate/--fixed-rate",
             help="Find the platform's limit and ride it; fixed: pace at --rate-limit exactly, "
             "or not at all.", shown="adaptive"),
-    Setting(S, "pii", choice("hash", "drop"), flag="--pii",
+    Setting(S, "pii", choice(*source_defaults.PII_MODES), flag="--pii",
             help="hash or drop: email/phone/address columns.", shown="kept as sent"),
-    Setting(S, "pii_salt", text, "", secret=True),
+    Setting(S, "pii_salt", text, secret=True),
     Setting(S, "insecure", boolean, False, flag="--insecure",
             help="Allow plain http:// to a non-loopback host."),
     Setting(S, "details", boolean, True, flag="--no-details",
@@ -222,9 +225,10 @@ SETTINGS: tuple[Setting, ...] = (
             shown="read them"),
     Setting(S, "freeze_finance_schema", boolean, False),
     Setting(S, "full_refresh_every_days", number(0)),
-    Setting(S, "max_attempts", whole(1, 100), 8),
-    Setting(S, "backoff_initial", number(0, strict=True), 0.25),
-    Setting(S, "timeout", number(0, strict=True), 30.0),
+    Setting(S, "max_attempts", whole(*source_defaults.MAX_ATTEMPTS_RANGE),
+            source_defaults.MAX_ATTEMPTS),
+    Setting(S, "backoff_initial", number(0, strict=True), source_defaults.BACKOFF_INITIAL_S),
+    Setting(S, "timeout", number(0, strict=True), source_defaults.TIMEOUT_S),
     # the warehouse and the pipeline's local state: [creator_sync]
     Setting(W, "duckdb", text, f"{DEFAULT_DATASET}.duckdb", flag="--duckdb",
             help="DuckDB file of the warehouse (when the destination is duckdb)."),

@@ -93,8 +93,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
     else:
         destination = warehouse.destination
     state_dir(warehouse.pipelines_dir)  # 0700, and git-ignored inside `.creator-sync/`
-    # arrow items carry no _dlt_load_id by default: we need it for `_is_deleted` and summaries
-    dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
+    # (`creator_platform_source` asks dlt to stamp arrow items with `_dlt_load_id`)
     # loaded packages are kept by dlt for inspection: drop their data files, keep the metadata
     dlt.config["load.delete_completed_jobs"] = True
     # one load job at a time: with dlt's default of 20, DuckDB works on 20 files at once and

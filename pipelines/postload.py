@@ -1,19 +1,26 @@
 """SQL steps around a load: row counts for the summary, `_is_deleted` marking, link markers.
 
-They run through the pipeline's `sql_client`, so they work on any SQL destination, and always
-under the warehouse lock (DuckDB has a single writer).
+`finish_sync(pipeline, source)` is the one entry point after `pipeline.run(source)`, for the CLI
+and for a user's own dlt script alike. They run through the pipeline's `sql_client`, so they
+work on any SQL destination, and always under the warehouse lock (DuckDB has a single writer).
 """
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import dlt
 
+from sources.creator_platform import sync_run
 from sources.creator_platform.normalize import child_marker, is_link_table, link_columns
+from sources.creator_platform.refresh import dependent_refresh
+
+from .locking import warehouse_lock
 
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
@@ -202,7 +209,7 @@ def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -
     """Data tables the destination holds now and that this run's full refresh will not drop.
 
     Read from the destination, not from dlt state: a crash can leave the two out of step, and
-    a table loaded with `append` (see `sources.creator_platform.source.Batches`) must really be
+    a table loaded with `append` (see `sources.creator_platform.batches.Batches`) must really be
     new. `dropped_resources`: resources extracted with `refresh="drop_resources"`, whose tables
     dlt drops (by the schema's `resource` of each table) before loading the new data.
     """
@@ -271,6 +278,9 @@ SYNC_RESOURCES_COLUMNS = (
     ("last_attempt_at", "timestamp"),  # this run (UTC, when its extract began)
     ("last_synced_at", "timestamp"),  # the last run in which it completed
     ("rows_loaded", "bigint"),  # rows this run wrote to the resource's own table
+    # the platform's clock when the listing of the last completed run began: every record
+    # created before it is loaded (models: partial last day, staleness on the platform's clock)
+    ("complete_through_at", "timestamp"),
 )
 
 
@@ -279,15 +289,18 @@ def write_sync_resources(
     outcomes: Mapping[str, Any],
     rows: Mapping[str, int],
     at: datetime,
+    listing_started: Mapping[str, datetime] | None = None,
 ) -> None:
     """Upsert one row per resource of this run into `sync_resources`, after the load.
 
     It says what the warehouse holds and what it does not: a resource that failed or was
-    skipped keeps its `last_synced_at` from the last run in which it completed (null if never).
-    Resources this run did not select keep their rows. One small table, a handful of statements.
+    skipped keeps its `last_synced_at` and `complete_through_at` from the last run in which it
+    completed (null if never). Resources this run did not select keep their rows. One small
+    table, a handful of statements; a table from before `complete_through_at` gains it.
     """
     if not outcomes:
         return
+    started = listing_started or {}
     names = sorted(outcomes)
     marks = ", ".join(["%s"] * len(names))
     with sql_client(pipeline) as client:
@@ -295,25 +308,40 @@ def write_sync_resources(
             client.create_dataset()
         q = client.make_qualified_table_name(SYNC_RESOURCES)
         col = {name: client.escape_column_name(name) for name, _ in SYNC_RESOURCES_COLUMNS}
-        if not _existing(client, [SYNC_RESOURCES]):
-            kinds = _destination_types(client)
-            columns = ", ".join(f"{col[name]} {kinds[kind]}" for name, kind in SYNC_RESOURCES_COLUMNS)
-            client.execute_sql(f"CREATE TABLE {q} ({columns})")
-        previous = dict(client.execute_sql(
-            f"SELECT {col['resource']}, {col['last_synced_at']} FROM {q} "
-            f"WHERE {col['resource']} IN ({marks})", *names) or [])
+        _ensure_sync_resources(client, q, col)
+        previous = {r[0]: (r[1], r[2]) for r in client.execute_sql(
+            f"SELECT {col['resource']}, {col['last_synced_at']}, {col['complete_through_at']} "
+            f"FROM {q} WHERE {col['resource']} IN ({marks})", *names) or []}
         values: list[Any] = []
         for name in names:
             outcome = outcomes[name]
             synced = outcome.status == "synced"
-            values += [name, outcome.status, outcome.reason, at,
-                       at if synced else previous.get(name), int(rows.get(name, 0))]
+            last, through = previous.get(name, (None, None))
+            values += [name, outcome.status, outcome.reason, at, at if synced else last,
+                       int(rows.get(name, 0)), started.get(name) if synced else through]
         row_marks = ", ".join(["(" + ", ".join(["%s"] * len(SYNC_RESOURCES_COLUMNS)) + ")"] * len(names))
         with client.begin_transaction():
             client.execute_sql(f"DELETE FROM {q} WHERE {col['resource']} IN ({marks})", *names)
             client.execute_sql(
                 f"INSERT INTO {q} ({', '.join(col.values())}) VALUES {row_marks}", *values
             )
+
+
+def _ensure_sync_resources(client: Any, q: str, col: dict[str, str]) -> None:
+    """Create `sync_resources`, or add the columns an older version did not write."""
+    kinds = _destination_types(client)
+    rows = client.execute_sql(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema = %s "
+        "AND table_name = %s", client.dataset_name, SYNC_RESOURCES,
+    ) or []
+    have = {r[0] for r in rows}
+    if not have:
+        columns = ", ".join(f"{col[name]} {kinds[kind]}" for name, kind in SYNC_RESOURCES_COLUMNS)
+        client.execute_sql(f"CREATE TABLE {q} ({columns})")
+        return
+    for name, kind in SYNC_RESOURCES_COLUMNS:
+        if name not in have:
+            client.execute_sql(f"ALTER TABLE {q} ADD COLUMN {col[name]} {kinds[kind]}")
 
 
 def _destination_types(client: Any) -> dict[str, str]:
@@ -324,3 +352,65 @@ def _destination_types(client: Any) -> dict[str, str]:
         kind: mapper.to_destination_type({"name": kind, "data_type": kind, "timezone": True}, table)
         for kind in {kind for _, kind in SYNC_RESOURCES_COLUMNS}
     }
+
+
+# ---------------------------------------------------------------- after pipeline.run(source)
+@dataclass
+class Finished:
+    """What `finish_sync` did: rows marked deleted per table, and the load ids it judged by."""
+
+    deleted: dict[str, int] = field(default_factory=dict)
+    load_ids: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def warehouse_guard(pipeline: dlt.Pipeline) -> Iterator[None]:
+    """The warehouse lock of a DuckDB destination (DuckDB has one writer; the webhook loader
+    takes the same lock); nothing for other destinations, which handle their own writers."""
+    path = None
+    if pipeline.destination.destination_name == "duckdb":
+        with contextlib.suppress(Exception):
+            path = pipeline.sql_client().credentials.database  # type: ignore[attr-defined]
+    if path and path != ":memory:":
+        with warehouse_lock(path):
+            yield
+    else:
+        yield
+
+
+def finish_sync(
+    pipeline: dlt.Pipeline, source: Any, load_info: Any = None, *, lock: bool = True,
+) -> Finished:
+    """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
+
+    1. the dependent customer refresh (customers named by new money, re-read by id), when the
+       run needs one and it was not extracted with the source: extracted and loaded here;
+    2. `_is_deleted` for the rows complete listings no longer list (per table and site);
+    3. the marker rows of empty relationships dropped from link tables;
+    4. `sync_resources`: one row per resource, what this run did (the models read it);
+    5. the API session revoked and connections closed (the source is spent).
+
+    `load_info`: what `pipeline.run`/`pipeline.load` returned (default: the pipeline's last
+    load). `lock=False` when the caller already holds the warehouse lock (the CLI). Call it
+    once per source; a source is one run.
+    """
+    run = sync_run(source)
+    try:
+        if load_info is None:
+            trace = pipeline.last_trace
+            load_info = trace.last_load_info if trace is not None else None
+        load_ids = list(load_info.loads_ids) if load_info is not None else []
+        if not run.dependents_extracted:
+            refresh = dependent_refresh(run)
+            if refresh is not None:
+                load_ids += list(pipeline.run(refresh).loads_ids)
+        report = run.report
+        with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
+            deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
+                                   report.listed)
+            drop_link_markers(pipeline)
+            write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
+                                 report.listing_started)
+    finally:
+        run.close()
+    return Finished(deleted, load_ids)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import inspect
 import logging
 import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,17 +40,15 @@ from common.terminal import (
 )
 from common.warehouse import Warehouse, warehouse_of
 from sources.creator_platform import (
-    CreatorPlatformClient,
-    CreatorPlatformError,
-    RunReport,
+    Outcome,
+    Runtime,
     Secret,
-    SourceOptions,
     creator_platform_source,
+    sync_run,
 )
 from sources.creator_platform.client import api_root
-from sources.creator_platform.refresh import TARGET, customer_refresh, stale_customers
-from sources.creator_platform.settings import DAY_S, RESOURCES
-from sources.creator_platform.source import Outcome
+from sources.creator_platform.refresh import dependent_refresh
+from sources.creator_platform.settings import RESOURCES
 from sources.creator_platform.stats import RunStats
 
 from .factory import build_pipeline, release_free_memory
@@ -58,11 +56,10 @@ from .postload import (
     data_tables,
     dedupe_appended,
     drop_link_markers,
+    finish_sync,
     kept_tables,
     loaded_counts,
-    mark_deleted,
     row_counts,
-    write_sync_resources,
 )
 from .progress import progress_reporter
 
@@ -94,8 +91,8 @@ class SyncSettings:
     insecure: bool = _default("insecure")
     verify: bool = True
     lock_timeout: float = 0.0
-    lookback_s: dict[str, int] = field(default_factory=dict)
-    full_refresh_every_s: int | None = None
+    lookback_days: dict[str, float] = field(default_factory=dict)  # resource -> days
+    full_refresh_every_days: float | None = None  # None: each resource's own default
     freeze_finance_schema: bool = _default("freeze_finance_schema")
     details: bool = _default("details")
     max_attempts: int = _default("max_attempts")
@@ -156,7 +153,6 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         raise BadSetting(str(exc), conf.where("base_url")) from None
     if lock_timeout < 0:
         raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
-    every_days = conf["full_refresh_every_days"]
     return SyncSettings(**{
         **values,
         "client_secret": Secret(values["client_secret"]),
@@ -165,9 +161,32 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         "warehouse": warehouse_of(conf),
         "full_refresh": full_refresh,
         "lock_timeout": lock_timeout,
-        "lookback_s": {k: int(v * DAY_S) for k, v in lookback_days().items()},
-        "full_refresh_every_s": int(every_days * DAY_S) if every_days is not None else None,
+        "lookback_days": lookback_days(),
     })
+
+
+# the source's arguments (its one signature); `host` is the host's, not a setting
+SOURCE_PARAMETERS = {
+    name: param for name, param in inspect.signature(creator_platform_source).parameters.items()
+    if name != "host"
+}
+
+
+def source_arguments(settings: SyncSettings) -> dict[str, Any]:
+    """`creator_platform_source`'s arguments: the same-named settings, every one explicit (the
+    settings are resolved already: dlt must not look them up again). The CLI builds the source
+    through the signature a user's dlt script calls."""
+    out: dict[str, Any] = {}
+    for name, param in SOURCE_PARAMETERS.items():
+        value = getattr(settings, name)
+        if isinstance(value, Secret):
+            value = value.reveal()
+        elif isinstance(value, tuple):
+            value = list(value)
+        elif value is None and isinstance(param.default, str | int | float):
+            value = param.default  # e.g. payouts_path left out: the source's default
+        out[name] = value
+    return out
 
 
 KILL_ENV = "CREATOR_SYNC_KILL_AT"
@@ -177,6 +196,15 @@ def _kill_point(name: str) -> None:
     """Crash drills: `CREATOR_SYNC_KILL_AT=<step>` SIGKILLs the process at that step."""
     if os.environ.get(KILL_ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _page_kill_hook() -> Callable[[str, int], None] | None:
+    """Crash drills: `CREATOR_SYNC_KILL_AT=page:<resource>:<n>` SIGKILLs mid-extract; no hook
+    (nothing in the page loop) otherwise."""
+    where = os.environ.get(KILL_ENV, "")
+    if not where.startswith("page:"):
+        return None
+    return lambda resource, number: _kill_point(f"page:{resource}:{number}")
 
 
 @contextlib.contextmanager
@@ -198,7 +226,6 @@ def run_sync(
     runs once the pipeline lock is held (the CLI opens its log there, never before).
     """
     wh = settings.warehouse
-    stats = RunStats()
     quiet_dlt_hint_warnings()
     with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=settings.lock_timeout):
         if on_locked is not None:
@@ -214,46 +241,24 @@ def run_sync(
             dropped = (settings.resources or tuple(RESOURCES)) if settings.full_refresh else ()
             with _warehouse_guard(wh):
                 kept = kept_tables(pipeline, dropped)
-        report = RunReport()
-        options = SourceOptions(
-            resources=settings.resources,
-            site_ids=settings.site_ids,
-            page_size=settings.page_size,
-            pii=settings.pii,  # type: ignore[arg-type]
-            pii_salt=settings.pii_salt.reveal(),
-            full_refresh=settings.full_refresh,
-            lookback_s=settings.lookback_s,
-            full_refresh_every_s=settings.full_refresh_every_s,
-            freeze_finance_schema=settings.freeze_finance_schema,
-            details=settings.details,
-            kept_tables=kept,
-            payouts_path=settings.payouts_path,
-        )
-        client = CreatorPlatformClient(
-            settings.base_url,
-            settings.client_id,
-            settings.client_secret,
-            rate_limit=settings.rate_limit,
-            adaptive_rate=settings.adaptive_rate,
-            concurrency=settings.concurrency,
-            detail_concurrency=settings.detail_concurrency,
-            timeout=settings.timeout,
-            max_attempts=settings.max_attempts,
-            backoff_initial=settings.backoff_initial,
-            insecure=settings.insecure,
-            verify=settings.verify,
-            stats=stats,
-            transport=transport,
-        )
-        extract_started = datetime.now(UTC)  # rows pushed after this are not the listing's to judge
-        with client, progress_reporter(stats, enabled=show_progress):
-            source = creator_platform_source(client, options, report)
-            pipeline.extract(
-                source,
-                refresh="drop_resources" if settings.full_refresh else None,
-                workers=max(2, settings.concurrency),
-            )
-            _refresh_customers(pipeline, client, options, report)
+        stats = RunStats()
+        with progress_reporter(stats, enabled=show_progress):
+            source = creator_platform_source(**source_arguments(settings), host=Runtime(
+                stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
+                on_page=_page_kill_hook()))
+            run = sync_run(source)
+            try:
+                pipeline.extract(
+                    source,
+                    refresh="drop_resources" if settings.full_refresh else None,
+                    workers=max(2, settings.concurrency),
+                )
+                refresh = dependent_refresh(run)  # in this run's one load
+                if refresh is not None:
+                    pipeline.extract(refresh)
+            finally:
+                run.close()  # revoke the session before the long local steps
+        report = run.report
         _kill_point("extracted")
         log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
         release_free_memory()  # the load's DuckDB memory must not stack on extraction's leftovers
@@ -264,12 +269,10 @@ def run_sync(
             before = row_counts(pipeline, tables)
             info = pipeline.load()
             _kill_point("loaded")
-            load_ids = list(info.loads_ids)
-            deleted = mark_deleted(pipeline, report.complete, load_ids, extract_started, report.listed)
-            drop_link_markers(pipeline)
+            finished = finish_sync(pipeline, source, info, lock=False)
+            load_ids, deleted = finished.load_ids, finished.deleted
             after = row_counts(pipeline, tables)
             loaded = loaded_counts(pipeline, tables, load_ids)
-            write_sync_resources(pipeline, report.outcomes, report.rows, extract_started)
     summary = {}
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
@@ -287,22 +290,6 @@ def run_sync(
         notices=list(report.notices),
         without_lines=dict(report.without_lines),
     )
-
-
-def _refresh_customers(pipeline: Any, client: Any, options: SourceOptions, report: RunReport) -> None:
-    """Dependent refresh: customers named by this run's new money, re-read by id (refresh.py)."""
-    outcome = report.outcomes.get(TARGET)
-    if outcome is None or outcome.status != "synced":
-        return  # not asked for, not permitted, or failed: its state was not advanced either
-    todo = stale_customers(report)
-
-    def failed(exc: CreatorPlatformError) -> None:
-        reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
-        report.set_outcome(TARGET, "failed", reason)
-
-    if todo:
-        pipeline.extract(customer_refresh(client, todo, pii=options.pii, pii_salt=options.pii_salt,
-                                          on_error=failed))
 
 
 def _finish_pending(pipeline: Any, wh: Warehouse) -> int:

@@ -1,5 +1,11 @@
 """The Creator Platform dlt source (see `source.py`) and its reusable parts.
 
+    import dlt
+    from sources.creator_platform import creator_platform_source
+
+    source = creator_platform_source()  # settings from [sources.creator_platform] / env
+    dlt.pipeline("creator_platform", destination="duckdb").run(source)
+
 Other areas import from here: `CreatorPlatformClient`, `Secret`, the error types, and the
 normalisation functions (`normalize_resources`, `rows_to_arrow`, `table_hints`).
 """
@@ -15,8 +21,9 @@ from .errors import (
     PaginationError,
 )
 from .normalize import normalize_resources, rows_to_arrow, table_hints
+from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import RESOURCES, TYPES
-from .source import RunReport, SourceOptions, creator_platform_source
+from .source import creator_platform_source, sync_run
 
 __all__ = [
     "RESOURCES",
@@ -27,13 +34,17 @@ __all__ = [
     "CreatorPlatformClient",
     "CreatorPlatformError",
     "NormalizationError",
+    "Outcome",
     "PaginationError",
     "RunReport",
+    "Runtime",
     "Secret",
     "SourceOptions",
+    "SyncRun",
     "TokenManager",
     "creator_platform_source",
     "normalize_resources",
     "rows_to_arrow",
+    "sync_run",
     "table_hints",
 ]

@@ -35,6 +35,14 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from .auth import Secret, TokenManager
 from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
 from .ratelimit import RateLimiter
+from .settings import (
+    ADAPTIVE_RATE,
+    BACKOFF_INITIAL_S,
+    CONCURRENCY,
+    DETAIL_CONCURRENCY,
+    MAX_ATTEMPTS,
+    TIMEOUT_S,
+)
 from .stats import RunStats
 
 log = logging.getLogger("creator_sync.client")
@@ -121,13 +129,13 @@ class CreatorPlatformClient:
         client_secret: Secret | str,
         *,
         rate_limit: float | None = None,
-        adaptive_rate: bool = True,
+        adaptive_rate: bool = ADAPTIVE_RATE,
         throttle_patience: float = 600.0,
-        concurrency: int = 4,
-        detail_concurrency: int = 16,
-        timeout: float = 30.0,
-        max_attempts: int = 8,
-        backoff_initial: float = 0.25,
+        concurrency: int = CONCURRENCY,
+        detail_concurrency: int = DETAIL_CONCURRENCY,
+        timeout: float = TIMEOUT_S,
+        max_attempts: int = MAX_ATTEMPTS,
+        backoff_initial: float = BACKOFF_INITIAL_S,
         backoff_max: float = 20.0,
         insecure: bool = False,
         verify: bool = True,

@@ -19,7 +19,7 @@ from typing import Any
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError, PaginationError
 from .normalize import parse_timestamp
-from .settings import ListOrder, Resource
+from .settings import PAGE_SIZE, ListOrder, Resource
 
 DEFAULT_MAX_PAGES = 100_000
 
@@ -132,7 +132,7 @@ def iter_pages(
     resource: Resource,
     params: Mapping[str, Any],
     *,
-    page_size: int | None = 100,
+    page_size: int | None = PAGE_SIZE,
     concurrency: int | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
@@ -285,7 +285,7 @@ def iter_window(
     order: ListOrder,
     field: str,
     since: datetime,
-    page_size: int | None = 100,
+    page_size: int | None = PAGE_SIZE,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
 ) -> Iterator[Page]:

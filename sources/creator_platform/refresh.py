@@ -95,3 +95,25 @@ def customer_refresh(
 
     return dlt.resource(rows(), name="customers_refresh", table_name=TARGET,
                         write_disposition="merge", primary_key="id")
+
+
+def dependent_refresh(run: Any) -> DltResource | None:
+    """The customer refresh this run needs (a `SyncRun`), or None: only when `customers` was
+    synced this run (not asked for, not permitted, or failed: its state did not advance
+    either) and new money named customers its listing did not read. A failed re-read marks
+    `customers` failed. Marks the run's dependents as extracted either way."""
+    run.dependents_extracted = True
+    report = run.report
+    outcome = report.outcomes.get(TARGET)
+    if outcome is None or outcome.status != "synced":
+        return None
+    todo = stale_customers(report)
+    if not todo:
+        return None
+
+    def failed(exc: CreatorPlatformError) -> None:
+        reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
+        report.set_outcome(TARGET, "failed", reason)
+
+    return customer_refresh(run.client, todo, pii=run.options.pii,
+                            pii_salt=run.options.pii_salt, on_error=failed)

@@ -153,6 +153,23 @@ PAYOUTS_SUFFIX = "_payments_payouts"
 PAYOUTS_TYPE = f"platform{PAYOUTS_SUFFIX}"  # the base spec's neutral word; live: the brand
 DEFAULT_PAYOUTS_PATH = f"/{PAYOUTS_TYPE}"
 
+# ---------------------------------------------------------------- the source's settings
+# Each default and range is written here once: `creator_platform_source`'s signature takes them,
+# and the CLI's settings table (common/config.py) refers to them.
+SOURCE_NAME = "creator_platform"  # the dlt source, its config section and its schema
+PAGE_SIZE = 100  # page[size] asked for
+PAGE_SIZE_RANGE = (1, 1000)
+CONCURRENCY = 4  # list-page requests in flight
+CONCURRENCY_RANGE = (1, 64)
+DETAIL_CONCURRENCY = 16  # single-record (include=) reads in flight
+DETAIL_CONCURRENCY_RANGE = (1, 256)
+ADAPTIVE_RATE = True  # find the platform's unpublished limit and ride it
+MAX_ATTEMPTS = 8  # per request, retries included
+MAX_ATTEMPTS_RANGE = (1, 100)
+TIMEOUT_S = 30.0  # per request
+BACKOFF_INITIAL_S = 0.25  # first retry's wait, doubled each time
+PII_MODES = ("hash", "drop")
+
 _ADDRESS = (
     "address_line_1",
     "address_line_2",

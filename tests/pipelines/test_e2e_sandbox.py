@@ -212,7 +212,7 @@ def test_incremental_after_activity_equals_a_fresh_full_sync(sandbox_factory, tm
     again = sync(sandbox, db)
     assert sum(new for new, _ in again.tables.values()) == 0
     # the periodic full refresh heals edits older than the look-back
-    sync(sandbox, db, full_refresh_every_s=0)
+    sync(sandbox, db, full_refresh_every_days=0)
     assert snapshot(db) == want
 
 

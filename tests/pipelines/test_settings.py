@@ -25,7 +25,7 @@ def test_env_values_and_flag_overrides(env, tmp_path):
     assert s.client_secret.reveal() == "env-secret-value"
     assert "env-secret-value" not in repr(s)
     assert s.concurrency == 6
-    assert s.lookback_s == {"contacts": 3 * 86400}
+    assert s.lookback_days == {"contacts": 3}
     assert s.warehouse.duckdb_path == str(tmp_path / "x.duckdb")
     assert s.warehouse.dataset == "creator_platform"
     s2 = resolve_settings(base_url="http://127.0.0.1:9", client_id="flag", concurrency=2,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from sources.creator_platform.batches import Batches, SeenKeys
 from sources.creator_platform.settings import RESOURCES
-from sources.creator_platform.source import Batches, SeenKeys
 
 
 def entity(ids: list[str], names: list[str] | None = None) -> pa.Table:

@@ -1,0 +1,185 @@
+"""Batching: arrow tables per warehouse table, held until big enough to hand to dlt as one item.
+
+`Batches` also decides, per table, whether this run may `append` (a table new to the
+destination that one resource alone writes) and then drops records already emitted;
+`IdTally` counts the distinct ids of one listing for the drift check.
+"""
+
+from __future__ import annotations
+
+import functools
+from array import array
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .normalize import is_link_table, link_columns
+from .settings import RESOURCES, Resource, type_info
+
+
+@functools.cache
+def _included_tables() -> frozenset[str]:
+    """Tables that `include=` reads write: more than one resource may write them in one run."""
+    return frozenset(
+        type_info(name).table
+        for res in RESOURCES.values()
+        for group in res.include
+        for path in group
+        for name in path.split(".")
+    )
+
+
+class SeenKeys:
+    """Keys already emitted in this run: 8 bytes per integer key (a sorted array), so that
+    memory stays small at a million records; other keys go to a set."""
+
+    PENDING_MAX = 4_096  # recent integer keys, merged into the sorted array in bulk
+
+    def __init__(self) -> None:
+        self._sorted = np.empty(0, dtype=np.int64)
+        self._pending: set[int] = set()
+        self._other: set[str] = set()
+
+    @staticmethod
+    def _as_int(key: str) -> int | None:
+        # canonical decimals only, so that "007" and "7" stay different keys
+        if key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
+            return int(key)
+        return None
+
+    def seen(self, keys: list[str]) -> list[bool]:
+        """Per key: emitted by an earlier `remember`."""
+        out = [False] * len(keys)
+        ints: list[int] = []
+        where: list[int] = []
+        for i, key in enumerate(keys):
+            n = self._as_int(key)
+            if n is None:
+                out[i] = key in self._other
+            elif n in self._pending:
+                out[i] = True
+            else:
+                ints.append(n)
+                where.append(i)
+        if ints and len(self._sorted):
+            arr = np.asarray(ints, dtype=np.int64)
+            pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
+            for i, hit in zip(where, (self._sorted[pos] == arr).tolist(), strict=True):
+                out[i] = hit
+        return out
+
+    def remember(self, keys: set[str]) -> None:
+        for key in keys:
+            n = self._as_int(key)
+            if n is None:
+                self._other.add(key)
+            else:
+                self._pending.add(n)
+        if len(self._pending) >= self.PENDING_MAX:
+            new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
+            new.sort()
+            new = new[~np.isin(new, self._sorted, assume_unique=True)]
+            self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, new), new)
+            self._pending.clear()
+
+
+class Batches:
+    """Arrow tables per warehouse table, held until enough rows to yield as one item.
+
+    A table not in `kept` did not exist in the destination before this run: if only `resource`
+    writes it (its own table and link tables, and no other resource includes that type), it
+    is loaded with dlt's `append`, since there is nothing to merge into and a merge would
+    stage, sort and copy the whole collection (memory growing with data, finding 9). An
+    append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
+    change feed, two groups of one page), so for those tables a record (a link table: a
+    parent's links) already emitted by an earlier page is dropped here.
+    """
+
+    def __init__(self, resource: Resource | None = None, kept: frozenset[str] | None = None) -> None:
+        self._parts: dict[str, list[pa.Table]] = {}
+        self._rows: dict[str, int] = {}
+        self._resource = resource
+        self._kept = kept
+        self._append: dict[str, bool] = {}
+        self._seen: dict[str, SeenKeys] = {}
+
+    def appends(self, table: str, columns: list[str]) -> bool:
+        """Is `table` loaded with `append` in this run (decided once per table)?"""
+        decided = self._append.get(table)
+        if decided is None:
+            decided = self._append[table] = self._owned_and_fresh(table, columns)
+        return decided
+
+    def _owned_and_fresh(self, table: str, columns: list[str]) -> bool:
+        res = self._resource
+        if res is None or self._kept is None or table in self._kept or res.table in _included_tables():
+            return False
+        if table == res.table:
+            return True
+        if not is_link_table(columns, table) or not table.startswith(f"{res.table}_"):
+            return False  # an included type: another resource may write it too
+        parent, _ = link_columns(table, columns)
+        return parent == f"{type_info(res.jtype).singular}_id"
+
+    def _dedupe(self, table: str, tbl: pa.Table) -> pa.Table:
+        """Rows of `tbl` not emitted before (entity: by id; link table: by parent)."""
+        link = "id" not in tbl.column_names
+        key_col, child_col = link_columns(table, tbl.column_names) if link else ("id", "id")
+        keys = [str(k) for k in tbl.column(key_col).to_pylist()]
+        children = tbl.column(child_col).to_pylist() if link else keys
+        seen = self._seen.setdefault(table, SeenKeys())
+        earlier = seen.seen(keys)
+        keep: list[bool] = []
+        here: set[Any] = set()
+        for key, child, old in zip(keys, children, earlier, strict=True):
+            mark = (key, child) if link else key
+            keep.append(not old and mark not in here)
+            here.add(mark)
+        seen.remember({k for k, kept in zip(keys, keep, strict=True) if kept})
+        return tbl if all(keep) else tbl.filter(pa.array(keep, type=pa.bool_()))
+
+    def add(self, table: str, tbl: pa.Table) -> None:
+        if self.appends(table, tbl.column_names):
+            tbl = self._dedupe(table, tbl)
+            if not tbl.num_rows:
+                return
+        self._parts.setdefault(table, []).append(tbl)
+        self._rows[table] = self._rows.get(table, 0) + tbl.num_rows
+
+    def rows(self, table: str) -> int:
+        return self._rows.get(table, 0)
+
+    def tables(self) -> list[str]:
+        return [t for t, parts in self._parts.items() if parts]
+
+    def take(self, table: str) -> pa.Table | None:
+        parts = self._parts.pop(table, [])
+        self._rows.pop(table, None)
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        # pages may differ in columns (drift): missing ones become nulls
+        return pa.concat_tables(parts, promote_options="permissive")
+
+
+class IdTally:
+    """Distinct record ids of one listing, 8 bytes each (ids are integers in practice)."""
+
+    def __init__(self) -> None:
+        self._ints = array("q")
+        self._other: set[str] = set()
+
+    def add(self, records: list[Any]) -> None:
+        for item in records:
+            rid = item.get("id") if isinstance(item, dict) else None
+            text = str(rid)
+            if text.isdigit() and len(text) < 19:
+                self._ints.append(int(text))
+            else:
+                self._other.add(text)
+
+    def distinct(self) -> int:
+        ints = np.unique(np.frombuffer(self._ints, dtype=np.int64)) if self._ints else ()
+        return len(ints) + len(self._other)

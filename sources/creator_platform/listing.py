@@ -1,0 +1,349 @@
+"""One resource's listing, in named steps: pages -> normalising -> cursor -> batching.
+
+`Listing.rows(sites, state)` reads a resource for every site and yields arrow tables for dlt.
+Per site (`SiteListing`, the explicit state of one listing):
+
+1. `_start`: plan the window from state, build the request parameters and the detail gate;
+2. `_listed_pages`: the pages of the listing, read again while records moved between pages
+   (the drift pass, up to `MAX_PASSES`); then `_feed_pages`, a mutable field's change feed;
+3. `_page_rows`: each page, with its detail reads, normalised into rows per table;
+4. `_note`: what the page tells the run: the cursor, the feed cursor, customer references;
+5. `_batch` / `_flush`: rows into arrow tables, one dlt item per `BATCH_ROWS` rows;
+6. `_finish`: advance the cursors in state, keep the detail hashes, report complete listings.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import dlt
+import pyarrow as pa
+
+from .batches import Batches, IdTally
+from .client import CreatorPlatformClient
+from .details import DetailGate, detail_gate, read_detail, save_gate
+from .incremental import Plan, advance, plan
+from .normalize import (
+    declared_columns,
+    normalize_resources,
+    parse_timestamp,
+    rows_to_arrow,
+    table_hints,
+)
+from .pagination import Page, iter_pages, iter_window, total_count
+from .refresh import FEEDERS, TARGET
+from .run import RunReport, SourceOptions
+from .settings import FINANCE_TABLES, Resource, type_info
+
+log = logging.getLogger("creator_sync.source")
+MAX_PASSES = 3
+BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
+Rows = dict[str, list[dict[str, Any]]]
+
+
+def table_item_hints(table: str, tbl: pa.Table, freeze: bool) -> dict[str, Any]:
+    """dlt hints of `table` for the columns `tbl` has (finance tables may be frozen)."""
+    cols = declared_columns(table, tbl.column_names)
+    hints = table_hints(table, {c: cols[c] for c in tbl.column_names})
+    if freeze and table in FINANCE_TABLES:
+        hints["schema_contract"] = {"columns": "freeze", "data_type": "freeze"}
+    return hints
+
+
+def _max_cursor(rows: list[dict[str, Any]], cursor_field: str | None) -> datetime | None:
+    if not cursor_field:
+        return None
+    values = [r[cursor_field] for r in rows if r.get(cursor_field) is not None]
+    return max(values) if values else None
+
+
+def _later(a: datetime | None, b: datetime | None) -> datetime | None:
+    return b if a is None or (b is not None and b > a) else a
+
+
+def _with_details(
+    client: CreatorPlatformClient,
+    resource: Resource,
+    page: Page,
+    gate: DetailGate,
+) -> tuple[list[tuple[str, list[Any]]], list[Any]]:
+    """Page records, re-read with their detail where the gate says so (concurrently, order
+    kept), as (url, records) groups; and the records the detail reads returned (the list
+    record where the single read answered 404)."""
+    records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
+    todo = [r for r in records if gate.needs(r)]
+    fetched = dict(zip(
+        (str(r["id"]) for r in todo),
+        client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo),
+        strict=True,
+    ))
+    gone = {rid for rid, groups in fetched.items() if groups is None}  # 404: list record stands
+    # (url, records) groups, so that an error names the response the bad record came from
+    out: list[tuple[str, list[Any]]] = [(page.url, [])]
+    details: list[Any] = []
+    for record in records:
+        groups = fetched.get(str(record["id"]))
+        if groups is None:
+            out[0][1].append(record)
+            if str(record["id"]) in gone:
+                details.append(record)
+        else:
+            out.extend(groups)
+            details.append(groups[-1][1][0])  # the record, as its own read returned it
+    return out, details
+
+
+def _lacking_lines(resource: Resource, records: list[Any]) -> int:
+    """Detail records without their line array (a platform that does not itemise payouts)."""
+    lines = type_info(resource.jtype).lines
+    if lines is None:
+        return 0
+    return sum(
+        1 for r in records
+        if not isinstance(r.get("attributes"), dict) or r["attributes"].get(lines.attribute) is None
+    )
+
+
+@dataclass
+class SiteListing:
+    """The explicit state of one (resource, site) listing while it runs."""
+
+    site: str | None
+    state: dict[str, Any]  # the site's part of the resource state (written by `_finish`)
+    plan: Plan
+    params: dict[str, Any]
+    started: datetime  # the platform's clock when the listing began
+    prev_cursor: datetime | None  # the cursor the last run left
+    gate: DetailGate
+    old_feed: str | None  # the change feed's cursor the last run left
+    cursor: datetime | None = None  # newest cursor value read
+    feed_cursor: datetime | None = None  # newest value of the change feed's field read
+    # ids of a complete listing of a dimension: they decide `_is_deleted` after the load
+    listed_ids: set[str] | None = field(default=None, repr=False)
+
+
+class Listing:
+    """Reads `resource` for every site; `owner` is the resource the user selected (itself, or
+    the one whose fallback `resource` is: then only the tables in `resource.writes` are kept)."""
+
+    def __init__(
+        self,
+        client: CreatorPlatformClient,
+        resource: Resource,
+        options: SourceOptions,
+        report: RunReport,
+        owner: Resource,
+    ) -> None:
+        self.client = client
+        self.resource = resource
+        self.options = options
+        self.report = report
+        self.owner = owner
+        self.batches = Batches(resource, options.kept_tables)
+        self.hinted: set[str] = set()  # tables whose first item carried the table hints
+        self.cursor_field = resource.incremental.cursor_field or "created_at"
+        self.with_details = resource.reads_details and options.details
+
+    def rows(
+        self, sites: list[str], state: dict[str, Any], prefetched: list[Page] | None = None
+    ) -> Iterator[Any]:
+        """Every site's listing, advancing `state` per site as each one completes."""
+        for site in (list(sites) if self.resource.site_scoped else [None]):
+            run = self._start(site, state.setdefault(site or "_all", {}))
+            pages = prefetched if prefetched is not None and site is None else None
+            for page in self._listed_pages(run, pages):
+                yield from self._page_items(run, page)
+            for page in self._feed_pages(run):
+                yield from self._page_items(run, page)
+            for table in self.batches.tables():
+                yield from self._flush(table)
+            self._finish(run)
+
+    # ------------------------------------------------------------------ 1. plan
+    def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
+        res, opts, now = self.resource, self.options, self.client.server_now
+        p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
+                 full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh)
+        self.report.add_plan(f"{res.name}/{site or '*'}", p.reason)
+        log.info("%s site=%s: %s %s", res.name, site or "*", p.reason, p.params or "")
+        params: dict[str, Any] = dict(p.params)
+        if site is not None:
+            params["filter[site_id]"] = site
+        if res.sort:
+            params["sort"] = res.sort
+        if res.include and res.include_via == "list":
+            params["include"] = ",".join(name for group in res.include for name in group)
+        started = self.client.server_now
+        self.report.add_listing_start(self.owner.name, started)
+        old_feed = site_state.get("feed_cursor")
+        return SiteListing(
+            site=site,
+            state=site_state,
+            plan=p,
+            params=params,
+            started=started,
+            prev_cursor=parse_timestamp(site_state["cursor"]) if site_state.get("cursor") else None,
+            gate=detail_gate(
+                res, site_state, full_listing=p.full and res.incremental.strategy != "full",
+                force=opts.full_refresh, now=self.client.server_now, started=started,
+                refresh_every_s=opts.full_refresh_every_s,
+            ),
+            old_feed=old_feed,
+            feed_cursor=parse_timestamp(old_feed) if old_feed else None,
+            listed_ids=set() if p.full and res.table in res.complete_tables else None,
+        )
+
+    # ------------------------------------------------------------------ 2. pages
+    def _listed_pages(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Page]:
+        """The listing's pages; read again while the final total says records moved pages
+        during the listing (a sort key changed and pushed an unread record onto a page already
+        read), at most `MAX_PASSES` times."""
+        res = self.resource
+        passes = 0
+        while True:
+            passes += 1
+            seen = IdTally()
+            end: list[Page] = []
+            for page in prefetched if prefetched is not None else self._one_pass(run, end):
+                seen.add(page.data)
+                if run.listed_ids is not None:
+                    run.listed_ids.update(str(i["id"]) for i in page.data
+                                          if isinstance(i, dict) and i.get("id") is not None)
+                yield page
+            total = total_count(end[0].doc.get("meta")) if end else None
+            distinct = seen.distinct()
+            if total is None or distinct >= total or passes >= MAX_PASSES:
+                if total is not None and distinct < total:
+                    log.warning("%s site=%s: %s of %s records after %s passes", res.name,
+                                run.site or "*", distinct, total, passes)
+                return
+            log.info("%s site=%s: %s of %s records listed, re-reading (records moved)",
+                     res.name, run.site or "*", distinct, total)
+
+    def _one_pass(self, run: SiteListing, end: list[Page]) -> Iterator[Page]:
+        """One pass over the listing; its last page is appended to `end` (for the total)."""
+        res, opts = self.resource, self.options
+        if run.plan.since is not None:  # a window: newest first where possible, may stop early
+            return iter_window(
+                self.client, res, run.params, order=res.incremental.order,
+                field=self.cursor_field, since=run.plan.since, page_size=opts.page_size,
+                max_pages=opts.max_pages, on_end=end.append,
+            )
+        return iter_pages(self.client, res, run.params, page_size=opts.page_size,
+                          max_pages=opts.max_pages, on_end=end.append)
+
+    def _feed_pages(self, run: SiteListing) -> Iterator[Page]:
+        """Changes of a mutable field since the last run, newest first, until older (windowed
+        runs that have a feed cursor only)."""
+        feed = self.resource.change_feed
+        if feed is None or run.plan.full or not run.old_feed:
+            return
+        since = parse_timestamp(run.old_feed) - timedelta(seconds=feed.lookback_s)
+        params = dict(feed.params, sort=feed.sort)
+        if run.site is not None:
+            params["filter[site_id]"] = run.site
+        for page in iter_pages(self.client, self.resource, params, page_size=self.options.page_size,
+                               concurrency=1, max_pages=self.options.max_pages):
+            yield page
+            values = [parse_timestamp(r["attributes"].get(feed.field)) for r in page.data
+                      if isinstance(r, dict) and isinstance(r.get("attributes"), dict)]
+            values = [v for v in values if v is not None]
+            if not values or min(values) < since:
+                return
+
+    # ------------------------------------------------------------------ 3. normalising
+    def _page_items(self, run: SiteListing, page: Page) -> Iterator[Any]:
+        """One page: normalised, noted, batched; yields the batches that filled up."""
+        self.client.stats.add_page(self.resource.name)
+        if self.options.on_page is not None:
+            self.options.on_page(self.resource.name, page.number)
+        rows = self._page_rows(run, page)
+        self._note(run, rows)
+        if self.resource.writes:  # a fallback read: only what the owner's tables need
+            rows = {t: r for t, r in rows.items() if t in self.resource.writes}
+        self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
+        yield from self._batch(rows)
+
+    def _page_rows(self, run: SiteListing, page: Page) -> Rows:
+        """The page's records (re-read with their details where the gate says) as rows per table."""
+        if self.with_details:
+            groups, details = _with_details(self.client, self.resource, page, run.gate)
+            self.report.count("without_lines", self.owner.name, _lacking_lines(self.resource, details))
+        else:
+            groups = [(page.url, page.data + page.included)]
+        rows: Rows = {}
+        extracted_at = datetime.now(UTC)
+        for url, records in groups:
+            part = normalize_resources(
+                records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
+                pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
+            )
+            for table, table_rows in part.items():
+                rows.setdefault(table, []).extend(table_rows)
+        return rows
+
+    # ------------------------------------------------------------------ 4. cursor
+    def _note(self, run: SiteListing, rows: Rows) -> None:
+        """The cursors the page moves, and the customers it names or lists (refresh.py)."""
+        res = self.resource
+        primary = rows.get(res.table, [])
+        if res.name in FEEDERS:  # only money newer than the last run (not the look-back)
+            prev = run.prev_cursor
+            new = [r for r in primary if prev is None or (r.get(self.cursor_field) or prev) > prev]
+            self.report.add_ids("refs", run.site,
+                                {str(r["customer_id"]) for r in new if r.get("customer_id")})
+        elif res.name == TARGET:
+            self.report.add_ids("listed", run.site, {str(r["id"]) for r in primary})
+        run.cursor = _later(run.cursor, _max_cursor(primary, res.incremental.cursor_field))
+        if res.change_feed is not None:
+            run.feed_cursor = _later(run.feed_cursor, _max_cursor(primary, res.change_feed.field))
+
+    # ------------------------------------------------------------------ 5. batching
+    def _batch(self, rows: Rows) -> Iterator[Any]:
+        for table, tbl in rows_to_arrow(rows, pii=self.options.pii).items():
+            self.client.stats.add_rows(table, tbl.num_rows)
+            self.batches.add(table, tbl)
+            if self.batches.rows(table) >= BATCH_ROWS:
+                yield from self._flush(table)
+
+    def _flush(self, table: str) -> Iterator[Any]:
+        """One arrow table per ~BATCH_ROWS rows: dlt's per-item work is not per page. The
+        first item of a table carries its hints."""
+        tbl = self.batches.take(table)
+        if tbl is None:
+            return
+        if table in self.hinted:
+            yield dlt.mark.with_table_name(tbl, table)
+            return
+        self.hinted.add(table)
+        hints = table_item_hints(table, tbl, self.options.freeze_finance_schema)
+        if self.batches.appends(table, tbl.column_names):
+            hints["write_disposition"] = "append"  # keys stay declared for later merges
+        yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
+
+    # ------------------------------------------------------------------ 6. state
+    def _finish(self, run: SiteListing) -> None:
+        """The listing completed: advance its cursors and report what it proves complete."""
+        res, site, now = self.resource, run.site, self.client.server_now
+        if res.change_feed is not None:
+            if run.feed_cursor is not None:
+                run.state["feed_cursor"] = run.feed_cursor.strftime("%Y-%m-%dT%H:%M:%SZ")
+            elif not run.old_feed:
+                run.state["feed_cursor"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        advance(run.state, run.plan, run.cursor, now=now, started=run.started)
+        log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))
+        if self.with_details:
+            save_gate(run.state, run.gate, started=run.started, complete=run.plan.full or run.plan.deep)
+        if run.plan.full and res.name == TARGET:
+            self.report.customers_full.add(site)
+        if run.plan.full and res.complete_tables:
+            complete = res.complete_tables
+            if res.include_via == "detail" and (not self.with_details or run.gate.skipped):
+                # included tables were not re-read for every record: only the list is complete
+                complete = tuple(t for t in complete if t == res.table)
+            listed = (res.table, run.listed_ids) if run.listed_ids is not None else None
+            self.report.add_complete(complete, site, listed)

@@ -1,0 +1,175 @@
+"""What one run of the source is: its options, what it learnt, and what a host hands it.
+
+- `SourceOptions`: the knobs the resources read (built by `creator_platform_source`).
+- `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
+- `Runtime`: what only a host program passes (progress counters, an in-memory transport,
+  the tables the destination keeps, a hook called per page): never configuration.
+- `SyncRun`: one call of the source: its client, options and report, until `close()`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from .normalize import PiiMode
+from .pagination import DEFAULT_MAX_PAGES
+from .settings import PAGE_SIZE
+
+if TYPE_CHECKING:
+    from .client import CreatorPlatformClient
+    from .stats import RunStats
+
+PageHook = Callable[[str, int], None]  # (resource, page number)
+
+@dataclass
+class SourceOptions:
+    """Knobs of one sync (from `creator_platform_source`'s arguments)."""
+
+    resources: tuple[str, ...] | None = None  # None = all
+    site_ids: tuple[str, ...] | None = None  # None = discover with GET /v1/sites
+    page_size: int = PAGE_SIZE
+    max_pages: int = DEFAULT_MAX_PAGES
+    pii: PiiMode = None
+    pii_salt: str = field(default="", repr=False)  # a secret: never in a repr
+    full_refresh: bool = False
+    lookback_s: dict[str, int] = field(default_factory=dict)  # resource -> seconds
+    full_refresh_every_s: int | None = None  # None = per-resource default
+    freeze_finance_schema: bool = False
+    # per-record include reads (order_items, course modules/lessons/media, form fields): one
+    # request per record; False skips them (faster, those tables stay empty)
+    details: bool = True
+    # see `Runtime.kept_tables`
+    kept_tables: frozenset[str] | None = None
+    # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
+    payouts_path: str | None = None
+    on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
+
+
+Status = Literal["synced", "failed", "skipped"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one resource ended in this run: `reason` says why it failed or was skipped."""
+
+    status: Status
+    reason: str | None = None
+
+
+@dataclass
+class RunReport:
+    """What the extract step learnt, for post-load steps (thread-safe appends)."""
+
+    complete: set[tuple[str, str | None]] = field(default_factory=set)  # (table, site_id)
+    # ids of each complete listing, per (table, site_id): only a listed row is alive, even if
+    # another resource's `include` wrote it this run (an archived tag a form still names)
+    listed: dict[tuple[str, str | None], set[str]] = field(default_factory=dict)
+    plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
+    sites: list[str] = field(default_factory=list)
+    # for the dependent customers refresh (see refresh.py), per site
+    customer_refs: dict[str | None, set[str]] = field(default_factory=dict)
+    customers_listed: dict[str | None, set[str]] = field(default_factory=dict)
+    customers_full: set[str | None] = field(default_factory=set)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)  # resource -> how it ended
+    rows: Counter[str] = field(default_factory=Counter)  # resource -> rows of its own table
+    # resource -> records whose detail read carried no lines (a payout without `transactions`)
+    without_lines: Counter[str] = field(default_factory=Counter)
+    notices: list[str] = field(default_factory=list)  # one line each, for the summary
+    # resource -> the platform's clock (HTTP `Date`) when its listing began (earliest site):
+    # every record created before it was listed, if the resource completes
+    listing_started: dict[str, datetime] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def set_outcome(self, resource: str, status: Status, reason: str | None = None) -> None:
+        with self._lock:
+            self.outcomes[resource] = Outcome(status, reason)
+
+    def add_notice(self, text: str) -> None:
+        with self._lock:
+            self.notices.append(text)
+
+    def count(self, counter: str, resource: str, amount: int) -> None:
+        """counter: "rows" or "without_lines"."""
+        if amount:
+            with self._lock:
+                getattr(self, counter)[resource] += amount
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
+
+    def add_complete(
+        self, tables: tuple[str, ...], site: str | None, listed: tuple[str, set[str]] | None = None
+    ) -> None:
+        with self._lock:
+            self.complete.update((t, site) for t in tables)
+            if listed is not None:
+                self.listed[(listed[0], site)] = listed[1]
+
+    def add_listing_start(self, resource: str, at: datetime) -> None:
+        with self._lock:
+            known = self.listing_started.get(resource)
+            if known is None or at < known:
+                self.listing_started[resource] = at
+
+    def add_plan(self, key: str, reason: str) -> None:
+        with self._lock:
+            self.plans[key] = reason
+
+    def add_ids(self, kind: str, site: str | None, ids: set[str]) -> None:
+        """kind: "refs" (customers named by new money) or "listed" (customers read this run)."""
+        target = self.customer_refs if kind == "refs" else self.customers_listed
+        with self._lock:
+            target.setdefault(site, set()).update(ids)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a host program hands the source besides its settings (never read from config).
+
+    - `stats`: counters the caller shows as progress (a fresh one otherwise);
+    - `transport`: an httpx transport (tests serve the API in memory);
+    - `verify`: TLS verification (tests with their own certificates);
+    - `kept_tables`: tables the destination holds and keeps this run: a table not in it is
+      loaded with `append` by the resource that alone writes it (see `batches.Batches`);
+      None means unknown, and everything is merged;
+    - `on_page(resource, page_number)`: called before each listed page is processed (the crash
+      drills kill the process there).
+    """
+
+    stats: RunStats | None = None
+    transport: Any = None
+    verify: bool = True
+    kept_tables: frozenset[str] | None = None
+    on_page: PageHook | None = None
+
+
+@dataclass
+class SyncRun:
+    """One call of `creator_platform_source`: what the steps after the load need.
+
+    `extract_started` (wall clock, UTC): rows another writer (the webhook loader) pushed after
+    it are not this listing's to judge. `dependents_extracted`: the dependent customer refresh
+    was extracted already (the CLI does it before its one load; `finish_sync` otherwise).
+    """
+
+    client: CreatorPlatformClient
+    options: SourceOptions
+    report: RunReport
+    extract_started: datetime
+    dependents_extracted: bool = False
+    closed: bool = False
+
+    def close(self) -> None:
+        """Revoke the session and release connections (once; later calls do nothing)."""
+        if not self.closed:
+            self.closed = True
+            self.client.close()
+
+    def __repr__(self) -> str:
+        return f"SyncRun(client={self.client!r}, sites={self.report.sites!r}, closed={self.closed})"

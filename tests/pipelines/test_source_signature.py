@@ -1,0 +1,73 @@
+"""Issue 16 point 1: one signature. Every setting of `[sources.creator_platform]` is an argument
+of `creator_platform_source` with the same default, the CLI passes them all through it, and a
+user's call resolves them from config and environment like a dlt verified source."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from pipeline_fakes import FAKE_SECRET
+
+from common.config import SETTINGS, SOURCE_SECTION, known_keys
+from pipelines.factory import resolve_warehouse
+from pipelines.sync import SOURCE_PARAMETERS, SyncSettings, source_arguments
+from sources.creator_platform import Secret, creator_platform_source, sync_run
+from sources.creator_platform.errors import ConfigurationError
+
+FLAG_ONLY = {"full_refresh"}  # a flag of one run (`--full-refresh`), never configured
+
+
+def test_settings_table_and_signature_agree():
+    configured = {s.key: s for s in SETTINGS if s.section == SOURCE_SECTION}
+    # the keys the unknown-key warning knows are exactly the source's arguments
+    assert known_keys()[SOURCE_SECTION] == set(SOURCE_PARAMETERS) - FLAG_ONLY
+    for key, item in configured.items():
+        default = SOURCE_PARAMETERS[key].default
+        if item.default is not None:  # written once: the table refers to the source's constant
+            assert default == item.default, key
+
+
+def test_cli_passes_every_argument_explicitly(tmp_path: Path):
+    settings = SyncSettings(base_url="http://127.0.0.1:9", client_id="c",
+                            client_secret=Secret("s3cret-value"),
+                            warehouse=resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")),
+                            resources=("contacts",), lookback_days={"contacts": 2.5})
+    args = source_arguments(settings)
+    assert set(args) == set(SOURCE_PARAMETERS)
+    assert args["client_secret"] == "s3cret-value" and args["resources"] == ["contacts"]
+    assert args["payouts_path"] == SOURCE_PARAMETERS["payouts_path"].default
+    assert args["lookback_days"] == {"contacts": 2.5}
+    assert "s3cret-value" not in repr(settings)
+
+
+def test_user_call_resolves_from_environment(monkeypatch, fake_api):
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__BASE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_ID", "cid")
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_SECRET", FAKE_SECRET)
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__PAGE_SIZE", "37")
+    from sources.creator_platform import Runtime
+
+    source = creator_platform_source(resources=["contacts"],
+                                     host=Runtime(transport=fake_api.transport()))
+    run = sync_run(source)
+    try:
+        assert run.options.page_size == 37 and run.options.resources == ("contacts",)
+        assert list(source.resources) == ["contacts"]
+        assert FAKE_SECRET not in repr(run) + repr(run.options)
+    finally:
+        run.close()
+
+
+@pytest.mark.parametrize("bad", [{"page_size": 0}, {"resources": ["nope"]}, {"pii": "blur"},
+                                 {"concurrency": 1000}, {"resources": [","]}])
+def test_bad_arguments_fail_before_any_request(bad):
+    with pytest.raises(ConfigurationError):
+        creator_platform_source(base_url="http://127.0.0.1:9", client_id="c", client_secret="s", **bad)
+
+
+def test_signature_has_the_dlt_markers():
+    params = inspect.signature(creator_platform_source).parameters
+    assert "dlt.secrets.value" in repr(params["client_secret"].default)
+    assert "dlt.config.value" in repr(params["base_url"].default)
