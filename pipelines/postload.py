@@ -16,11 +16,10 @@ from typing import Any
 
 import dlt
 
+from common.locking import warehouse_lock
 from sources.creator_platform import sync_run
 from sources.creator_platform.normalize import child_marker, is_link_table, link_columns
 from sources.creator_platform.refresh import dependent_refresh
-
-from .locking import warehouse_lock
 
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 

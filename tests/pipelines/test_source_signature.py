@@ -11,7 +11,7 @@ import pytest
 from pipeline_fakes import FAKE_SECRET
 
 from common.config import SETTINGS, SOURCE_SECTION, known_keys
-from pipelines.factory import resolve_warehouse
+from common.warehouse import resolve_warehouse
 from pipelines.sync import SOURCE_PARAMETERS, SyncSettings, source_arguments
 from sources.creator_platform import Secret, creator_platform_source, sync_run
 from sources.creator_platform.errors import ConfigurationError
