@@ -5,18 +5,11 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-import os
 from pathlib import Path
 
 import click
 
-from models.adapters import (
-    Adapter,
-    DuckDBAdapter,
-    PostgresAdapter,
-    postgres_dsn_from_dlt,
-    redact_dsn,
-)
+from models.adapters import Adapter, WarehouseUnavailable, open_adapter
 from models.coverage import stale_after, stale_after_option
 from models.headline import format_headline, headline_figures_from
 from models.runner import (
@@ -40,22 +33,10 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:
-    if destination == "duckdb":
-        try:
-            return DuckDBAdapter(duckdb_path)
-        except Exception as exc:  # duckdb raises IOException when another process holds the file
-            raise click.ClickException(f"{duckdb_path}: cannot open the warehouse: {exc}") from exc
     try:
-        dsn = postgres_dsn or os.environ.get("CREATOR_SYNC_POSTGRES_DSN") or postgres_dsn_from_dlt()
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-    try:
-        return PostgresAdapter(dsn)
-    except Exception as exc:
-        # psycopg2 echoes a malformed DSN back in its message: mask the password
-        raise click.ClickException(
-            f"cannot connect to postgres: {redact_dsn(str(exc).strip())}"
-        ) from None
+        return open_adapter(destination, duckdb_path, postgres_dsn)
+    except WarehouseUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _print_result(result: BuildResult) -> None:
