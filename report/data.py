@@ -127,7 +127,6 @@ class ReportData:
     freshness: Freshness | None = None
     site_names: dict[str, str] = field(default_factory=dict)
     settlement_delay: list[DelayMonth] = field(default_factory=list)
-    warehouse: str = ""
 
     def site_label(self, site_id: str) -> str:
         return self.site_names.get(site_id, site_id)
@@ -407,7 +406,6 @@ def load_report_data(
         settlement_delay=reader.settlement_delay(),
         coverage=coverage,
         stale_after=stale_after or stale_after_limit(),
-        warehouse=label,
     )
     data.unreconciled_items = reader.payout_items(data.latest_unreconciled())
     return data

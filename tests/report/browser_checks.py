@@ -31,6 +31,7 @@ CHARTS_JS = """
 FIGURES_JS = """
 [...document.querySelectorAll('[data-testid][data-value]')].map(e => ({
   testid: e.dataset.testid, currency: e.dataset.currency || null, value: e.dataset.value,
+  method: e.dataset.method || null,
   text: e.innerText.trim(), visible: e.getBoundingClientRect().height > 0}))
 """
 
