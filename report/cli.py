@@ -74,6 +74,11 @@ def report_command(
     duckdb_path = str(setting(SYNC_SECTION, "duckdb", duckdb_path))
     dataset = str(setting(SYNC_SECTION, "dataset", dataset))
     destination = str(setting(SYNC_SECTION, "destination", destination))
+    if destination not in DESTINATIONS:  # sync loads into any dlt destination; models build two
+        raise click.UsageError(
+            f"the report reads {' or '.join(DESTINATIONS)}, not {destination!r} "
+            "(--destination, or creator_sync.destination in the configuration)"
+        )
     from report.render import write_report  # matplotlib loads only when a report is made
 
     try:

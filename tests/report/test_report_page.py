@@ -260,3 +260,17 @@ def test_a_database_locked_by_a_running_sync_is_a_clear_error(tmp_path: pathlib.
     assert result.exit_code == 1
     assert f"{path}: cannot open the database read-only (is a sync" in result.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_destination_the_models_cannot_build_is_a_usage_error(tmp_path: pathlib.Path) -> None:
+    result = CliRunner().invoke(
+        report_command, ["--destination", "bigquery", "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 2 and "'bigquery' is not one of 'duckdb', 'postgres'" in result.output
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CREATOR_SYNC__DESTINATION", "bigquery")
+        env.chdir(tmp_path)
+        from_config = CliRunner().invoke(report_command, ["--out", str(tmp_path / "r.html")])
+    assert from_config.exit_code == 2
+    assert "the report reads duckdb or postgres, not 'bigquery'" in from_config.output
+    assert not (tmp_path / "r.html").exists()
