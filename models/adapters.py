@@ -218,7 +218,7 @@ def open_adapter(
     try:
         dsn = postgres_dsn or os.environ.get(POSTGRES_DSN_ENV) or postgres_dsn_from_dlt()
     except ValueError as exc:
-        raise WarehouseUnavailable(str(exc)) from exc
+        raise WarehouseUnavailable(f"{exc} (or pass --postgres-dsn, or set {POSTGRES_DSN_ENV})") from exc
     try:
         return PostgresAdapter(dsn)
     except Exception as exc:
