@@ -298,8 +298,7 @@ def method_split(methods: dict[str, MethodCount]) -> str:
     """`712 itemised by their lines (710 reconcile), 5 by the settlement rule (5 reconcile)`."""
     parts = [
         f"{m.payouts:,} {METHODS.get(name, name)} ({m.reconciled:,} reconcile)"
-        for name, m in sorted(methods.items(), key=lambda item: list(METHODS).index(item[0])
-                              if item[0] in METHODS else len(METHODS))
+        for name, m in sorted(methods.items())  # itemised first: the platform's own books
     ]
     return ", ".join(parts) or "no payouts"
 
