@@ -7,6 +7,7 @@ one transaction, so a failing model leaves the previous build untouched.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Protocol
 
@@ -170,3 +171,48 @@ def postgres_dsn_from_dlt() -> str:
             "or [destination.postgres.credentials] in .dlt/secrets.toml"
         ) from exc
     return credentials.to_native_representation()
+
+
+DESTINATIONS = ("duckdb", "postgres")
+POSTGRES_DSN_ENV = "CREATOR_SYNC_POSTGRES_DSN"
+
+
+class WarehouseUnavailable(Exception):
+    """The warehouse cannot be opened; the message is one line, names where, and holds no
+    password."""
+
+
+def open_adapter(
+    destination: str,
+    duckdb_path: str,
+    postgres_dsn: str | None = None,
+    *,
+    read_only: bool = False,
+) -> Adapter:
+    """The one way `models` and `report` open the warehouse the pipeline loaded: the DuckDB file
+    (read-only for a reader, so it never locks out a sync), or PostgreSQL by `postgres_dsn`, else
+    `CREATOR_SYNC_POSTGRES_DSN`, else dlt's postgres credentials."""
+    if destination == "duckdb":
+        try:
+            return DuckDBAdapter(duckdb_path, read_only=read_only)
+        except Exception as exc:  # duckdb raises IOException when another process holds the file
+            mode = "read-only" if read_only else "for writing"
+            hint = " (is a sync or a models build still writing to it?)" if "lock" in str(exc) else ""
+            raise WarehouseUnavailable(
+                f"{duckdb_path}: cannot open the database {mode}{hint}: {exc}"
+            ) from exc
+    if destination != "postgres":
+        raise WarehouseUnavailable(
+            f"unknown destination {destination!r} (choose from {', '.join(DESTINATIONS)})"
+        )
+    try:
+        dsn = postgres_dsn or os.environ.get(POSTGRES_DSN_ENV) or postgres_dsn_from_dlt()
+    except ValueError as exc:
+        raise WarehouseUnavailable(f"{exc} (or pass --postgres-dsn, or set {POSTGRES_DSN_ENV})") from exc
+    try:
+        return PostgresAdapter(dsn)
+    except Exception as exc:
+        # psycopg2 echoes a malformed DSN back in its message: mask the password
+        raise WarehouseUnavailable(
+            f"cannot connect to postgres: {redact_dsn(str(exc).strip())}"
+        ) from None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import logging
-import os
 from pathlib import Path
 
 import click
@@ -13,13 +12,7 @@ import click
 from common.config import BadSetting, Settings, option, warn_unknown_keys
 from common.locking import LockTimeout, warehouse_lock
 from common.warehouse import warehouse_of
-from models.adapters import (
-    Adapter,
-    DuckDBAdapter,
-    PostgresAdapter,
-    postgres_dsn_from_dlt,
-    redact_dsn,
-)
+from models.adapters import DESTINATIONS, Adapter, WarehouseUnavailable, open_adapter
 from models.coverage import stale_after, stale_after_option
 from models.headline import format_headline, headline_figures_from
 from models.runner import (
@@ -42,22 +35,10 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:
-    if destination == "duckdb":
-        try:
-            return DuckDBAdapter(duckdb_path)
-        except Exception as exc:  # duckdb raises IOException when another process holds the file
-            raise click.ClickException(f"{duckdb_path}: cannot open the warehouse: {exc}") from exc
     try:
-        dsn = postgres_dsn or os.environ.get("CREATOR_SYNC_POSTGRES_DSN") or postgres_dsn_from_dlt()
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from exc
-    try:
-        return PostgresAdapter(dsn)
-    except Exception as exc:
-        # psycopg2 echoes a malformed DSN back in its message: mask the password
-        raise click.ClickException(
-            f"cannot connect to postgres: {redact_dsn(str(exc).strip())}"
-        ) from None
+        return open_adapter(destination, duckdb_path, postgres_dsn)
+    except WarehouseUnavailable as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _print_result(result: BuildResult) -> None:
@@ -80,9 +61,6 @@ def _print_result(result: BuildResult) -> None:
             click.echo(f"  WARN {test.name}: {test.failures} row(s): {test.description}", err=True)
             for row in test.sample[:3]:
                 click.echo(f"       {row}", err=True)
-
-
-MODEL_DESTINATIONS = ("duckdb", "postgres")  # the SQL dialects the models are written for
 
 
 @click.command("models")
@@ -120,8 +98,8 @@ def models_command(
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
                         stale_after_days=stale_after_days)
     warehouse = warehouse_of(settings)
-    if warehouse.destination not in MODEL_DESTINATIONS:
-        raise BadSetting(f"the models build on {' or '.join(MODEL_DESTINATIONS)}, not "
+    if warehouse.destination not in DESTINATIONS:
+        raise BadSetting(f"the models build on {' or '.join(DESTINATIONS)}, not "
                          f"{warehouse.destination!r}", settings.where("destination"))
     limit = stale_after(settings["stale_after_days"])
     duckdb_path = warehouse.duckdb_path or ""

@@ -1,4 +1,5 @@
-"""The few figures `creator-sync models` and `demo` print last, and what they are built on.
+"""The headline figures, computed once (`compute_headline`): `creator-sync models` and `demo`
+print them last, and the report shows them as its tiles.
 
 "Last 30 days" ends on the last complete reporting day: the as-of date given, else the build's
 (the last day of `revenue_daily`: the latest transaction's day in the reporting zone), moved back
@@ -8,16 +9,23 @@ its own last 30 days, not an empty window, and never a half day.
 A figure built on a resource that holds no records is None, with the reason in `unavailable`
 (never "0 unreconciled payouts" on payouts that were never loaded). `models/coverage.py` decides
 what is missing, partial or stale; the report reads the same.
+
+The payouts line says how each payout was reconciled: by the platform's own lines (`itemised`)
+or, for a payout the platform listed no lines for, by the settlement rule.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
+from common.duckdb_names import quote_literal
 from models.adapters import DuckDBAdapter
-from models.coverage import Coverage, fmt_utc, read_coverage
+from models.coverage import Coverage, Window, fmt_utc, read_coverage
 from models.coverage import stale_after as stale_after_limit
+from models.money import format_money, format_per_currency
 
 REQUIRED = (
     "revenue_daily",
@@ -27,11 +35,173 @@ REQUIRED = (
     "data_coverage",
     "build_metadata",
 )
+FIGURES = ("net_revenue", "mrr", "unreconciled_payouts", "unpaid_balance")
+# `payout_reconciliation.reconciliation_method`: by the payout's own lines, or by the settlement
+# rule when the platform listed none (DECISIONS.md, "Reconciliation").
+METHODS = {"itemised": "itemised by their lines", "settlement_rule": "by the settlement rule"}
 
 
-def _sum_by_currency(adapter: Any, sql: str) -> dict[str, int]:
-    _, rows = adapter.fetch(sql)
-    return {currency: int(value) for currency, value in rows}
+@dataclass(frozen=True)
+class MethodCount:
+    """Payouts reconciled one way (`reconciliation_method`), and how many of them reconcile."""
+
+    payouts: int
+    reconciled: int
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The headline figures, computed once for `creator-sync models`/`demo` and the report.
+
+    Money is per currency (never summed across currencies), in integer minor units. A figure
+    whose resources were not loaded stays empty/None and `unavailable` says why. The windows end
+    on the last complete reporting day (`window.end`), so an old sync still compares two full
+    30-day windows and a partial day never drives a comparison."""
+
+    window: Window
+    site_id: str | None
+    net_30d: dict[str, int]
+    net_prior_30d: dict[str, int]
+    mrr_month: dt.date | None
+    mrr: dict[str, int]
+    mrr_prior_month: dict[str, int]
+    active_subscriptions: dict[str, int]
+    unpaid_balance: dict[str, int]
+    unreconciled_payouts: int | None = None
+    payouts_count: int | None = None
+    methods: dict[str, MethodCount] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+
+
+def whole_cents(value: Any, where: str) -> int:
+    """A whole number of cents from any warehouse (BIGINT, HUGEINT, or the NUMERIC/DECIMAL a
+    PostgreSQL `sum` returns); a fractional cent fails loudly instead of being rounded."""
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        raise ValueError(f"{where}: expected integer cents, got a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return int(value)
+    raise ValueError(f"{where}: expected integer cents, got {value!r}")
+
+
+def _date(value: dt.date) -> str:
+    return f"cast('{value.isoformat()}' as date)"
+
+
+def _as_date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+        return aware.astimezone(dt.UTC).date()
+    return value
+
+
+def check_built(adapter: Any) -> None:
+    missing = [m for m in REQUIRED if adapter.columns("analytics", m) is None]
+    if missing:
+        raise LookupError(
+            f"{adapter.label}: analytics.{', analytics.'.join(missing)} not built: "
+            "run `creator-sync models` first"
+        )
+
+
+def compute_headline(
+    fetch: Any,
+    coverage: Coverage,
+    as_of: dt.date | None = None,
+    *,
+    site_id: str | None = None,
+    has_methods: bool = True,
+) -> Headline:
+    """The headline of one build, all sites or one (`site_id`), through any warehouse's
+    `fetch(sql) -> (columns, rows)` in DuckDB's dialect (the adapters transpile it).
+    `has_methods`: the build has `payout_reconciliation.reconciliation_method`."""
+    site = "true" if site_id is None else f"site_id = {quote_literal(site_id)}"
+    window = coverage.window(as_of or coverage.build.as_of_date)
+    unavailable = {f: reason for f in FIGURES if (reason := coverage.unavailable(f))}
+
+    def rows(sql: str) -> list[tuple[Any, ...]]:
+        return fetch(sql)[1]
+
+    net_30d: dict[str, int] = {}
+    net_prior: dict[str, int] = {}
+    if window.end is not None and "net_revenue" not in unavailable:
+        start, prior_start, end = window.start, window.prior_start, window.end
+        where = "analytics.revenue_daily.net_in_cents"
+        for currency, current, prior in rows(
+            "select currency, "
+            f"sum(net_in_cents) filter (where date_day >= {_date(start)}), "
+            f"sum(net_in_cents) filter (where date_day < {_date(start)}) "
+            f"from analytics.revenue_daily where {site} "
+            f"and date_day between {_date(prior_start)} and {_date(end)} "
+            "group by currency order by currency"
+        ):
+            net_30d[currency] = whole_cents(current, where)
+            net_prior[currency] = whole_cents(prior, where)
+
+    # MRR of the as-of month (the month of the last reporting day); the latest modelled month
+    # when there is no reporting day yet.
+    mrr_month = window.last_day.replace(day=1) if window.last_day else None
+    if mrr_month is None:
+        mrr_month = _as_date(rows(f"select max(date_month) from analytics.mrr_monthly where {site}")[0][0])
+    mrr: dict[str, int] = {}
+    mrr_prior: dict[str, int] = {}
+    active: dict[str, int] = {}
+    if mrr_month is not None and "mrr" not in unavailable:
+        where = "analytics.mrr_monthly.mrr_in_cents"
+        for currency, mrr_cents, prior_cents, subscriptions in rows(
+            "select currency, sum(mrr_in_cents), "
+            # last month's MRR, by the mart's own arithmetic (MRR = previous + movements)
+            "sum(mrr_in_cents - new_mrr_in_cents - expansion_mrr_in_cents "
+            "- contraction_mrr_in_cents - churned_mrr_in_cents - reactivation_mrr_in_cents), "
+            "sum(active_subscriptions) "
+            f"from analytics.mrr_monthly where {site} and date_month = {_date(mrr_month)} "
+            "group by currency order by currency"
+        ):
+            mrr[currency] = whole_cents(mrr_cents, where)
+            mrr_prior[currency] = whole_cents(prior_cents, where)
+            active[currency] = int(subscriptions or 0)
+
+    unpaid: dict[str, int] = {}
+    if "unpaid_balance" not in unavailable:
+        unpaid = {
+            currency: whole_cents(balance, "analytics.unpaid_balance.unpaid_balance_in_cents")
+            for currency, balance in rows(
+                "select currency, sum(unpaid_balance_in_cents) from analytics.unpaid_balance "
+                f"where {site} group by currency order by currency"
+            )
+        }
+
+    unreconciled = payouts_count = None
+    methods: dict[str, MethodCount] = {}
+    if "unreconciled_payouts" not in unavailable:
+        method = "reconciliation_method" if has_methods else "'settlement_rule'"
+        for name, count, reconciled in rows(
+            f"select {method}, count(*), "
+            "count(*) filter (where is_reconciled or is_rolled_forward) "
+            f"from analytics.payout_reconciliation where {site} group by 1 order by 1"
+        ):
+            methods[str(name)] = MethodCount(int(count), int(reconciled))
+        payouts_count = sum(m.payouts for m in methods.values())
+        unreconciled = payouts_count - sum(m.reconciled for m in methods.values())
+
+    return Headline(
+        window=window,
+        site_id=site_id,
+        net_30d=net_30d,
+        net_prior_30d=net_prior,
+        mrr_month=mrr_month,
+        mrr=mrr,
+        mrr_prior_month=mrr_prior,
+        active_subscriptions=active,
+        unpaid_balance=unpaid,
+        unreconciled_payouts=unreconciled,
+        payouts_count=payouts_count,
+        methods=methods,
+        unavailable=unavailable,
+    )
 
 
 def headline_figures_from(
@@ -41,25 +211,35 @@ def headline_figures_from(
     now: dt.datetime | None = None,
     stale_after: dt.timedelta | None = None,
 ) -> dict[str, Any]:
-    """The headline figures from any warehouse adapter; `stale_after` is the staleness limit
+    """The headline figures from any warehouse adapter, as the named values `format_headline`
+    prints (`compute_headline` is the computation); `stale_after` is the staleness limit
     (default: `models.coverage.stale_after()`, from the configuration)."""
-    missing = [m for m in REQUIRED if adapter.columns("analytics", m) is None]
-    if missing:
-        raise LookupError(
-            f"{adapter.label}: analytics.{', analytics.'.join(missing)} not built: "
-            "run `creator-sync models` first"
-        )
+    check_built(adapter)
     coverage = read_coverage(adapter.fetch)
-    window = coverage.window(as_of or coverage.build.as_of_date)
+    columns = adapter.columns("analytics", "payout_reconciliation") or {}
+    headline = compute_headline(
+        adapter.fetch, coverage, as_of, has_methods="reconciliation_method" in columns
+    )
+    return figures_of(headline, coverage, now=now, stale_after=stale_after)
+
+
+def figures_of(
+    headline: Headline,
+    coverage: Coverage,
+    *,
+    now: dt.datetime | None = None,
+    stale_after: dt.timedelta | None = None,
+) -> dict[str, Any]:
+    """`headline` as named values, None where a figure is not available."""
+    window, unavailable = headline.window, headline.unavailable
     staleness = coverage.staleness(
         now or dt.datetime.now(dt.UTC), stale_after or stale_after_limit()
     )
-    unavailable = {
-        figure: reason
-        for figure in ("net_revenue", "mrr", "unreconciled_payouts", "unpaid_balance")
-        if (reason := coverage.unavailable(figure))
-    }
-    figures: dict[str, Any] = {
+
+    def given(figure: str, value: Any) -> Any:
+        return None if figure in unavailable else value
+
+    return {
         "as_of_date": window.last_day,
         "figures_through_date": window.end,
         "partial_day": window.partial_day,
@@ -67,49 +247,22 @@ def headline_figures_from(
         "window_start_date": window.start,
         "timezone": coverage.build.timezone,
         "settlement_delay_days": coverage.build.settlement_delay_days,
-        "net_revenue_last_30_days_in_cents": None,
-        "mrr_month": None,
-        "mrr_in_cents": None,
-        "active_subscriptions": None,
-        "unreconciled_payouts": None,
-        "payouts_count": None,
-        "unpaid_balance_in_cents": None,
+        "net_revenue_last_30_days_in_cents": given(
+            "net_revenue", headline.net_30d if window.end is not None else None
+        ),
+        "mrr_month": given("mrr", headline.mrr_month),
+        "mrr_in_cents": given("mrr", headline.mrr if headline.mrr_month else None),
+        "active_subscriptions": given("mrr", sum(headline.active_subscriptions.values())),
+        "unreconciled_payouts": headline.unreconciled_payouts,
+        "payouts_count": headline.payouts_count,
+        "reconciliation_methods": given("unreconciled_payouts", headline.methods),
+        "unpaid_balance_in_cents": given("unpaid_balance", headline.unpaid_balance),
         "unavailable": unavailable,
         "last_sync_at": coverage.last_sync_at,
         "stale": staleness.lines(),
         "coverage": coverage,
+        "headline": headline,
     }
-    if window.end is not None and "net_revenue" not in unavailable:
-        figures["net_revenue_last_30_days_in_cents"] = _sum_by_currency(
-            adapter,
-            "select currency, cast(sum(net_in_cents) as bigint) from analytics.revenue_daily "
-            f"where date_day between cast('{window.start.isoformat()}' as date) "
-            f"and cast('{window.end.isoformat()}' as date) group by currency order by currency",
-        )
-    if window.last_day is not None and "mrr" not in unavailable:
-        month = window.last_day.replace(day=1)
-        _, rows = adapter.fetch(
-            "select currency, cast(sum(mrr_in_cents) as bigint), "
-            "cast(sum(active_subscriptions) as bigint) from analytics.mrr_monthly "
-            f"where date_month = cast('{month.isoformat()}' as date) "
-            "group by currency order by currency"
-        )
-        figures["mrr_month"] = month
-        figures["mrr_in_cents"] = {c: int(v) for c, v, _ in rows}
-        figures["active_subscriptions"] = sum(int(n) for _, _, n in rows)
-    if "unreconciled_payouts" not in unavailable:
-        _, rows = adapter.fetch(
-            "select count(*) filter (where not is_reconciled and not is_rolled_forward), count(*) "
-            "from analytics.payout_reconciliation"
-        )
-        figures["unreconciled_payouts"], figures["payouts_count"] = map(int, rows[0])
-    if "unpaid_balance" not in unavailable:
-        figures["unpaid_balance_in_cents"] = _sum_by_currency(
-            adapter,
-            "select currency, cast(sum(unpaid_balance_in_cents) as bigint) "
-            "from analytics.unpaid_balance group by currency order by currency",
-        )
-    return figures
 
 
 def headline_figures(
@@ -120,8 +273,9 @@ def headline_figures(
     stale_after_days: float | None = None,
 ) -> dict[str, Any]:
     """Net revenue of the last 30 complete days and MRR of the as-of month per currency (never
-    summed across currencies), the payouts that do not reconcile and the unpaid balance; each
-    None when a resource it is built on was not loaded (`unavailable` says which and why)."""
+    summed across currencies), the payouts that do not reconcile (and how each was reconciled)
+    and the unpaid balance; each None when a resource it is built on was not loaded
+    (`unavailable` says which and why)."""
     limit = stale_after_limit(stale_after_days)
     adapter = DuckDBAdapter(duckdb_path, read_only=True)
     try:
@@ -131,14 +285,22 @@ def headline_figures(
 
 
 def format_cents(cents: int, currency: str) -> str:
-    """`123456, "USD"` -> `USD 1,234.56`, in integer arithmetic (no float ever touches money)."""
-    sign = "-" if cents < 0 else ""
-    major, minor = divmod(abs(int(cents)), 100)
-    return f"{sign}{currency} {major:,}.{minor:02d}"
+    """`123456, "USD"` -> `USD 1,234.56`, `1500, "JPY"` -> `JPY 1,500`: the terminal's form of
+    `models.money.format_money` (integer arithmetic, the currency's own minor units)."""
+    return format_money(cents, currency, plain=True)
 
 
 def _money(per_currency: dict[str, int]) -> str:
-    return " | ".join(format_cents(v, c) for c, v in sorted(per_currency.items())) or "none"
+    return format_per_currency(per_currency, plain=True)
+
+
+def method_split(methods: dict[str, MethodCount]) -> str:
+    """`712 itemised by their lines (710 reconcile), 5 by the settlement rule (5 reconcile)`."""
+    parts = [
+        f"{m.payouts:,} {METHODS.get(name, name)} ({m.reconciled:,} reconcile)"
+        for name, m in sorted(methods.items())  # itemised first: the platform's own books
+    ]
+    return ", ".join(parts) or "no payouts"
 
 
 def _through(figures: dict[str, Any]) -> str:
@@ -189,6 +351,9 @@ def format_headline(figures: dict[str, Any]) -> list[str]:
         "Unreconciled payouts",
         f"{figures['unreconciled_payouts']} of {figures['payouts_count']}",
     )
+    methods = figures.get("reconciliation_methods")
+    if methods is not None and figures["payouts_count"]:
+        lines.append(f"Reconciliation method: {method_split(methods)}")
     add(
         "unpaid_balance",
         "Settled, not yet paid out",

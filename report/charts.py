@@ -20,8 +20,8 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from report.data import NOT_SENT_STATUSES, MrrMonth, Offer, Payout, RevenueDay
-from report.money import MINOR_UNITS, SYMBOLS, format_money
+from report.data import NOT_SENT_STATUSES, DelayMonth, MrrMonth, Offer, Payout, RevenueDay
+from report.money import SYMBOLS, format_money, minor_units
 
 # One palette for every chart, so a colour means the same series everywhere.
 COLORS = {
@@ -40,7 +40,15 @@ COLORS = {
     "alert": "#D62728",
     "offer": "#4C78A8",
     "partial": "#FBE3B5",
+    "max": "#1F2933",
 }
+# (p50, p95) per provider of a site, in order: one hue each, the p95 lighter
+DELAY_COLORS = (
+    ("#4C78A8", "#A6BDDB"),
+    ("#54A24B", "#B5DDA4"),
+    ("#B279A2", "#E0C5D8"),
+    ("#F58518", "#FBCB9B"),
+)
 
 RC = {
     "svg.fonttype": "none",  # text stays text: small, selectable, uses the viewer's sans-serif
@@ -68,7 +76,7 @@ BAR_DAYS_MAX = 120  # daily bars up to this many days, step areas beyond
 
 
 def _major(cents: int, currency: str) -> float:
-    return cents / 10 ** MINOR_UNITS.get(currency.upper(), 2)
+    return cents / 10 ** minor_units(currency)
 
 
 def _axis_money(currency: str) -> FuncFormatter:
@@ -408,3 +416,35 @@ def offers_chart(
             )
         ax.set_xlim(min([*values, 0.0]), top * 1.18 if top > 0 else 1)
         return _to_svg(fig, prefix, f"Top offers by net revenue in {currency}")
+
+
+def settlement_delay_chart(months: Sequence[DelayMonth], prefix: str, title: str) -> str:
+    """Observed days from a line to its payout, per month: the p50 bar, the p95 bar above it
+    (lighter) and the max as a tick; one group and hue per provider when a site has several."""
+    providers = sorted({m.provider for m in months})
+    starts = sorted({m.date_month for m in months})
+    slot = {start: i for i, start in enumerate(starts)}
+    width = 0.8 / len(providers)
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(2.6)
+        for k, provider in enumerate(providers):
+            rows = [m for m in months if m.provider == provider]
+            xs = [slot[m.date_month] - 0.4 + width * (k + 0.5) for m in rows]
+            suffix = f" · {provider}" if len(providers) > 1 else ""
+            p50_color, p95_color = DELAY_COLORS[k % len(DELAY_COLORS)]
+            _bars(ax, xs, [m.p50 for m in rows], width=width * 0.9, color=p50_color,
+                  label=f"p50{suffix}")
+            _bars(ax, xs, [m.p95 - m.p50 for m in rows], bottoms=[m.p50 for m in rows],
+                  width=width * 0.9, color=p95_color, label=f"p95{suffix}")
+            ax.scatter(xs, [m.max for m in rows], marker="_", s=120, color=COLORS["max"],
+                       zorder=3, label="max" if k == 0 else None)
+        step = max(1, len(starts) // 12)
+        ax.set_xticks(list(range(len(starts)))[::step],
+                      [s.strftime("%b %Y") for s in starts][::step])
+        ax.set_ylim(bottom=min([0, *(m.p50 for m in months)]),
+                    top=max([1, *(m.max for m in months)]) * 1.15)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.set_ylabel("days", color="#52606D")
+        ax.set_xlabel("month of the line (reporting time zone)", color="#52606D")
+        _legend(ax, ncols=3 if len(providers) == 1 else 4)
+        return _to_svg(fig, prefix, title)

@@ -8,12 +8,19 @@ import click
 
 from common.config import BadSetting, Settings, option, warn_unknown_keys
 from common.warehouse import warehouse_of
+from models.adapters import DESTINATIONS, POSTGRES_DSN_ENV
 from models.coverage import stale_after_option
 from report.errors import ReportError
 
 
 @click.command("report")
 @option("duckdb", type=click.Path(dir_okay=False))
+@click.option(
+    "--postgres-dsn",
+    default=None,
+    help=f"Postgres DSN [env {POSTGRES_DSN_ENV}, else dlt's "
+    "DESTINATION__POSTGRES__CREDENTIALS / .dlt/secrets.toml].",
+)
 @click.option(
     "--out",
     "out_path",
@@ -34,6 +41,7 @@ from report.errors import ReportError
 @stale_after_option
 def report_command(
     duckdb: str | None,
+    postgres_dsn: str | None,
     out_path: str,
     site_id: str | None,
     since: dt.datetime | None,
@@ -41,24 +49,27 @@ def report_command(
     destination: str | None,
     stale_after_days: float | None,
 ) -> None:
-    """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation."""
+    """Write one self-contained HTML page: revenue, MRR, payouts and their reconciliation,
+    from the DuckDB file or the PostgreSQL database the models were built in."""
     warn_unknown_keys()
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
                         stale_after_days=stale_after_days)
     warehouse = warehouse_of(settings)
-    if warehouse.duckdb_path is None:
-        raise BadSetting(f"the report reads a DuckDB warehouse; the destination is "
+    if warehouse.destination not in DESTINATIONS:  # sync loads into any dlt destination
+        raise BadSetting(f"the report reads {' or '.join(DESTINATIONS)}, not "
                          f"{warehouse.destination!r}", settings.where("destination"))
     from report.render import write_report  # matplotlib loads only when a report is made
 
     try:
         path = write_report(
-            warehouse.duckdb_path,
+            warehouse.duckdb_path or "",
             out_path,
             site_id=site_id,
             since=since.date() if since else None,
             dataset=warehouse.dataset,
             stale_after_days=settings["stale_after_days"],
+            destination=warehouse.destination,
+            postgres_dsn=postgres_dsn,
         )
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc

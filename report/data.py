@@ -1,8 +1,13 @@
-"""Read everything the report shows out of the `analytics` marts and the raw dataset.
+"""Read everything the report shows out of the `analytics` marts and the raw dataset, through
+any warehouse adapter the models build on (`models.adapters`: DuckDB or PostgreSQL).
 
-All figures stay integer cents here; the page formats them. Sums happen in DuckDB (exact
+All figures stay integer cents here; the page formats them. Sums happen in the warehouse (exact
 integers) and are checked to be whole cents on the way out, so a mart that ever produced a
-fractional cent fails loudly instead of being rounded into a tile.
+fractional cent fails loudly instead of being rounded into a tile. The headline tiles are
+`models.headline.compute_headline`, the same computation `creator-sync models` prints.
+
+The SQL is DuckDB's dialect with values written as literals (the adapter transpiles it for
+PostgreSQL), so one query serves every warehouse.
 """
 
 from __future__ import annotations
@@ -10,39 +15,23 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
-import duckdb
-
-from models.build_info import Fetch
-from models.coverage import Coverage, Window, read_coverage
+from common.duckdb_names import quote_literal
+from models.coverage import Coverage, read_coverage
 from models.coverage import stale_after as stale_after_limit
+from models.headline import Headline, compute_headline, whole_cents
 from report.errors import ReportError
 from report.freshness import Freshness, read_freshness, read_site_names
-from report.marts import PAYOUT_ITEM_COLUMNS, SCHEMA, check_marts
+from report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS, SCHEMA, check_marts
+
+__all__ = ["Headline", "ReportData", "load_report_data"]
 
 TOP_OFFERS = 10
+# The unreconciled payouts listed with their lines: the latest ones, the ones finance works on.
+LATEST_UNRECONCILED = 20
 # Payouts whose money never left: their funds roll into the next payout (issue 4).
 NOT_SENT_STATUSES = ("failed", "canceled")
-
-
-@dataclass(frozen=True)
-class Headline:
-    """The tiles. The windows end on the last complete day of `revenue_daily` (`window.end`),
-    not on the wall clock, so a report on an old sync still compares two full 30-day windows,
-    and a last day the data reaches only part of never drives a comparison. `unavailable`
-    names each figure whose resources were not loaded, and why (models/coverage.py)."""
-
-    window: Window
-    net_30d: dict[str, int]
-    net_prior_30d: dict[str, int]
-    mrr_month: dt.date | None
-    mrr: dict[str, int]
-    mrr_prior_month: dict[str, int]
-    active_subscriptions: dict[str, int]
-    unpaid_balance: dict[str, int]
-    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -79,14 +68,37 @@ class Payout:
     difference: int
     transactions_count: int
     is_reconciled: bool
+    # `itemised` (by the payout's lines) or `settlement_rule` (no lines: the rule's figures)
+    method: str = "settlement_rule"
+    lines_count: int = 0
+    matched_lines: int = 0
+    unmatched_lines: int = 0
+    fees: int | None = None
+    adjustments: int | None = None  # None without lines: no figure without data
+    unexplained: int | None = None
+    is_rolled_forward: bool = False
 
 
 @dataclass(frozen=True)
 class PayoutItems:
-    """The itemised transactions of one payout: `columns` are PAYOUT_ITEM_COLUMNS, in order."""
+    """The rows under one payout, `columns` in display order: its lines (PAYOUT_LINE_COLUMNS)
+    when itemised, else the transactions the rule assigns (PAYOUT_ITEM_COLUMNS)."""
 
     columns: list[str]
     rows: list[tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class DelayMonth:
+    """One row of `analytics.settlement_delay`: observed days from a line to its payout."""
+
+    site_id: str
+    provider: str
+    date_month: dt.date
+    lines_count: int
+    p50: int
+    p95: int
+    max: int
 
 
 @dataclass(frozen=True)
@@ -114,22 +126,24 @@ class ReportData:
     offers: dict[str, list[Offer]] = field(default_factory=dict)
     freshness: Freshness | None = None
     site_names: dict[str, str] = field(default_factory=dict)
+    settlement_delay: list[DelayMonth] = field(default_factory=list)
 
     def site_label(self, site_id: str) -> str:
         return self.site_names.get(site_id, site_id)
 
+    def latest_unreconciled(self) -> list[Payout]:
+        """The latest LATEST_UNRECONCILED payouts that do not reconcile, newest first."""
+        open_ = [p for rows in self.payouts.values() for p in rows if not p.is_reconciled]
+        open_.sort(key=lambda p: (p.initiated_on, p.payout_id), reverse=True)
+        return open_[:LATEST_UNRECONCILED]
+
 
 def cents(value: Any, where: str) -> int:
-    """A whole number of cents from DuckDB (BIGINT, HUGEINT or an integral DECIMAL)."""
-    if value is None:
-        return 0
-    if isinstance(value, bool):
-        raise ReportError(f"{where}: expected integer cents, got a boolean")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal) and value == value.to_integral_value():
-        return int(value)
-    raise ReportError(f"{where}: expected integer cents, got {value!r}")
+    """A whole number of cents (BIGINT, HUGEINT, or an integral DECIMAL/NUMERIC)."""
+    try:
+        return whole_cents(value, where)
+    except ValueError as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _as_date(value: Any) -> dt.date | None:
@@ -141,130 +155,48 @@ def _as_date(value: Any) -> dt.date | None:
     return value
 
 
+def _optional_cents(value: Any, where: str) -> int | None:
+    return None if value is None else cents(value, where)
+
+
+def _date(value: dt.date) -> str:
+    return f"cast('{value.isoformat()}' as date)"
+
+
 class _Reader:
     """Runs the report's queries with one site filter and one start date."""
 
-    def __init__(
-        self,
-        con: duckdb.DuckDBPyConnection,
-        site_id: str | None,
-        since: dt.date | None,
-        coverage: Coverage,
-    ):
-        self.con = con
+    def __init__(self, adapter: Any, site_id: str | None, since: dt.date | None):
+        self.adapter = adapter
         self.site_id = site_id
         self.since = since
-        self.coverage = coverage
 
-    def rows(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
-        return self.con.execute(sql, params or []).fetchall()
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        return self.adapter.fetch(sql)[1]
 
-    def site_clause(self, alias: str = "") -> tuple[str, list[Any]]:
+    def site_clause(self, alias: str = "") -> str:
         prefix = f"{alias}." if alias else ""
         if self.site_id is None:
-            return "TRUE", []
-        return f"{prefix}site_id = ?", [self.site_id]
-
-    # ---- headline tiles -------------------------------------------------------------------
-
-    def headline(self) -> Headline:
-        site, params = self.site_clause()
-        (last_day,) = self.rows(
-            f"SELECT max(date_day) FROM {SCHEMA}.revenue_daily WHERE {site}", params
-        )[0]
-        window = self.coverage.window(last_day)
-        unavailable = {
-            figure: reason
-            for figure in ("net_revenue", "mrr", "unpaid_balance")
-            if (reason := self.coverage.unavailable(figure))
-        }
-        net_30d: dict[str, int] = {}
-        net_prior: dict[str, int] = {}
-        if window.end is not None:
-            start, prior_start, as_of = window.start, window.prior_start, window.end
-            for currency, current, prior in self.rows(
-                f"""
-                SELECT currency,
-                       sum(net_in_cents) FILTER (WHERE date_day >= ?),
-                       sum(net_in_cents) FILTER (WHERE date_day < ?)
-                FROM {SCHEMA}.revenue_daily
-                WHERE {site} AND date_day BETWEEN ? AND ?
-                GROUP BY currency ORDER BY currency
-                """,
-                [start, start, *params, prior_start, as_of],
-            ):
-                net_30d[currency] = cents(current, "analytics.revenue_daily.net_in_cents")
-                net_prior[currency] = cents(prior, "analytics.revenue_daily.net_in_cents")
-
-        # MRR of the as-of month (the month of the last reported day), as `creator-sync demo`
-        # prints it; the latest modelled month if there is no revenue yet.
-        if last_day is not None:
-            mrr_month = last_day.replace(day=1)
-        else:
-            (mrr_month,) = self.rows(
-                f"SELECT max(date_month) FROM {SCHEMA}.mrr_monthly WHERE {site}", params
-            )[0]
-        mrr: dict[str, int] = {}
-        mrr_prior: dict[str, int] = {}
-        active: dict[str, int] = {}
-        for currency, mrr_cents, prior_cents, subscriptions in self.rows(
-            f"""
-            SELECT currency, sum(mrr_in_cents),
-                   -- last month's MRR, by the mart's own arithmetic (MRR = previous + movements)
-                   sum(mrr_in_cents - new_mrr_in_cents - expansion_mrr_in_cents
-                       - contraction_mrr_in_cents - churned_mrr_in_cents
-                       - reactivation_mrr_in_cents),
-                   sum(active_subscriptions)
-            FROM {SCHEMA}.mrr_monthly WHERE {site} AND date_month = ?
-            GROUP BY currency ORDER BY currency
-            """,
-            [*params, mrr_month],
-        ):
-            mrr[currency] = cents(mrr_cents, "analytics.mrr_monthly.mrr_in_cents")
-            mrr_prior[currency] = cents(prior_cents, "analytics.mrr_monthly.mrr_in_cents")
-            active[currency] = int(subscriptions or 0)
-
-        unpaid = {
-            currency: cents(balance, "analytics.unpaid_balance.unpaid_balance_in_cents")
-            for currency, balance in self.rows(
-                f"""
-                SELECT currency, sum(unpaid_balance_in_cents) FROM {SCHEMA}.unpaid_balance
-                WHERE {site} GROUP BY currency ORDER BY currency
-                """,
-                params,
-            )
-        }
-        return Headline(
-            window=window,
-            net_30d=net_30d,
-            net_prior_30d=net_prior,
-            mrr_month=_as_date(mrr_month),
-            mrr=mrr,
-            mrr_prior_month=mrr_prior,
-            active_subscriptions=active,
-            unpaid_balance=unpaid,
-            unavailable=unavailable,
-        )
+            return "true"
+        return f"{prefix}site_id = {quote_literal(self.site_id)}"
 
     # ---- charts ---------------------------------------------------------------------------
 
     def revenue(self) -> dict[str, list[RevenueDay]]:
-        site, params = self.site_clause()
-        since = "date_day >= ?" if self.since else "TRUE"
+        since = f"date_day >= {_date(self.since)}" if self.since else "true"
         out: dict[str, list[RevenueDay]] = defaultdict(list)
         for currency, day, gross, refunds, disputes, net in self.rows(
             f"""
-            SELECT currency, date_day, sum(gross_in_cents), sum(refunds_in_cents),
+            select currency, date_day, sum(gross_in_cents), sum(refunds_in_cents),
                    sum(disputes_in_cents), sum(net_in_cents)
-            FROM {SCHEMA}.revenue_daily WHERE {site} AND {since}
-            GROUP BY currency, date_day ORDER BY currency, date_day
-            """,
-            [*params, *([self.since] if self.since else [])],
+            from {SCHEMA}.revenue_daily where {self.site_clause()} and {since}
+            group by currency, date_day order by currency, date_day
+            """
         ):
             where = f"analytics.revenue_daily ({currency}, {day})"
             out[currency].append(
                 RevenueDay(
-                    day,
+                    _as_date(day),
                     cents(gross, where),
                     cents(refunds, where),
                     cents(disputes, where),
@@ -274,19 +206,21 @@ class _Reader:
         return dict(out)
 
     def mrr(self) -> dict[str, list[MrrMonth]]:
-        site, params = self.site_clause()
-        since = "date_month >= date_trunc('month', ?::DATE)" if self.since else "TRUE"
+        since = (
+            f"date_month >= cast(date_trunc('month', {_date(self.since)}) as date)"
+            if self.since
+            else "true"
+        )
         out: dict[str, list[MrrMonth]] = defaultdict(list)
         for row in self.rows(
             f"""
-            SELECT currency, date_month, sum(mrr_in_cents), sum(new_mrr_in_cents),
+            select currency, date_month, sum(mrr_in_cents), sum(new_mrr_in_cents),
                    sum(expansion_mrr_in_cents), sum(contraction_mrr_in_cents),
                    sum(churned_mrr_in_cents), sum(reactivation_mrr_in_cents),
                    sum(active_subscriptions)
-            FROM {SCHEMA}.mrr_monthly WHERE {site} AND {since}
-            GROUP BY currency, date_month ORDER BY currency, date_month
-            """,
-            [*params, *([self.since] if self.since else [])],
+            from {SCHEMA}.mrr_monthly where {self.site_clause()} and {since}
+            group by currency, date_month order by currency, date_month
+            """
         ):
             currency, month = row[0], _as_date(row[1])
             where = f"analytics.mrr_monthly ({currency}, {month})"
@@ -295,20 +229,21 @@ class _Reader:
         return dict(out)
 
     def payouts(self) -> dict[str, list[Payout]]:
-        site, params = self.site_clause("p")
-        since = "p.initiated_at >= ?::DATE" if self.since else "TRUE"
+        since = f"p.initiated_at >= {_date(self.since)}" if self.since else "true"
         out: dict[str, list[Payout]] = defaultdict(list)
         for row in self.rows(
             f"""
-            SELECT p.payout_id, p.site_id, p.currency, lower(p.status), p.initiated_at,
+            select p.payout_id, p.site_id, p.currency, lower(p.status), p.initiated_at,
                    p.estimated_arrival_at, p.amount_in_cents, r.expected_amount_in_cents,
-                   r.difference_in_cents, r.transactions_count, r.is_reconciled
-            FROM {SCHEMA}.payouts AS p
-            LEFT JOIN {SCHEMA}.payout_reconciliation AS r USING (payout_id)
-            WHERE {site} AND {since}
-            ORDER BY p.currency, p.initiated_at, p.payout_id
-            """,
-            [*params, *([self.since] if self.since else [])],
+                   r.difference_in_cents, r.transactions_count, r.is_reconciled,
+                   r.reconciliation_method, r.lines_count, r.matched_lines_count,
+                   r.unmatched_lines_count, r.fees_in_cents, r.adjustments_in_cents,
+                   r.unexplained_in_cents, r.is_rolled_forward
+            from {SCHEMA}.payouts as p
+            left join {SCHEMA}.payout_reconciliation as r on r.payout_id = p.payout_id
+            where {self.site_clause("p")} and {since}
+            order by p.currency, p.initiated_at, p.payout_id
+            """
         ):
             payout_id = str(row[0])
             where = f"analytics.payouts/payout_reconciliation (payout {payout_id})"
@@ -329,42 +264,85 @@ class _Reader:
                     difference=difference,
                     transactions_count=int(row[9] or 0),
                     is_reconciled=bool(row[10]),  # NULL (no row) is listed, never hidden
+                    method=str(row[11] or "settlement_rule"),
+                    lines_count=int(row[12] or 0),
+                    matched_lines=int(row[13] or 0),
+                    unmatched_lines=int(row[14] or 0),
+                    fees=_optional_cents(row[15], where),
+                    adjustments=_optional_cents(row[16], where),
+                    unexplained=_optional_cents(row[17], where),
+                    is_rolled_forward=bool(row[18]),
                 )
             )
         return dict(out)
 
-    def payout_items(self, payout_ids: list[str]) -> dict[str, PayoutItems]:
-        """Itemised transactions of the given payouts (PAYOUT_ITEM_COLUMNS, oldest first)."""
+    def _grouped(
+        self, mart: str, columns: list[str], payout_ids: list[str], order: str
+    ) -> dict[str, PayoutItems]:
         if not payout_ids:
             return {}
-        selected = ", ".join(PAYOUT_ITEM_COLUMNS)
+        ids = ", ".join(quote_literal(pid) for pid in payout_ids)
         grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
         for payout_id, *values in self.rows(
-            f"""
-            SELECT payout_id, {selected} FROM {SCHEMA}.payout_transactions
-            WHERE payout_id IN (SELECT unnest(?::VARCHAR[]))
-            ORDER BY payout_id, transaction_created_at, transaction_id
-            """,
-            [payout_ids],
+            f"select payout_id, {', '.join(columns)} from {SCHEMA}.{mart} "
+            f"where payout_id in ({ids}) order by payout_id, {order}"
         ):
             grouped[str(payout_id)].append(tuple(values))
-        columns = list(PAYOUT_ITEM_COLUMNS)
-        return {pid: PayoutItems(columns, grouped.get(pid, [])) for pid in payout_ids}
+        return {pid: PayoutItems(list(columns), grouped.get(pid, [])) for pid in payout_ids}
+
+    def payout_items(self, payouts: list[Payout]) -> dict[str, PayoutItems]:
+        """Under each payout, its lines (matched or not, with the rule) when it was itemised;
+        the transactions the settlement rule assigns to it otherwise."""
+        itemised = [p.payout_id for p in payouts if p.method == "itemised"]
+        by_rule = [p.payout_id for p in payouts if p.method != "itemised"]
+        return {
+            **self._grouped(
+                "payout_transactions", list(PAYOUT_ITEM_COLUMNS), by_rule,
+                "transaction_created_at, transaction_id",
+            ),
+            **self._grouped("payout_lines", list(PAYOUT_LINE_COLUMNS), itemised, "line_number"),
+        }
+
+    def settlement_delay(self) -> list[DelayMonth]:
+        since = (
+            f"date_month >= cast(date_trunc('month', {_date(self.since)}) as date)"
+            if self.since
+            else "true"
+        )
+        return [
+            DelayMonth(str(site), str(provider), _as_date(month), int(n), int(p50), int(p95),
+                       int(high))
+            for site, provider, month, n, p50, p95, high in self.rows(
+                f"""
+                select site_id, provider, date_month, lines_count, p50_delay_days,
+                       p95_delay_days, max_delay_days
+                from {SCHEMA}.settlement_delay where {self.site_clause()} and {since}
+                order by site_id, provider, date_month
+                """
+            )
+        ]
 
     def offers(self) -> dict[str, list[Offer]]:
-        site, params = self.site_clause()
         out: dict[str, list[Offer]] = defaultdict(list)
         for currency, offer_id, site_id, title, net, purchases, customers, deleted in self.rows(
             f"""
-            SELECT currency, offer_id, any_value(site_id), any_value(offer_title),
-                   sum(net_revenue_in_cents) AS net,
-                   sum(purchases_count), sum(customers_count), bool_and(is_deleted)
-            FROM {SCHEMA}.offer_performance WHERE {site} AND currency IS NOT NULL
-            GROUP BY currency, offer_id
-            QUALIFY row_number() OVER (PARTITION BY currency ORDER BY net DESC, offer_id) <= ?
-            ORDER BY currency, net DESC, offer_id
-            """,
-            [*params, TOP_OFFERS],
+            select currency, offer_id, site_id, offer_title, net, purchases, customers, deleted
+            from (
+                select currency, offer_id, min(site_id) as site_id,
+                       min(offer_title) as offer_title, sum(net_revenue_in_cents) as net,
+                       sum(purchases_count) as purchases, sum(customers_count) as customers,
+                       bool_and(is_deleted) as deleted,
+                       row_number() over (
+                           partition by currency
+                           order by sum(net_revenue_in_cents) desc, offer_id
+                       ) as offer_rank
+                from {SCHEMA}.offer_performance
+                where {self.site_clause()} and currency is not null
+                group by currency, offer_id
+            ) as ranked
+            where offer_rank <= {TOP_OFFERS}
+            order by currency, net desc, offer_id
+            """
         ):
             where = f"analytics.offer_performance (offer {offer_id})"
             out[currency].append(
@@ -381,57 +359,53 @@ class _Reader:
         return dict(out)
 
 
-def _fetch(con: duckdb.DuckDBPyConnection) -> Fetch:
-    def fetch(sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        cursor = con.execute(sql)
-        return [d[0] for d in cursor.description], cursor.fetchall()
-
-    return fetch
-
-
 def load_report_data(
-    con: duckdb.DuckDBPyConnection,
-    path: str,
+    adapter: Any,
     *,
     site_id: str | None = None,
     since: dt.date | None = None,
     dataset: str = "creator_platform",
     stale_after: dt.timedelta | None = None,
 ) -> ReportData:
-    """Everything the page shows, or a ReportError naming the missing mart/column/site.
-    `stale_after` is the staleness limit (default: `models.coverage.stale_after()`)."""
-    con.execute("SET TimeZone = 'UTC'")
-    check_marts(con, path)
-    coverage = read_coverage(_fetch(con))
-    reader = _Reader(con, site_id, since, coverage)
+    """Everything the page shows, read through a warehouse adapter (`models.adapters`), or a
+    ReportError naming the missing mart/column/site. `stale_after` is the staleness limit
+    (default: `models.coverage.stale_after()`)."""
+    label = adapter.label
+    check_marts(adapter)
+    coverage = read_coverage(adapter.fetch)
+    reader = _Reader(adapter, site_id, since)
     if site_id is not None:
-        (known,) = con.execute(
-            f"SELECT count(*) FROM {SCHEMA}.revenue_daily WHERE site_id = ?", [site_id]
-        ).fetchone()
+        known = reader.rows(
+            f"select count(*) from {SCHEMA}.revenue_daily where {reader.site_clause()}"
+        )[0][0]
         if not known:
             sites = [
-                s
-                for (s,) in con.execute(
-                    f"SELECT DISTINCT site_id FROM {SCHEMA}.revenue_daily ORDER BY 1"
-                ).fetchall()
+                s for (s,) in reader.rows(
+                    f"select distinct site_id from {SCHEMA}.revenue_daily order by 1"
+                )
             ]
             raise ReportError(
-                f"{path}: site_id {site_id!r} has no rows in {SCHEMA}.revenue_daily "
+                f"{label}: site_id {site_id!r} has no rows in {SCHEMA}.revenue_daily "
                 f"(sites present: {', '.join(map(str, sites)) or 'none'})"
             )
+    try:
+        headline = compute_headline(adapter.fetch, coverage, site_id=site_id)
+    except ValueError as exc:
+        raise ReportError(str(exc)) from None
     payouts = reader.payouts()
-    unreconciled = [p.payout_id for rows in payouts.values() for p in rows if not p.is_reconciled]
-    return ReportData(
+    data = ReportData(
         site_id=site_id,
         since=since,
-        headline=reader.headline(),
+        headline=headline,
         revenue=reader.revenue(),
         mrr=reader.mrr(),
         payouts=payouts,
-        unreconciled_items=reader.payout_items(unreconciled),
         offers=reader.offers(),
-        freshness=read_freshness(con, dataset),
-        site_names=read_site_names(con, dataset),
+        freshness=read_freshness(adapter, dataset),
+        site_names=read_site_names(adapter, dataset),
+        settlement_delay=reader.settlement_delay(),
         coverage=coverage,
         stale_after=stale_after or stale_after_limit(),
     )
+    data.unreconciled_items = reader.payout_items(data.latest_unreconciled())
+    return data

@@ -32,9 +32,10 @@ def fmt_date(value: dt.date | None) -> str:
 
 
 
-def figure(testid: str, currency: str, caption: str, svg: str) -> str:
+def figure(testid: str, currency: str | None, caption: str, svg: str, **extra: Any) -> str:
+    """A chart with its caption; `extra` are more data attributes (`data_site_id="…"`)."""
     return (
-        f'<figure class="chart"{attrs(data_testid=testid, data_currency=currency)}>'
+        f'<figure class="chart"{attrs(data_testid=testid, data_currency=currency, **extra)}>'
         f"<figcaption>{esc(caption)}</figcaption>{svg}</figure>"
     )
 

@@ -7,9 +7,9 @@ render into one message that says which mart and column are missing and how to b
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-import duckdb
-
+from common.duckdb_names import quote_literal
 from report.errors import ReportError
 
 SCHEMA = "analytics"
@@ -26,6 +26,24 @@ PAYOUT_ITEM_COLUMNS: Mapping[str, str] = {
     "settlement_fee_amount_in_cents": "Settlement fee",
     "net_settlement_in_cents": "Net settlement",
     "is_rolled_forward": "Rolled forward",
+}
+
+# The lines of an itemised unreconciled payout: column -> heading, in display order.
+PAYOUT_LINE_COLUMNS: Mapping[str, str] = {
+    "line_number": "Line",
+    "line_type": "Type",
+    "created_at": "Created",
+    "customer_id": "Customer",
+    "order_number": "Order",
+    "presented_amount_in_cents": "Presented",
+    "presented_currency": "Presented currency",
+    "amount_in_cents": "Amount",
+    "fee_in_cents": "Fee",
+    "net_in_cents": "Net",
+    "currency": "Currency",
+    "transaction_id": "Transaction",
+    "match_rule": "Match rule",
+    "is_matched": "Matched",
 }
 
 # mart -> columns the report selects. Names follow issue 4 and the README's models section.
@@ -62,12 +80,31 @@ MARTS: Mapping[str, tuple[str, ...]] = {
     ),
     "payout_reconciliation": (
         "payout_id",
+        "site_id",
         "expected_amount_in_cents",
         "difference_in_cents",
         "transactions_count",
         "is_reconciled",
+        "is_rolled_forward",
+        "reconciliation_method",
+        "lines_count",
+        "matched_lines_count",
+        "unmatched_lines_count",
+        "fees_in_cents",
+        "adjustments_in_cents",
+        "unexplained_in_cents",
     ),
     "payout_transactions": ("payout_id", *PAYOUT_ITEM_COLUMNS),
+    "payout_lines": ("payout_id", *PAYOUT_LINE_COLUMNS),
+    "settlement_delay": (
+        "site_id",
+        "provider",
+        "date_month",
+        "lines_count",
+        "p50_delay_days",
+        "p95_delay_days",
+        "max_delay_days",
+    ),
     "unpaid_balance": ("site_id", "currency", "unpaid_balance_in_cents"),
     "offer_performance": (
         "site_id",
@@ -104,24 +141,28 @@ MARTS: Mapping[str, tuple[str, ...]] = {
     ),
 }
 
-BUILD_HINT = "build the marts first: creator-sync models --duckdb {path}"
+def build_hint(label: str) -> str:
+    """How to build the marts into the warehouse named by an adapter's label."""
+    kind, _, where = label.partition(":")
+    target = f"--duckdb {where}" if kind == "duckdb" else f"--destination {kind}"
+    return f"build the marts first: creator-sync models {target}"
 
 
-def mart_columns(con: duckdb.DuckDBPyConnection, mart: str) -> list[str]:
+def mart_columns(adapter: Any, mart: str) -> list[str]:
     """The columns of `analytics.<mart>` in table order (empty when the mart does not exist)."""
-    rows = con.execute(
-        "SELECT column_name FROM information_schema.columns "
-        "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
-        [SCHEMA, mart],
-    ).fetchall()
+    _, rows = adapter.fetch(
+        "select column_name from information_schema.columns "
+        f"where table_schema = {quote_literal(SCHEMA)} and table_name = {quote_literal(mart)} "
+        "order by ordinal_position"
+    )
     return [name for (name,) in rows]
 
 
-def check_marts(con: duckdb.DuckDBPyConnection, path: str) -> None:
+def check_marts(adapter: Any) -> None:
     """Fail with one message listing every missing mart or column, before any query runs."""
     problems: list[str] = []
     for mart, needed in MARTS.items():
-        present = set(mart_columns(con, mart))
+        present = set(mart_columns(adapter, mart))
         if not present:
             problems.append(f"missing table {SCHEMA}.{mart}")
             continue
@@ -130,7 +171,5 @@ def check_marts(con: duckdb.DuckDBPyConnection, path: str) -> None:
             problems.append(f"{SCHEMA}.{mart} lacks column(s) {', '.join(missing)}")
     if problems:
         raise ReportError(
-            f"{path}: cannot build the report: "
-            + "; ".join(problems)
-            + f" ({BUILD_HINT.format(path=path)})"
+            f"{adapter.label}: cannot build the report: " + "; ".join(problems) + f" ({build_hint(adapter.label)})"
         )

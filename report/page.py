@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from models.build_info import package_version
 from models.coverage import WINDOW_DAYS, fmt_age
+from models.headline import METHODS
 from report.data import ReportData
 from report.html import attrs, esc, fmt_ts, unavailable
 from report.money import format_count, format_money, format_percent_change
@@ -232,6 +233,18 @@ def _tiles(data: ReportData) -> str:
         '<div class="note">settled, not yet in a paid payout (settlement delay '
         f"{esc(data.coverage.build.settlement_delay)})</div>"
     )
+    payouts_body = ""
+    if h.payouts_count:
+        split = ", ".join(
+            f"<span{attrs(data_testid='tile-reconciliation-method', data_method=name, data_value=m.payouts)}>"
+            f"{format_count(m.payouts)} {esc(METHODS.get(name, name))}</span>"
+            for name, m in sorted(h.methods.items())
+        )
+        payouts_body = (
+            f'<div class="line"><span class="amount"{attrs(data_testid="unreconciled-payouts-count", data_value=h.unreconciled_payouts)}>'
+            f"{format_count(h.unreconciled_payouts or 0)}</span> of "
+            f"{format_count(h.payouts_count)}</div><div class=\"note\">reconciled {split}</div>"
+        )
     partial = h.window.partial_day
     net_note = (
         f'<div class="note">{esc(partial.isoformat())} is partial and not counted</div>'
@@ -254,6 +267,11 @@ def _tiles(data: ReportData) -> str:
                     "Unpaid balance",
                     body("unpaid_balance", "".join(unpaid_lines) and "".join(unpaid_lines) + unpaid_note),
                     "tile-unpaid-balance",
+                ),
+                _tile(
+                    "Unreconciled payouts",
+                    body("unreconciled_payouts", payouts_body),
+                    "tile-unreconciled-payouts",
                 ),
             ]
         )

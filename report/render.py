@@ -1,4 +1,5 @@
-"""`write_report`: one DuckDB file in, one self-contained HTML file out."""
+"""`write_report`: one warehouse in (the DuckDB file, or the PostgreSQL database the models
+built), one self-contained HTML file out."""
 
 from __future__ import annotations
 
@@ -7,27 +8,23 @@ import os
 import pathlib
 import tempfile
 
-import duckdb
-
 from common.config import DEFAULT_DATASET
-from common.duckdb_names import connect_warehouse
+from models.adapters import Adapter, WarehouseUnavailable, open_adapter
 from models.coverage import stale_after
 from report.data import load_report_data
 from report.errors import ReportError
 from report.page import render_page
 
 
-def _connect(duckdb_path: str) -> duckdb.DuckDBPyConnection:
-    """Read-only: the report must never be the thing that changes or locks the warehouse."""
-    if not pathlib.Path(duckdb_path).is_file():
+def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:
+    """Read-only on DuckDB: the report must never be the thing that changes or locks the
+    warehouse."""
+    if destination == "duckdb" and not pathlib.Path(duckdb_path).is_file():
         raise ReportError(f"{duckdb_path}: no such DuckDB file (run creator-sync sync first)")
     try:
-        return connect_warehouse(duckdb_path, read_only=True)
-    except duckdb.Error as exc:
-        hint = " (is a sync or a models build still writing to it?)" if "lock" in str(exc) else ""
-        raise ReportError(
-            f"{duckdb_path}: cannot open the database read-only{hint}: {exc}"
-        ) from exc
+        return open_adapter(destination, duckdb_path, postgres_dsn, read_only=True)
+    except WarehouseUnavailable as exc:
+        raise ReportError(str(exc)) from None
 
 
 def _write_atomically(out: pathlib.Path, html: str) -> None:
@@ -51,17 +48,21 @@ def write_report(
     since: dt.date | None = None,
     dataset: str = DEFAULT_DATASET,
     stale_after_days: float | None = None,
+    *,
+    destination: str = "duckdb",
+    postgres_dsn: str | None = None,
 ) -> pathlib.Path:
-    """Render the finance report of `duckdb_path` into `out_path` and return its absolute path.
+    """Render the finance report of the warehouse (`duckdb_path`, or PostgreSQL when
+    `destination="postgres"`) into `out_path` and return its absolute path.
     `stale_after_days`: the staleness limit (default: configuration, else 2 days)."""
     limit = stale_after(stale_after_days)
-    con = _connect(duckdb_path)
+    adapter = _connect(destination, duckdb_path, postgres_dsn)
     try:
         data = load_report_data(
-            con, duckdb_path, site_id=site_id, since=since, dataset=dataset, stale_after=limit
+            adapter, site_id=site_id, since=since, dataset=dataset, stale_after=limit
         )
     finally:
-        con.close()
+        adapter.close()
     out = pathlib.Path(out_path).resolve()
     _write_atomically(out, render_page(data))
     return out

@@ -9,16 +9,19 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from models.headline import METHODS
 from report import charts
-from report.data import NOT_SENT_STATUSES, Payout, PayoutItems, ReportData
+from report.data import NOT_SENT_STATUSES, DelayMonth, Payout, PayoutItems, ReportData
 from report.html import attrs, empty, esc, figure, fmt_date, fmt_ts, section, unavailable
-from report.marts import PAYOUT_ITEM_COLUMNS
+from report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS
 from report.money import format_count, format_money
 
 # Without --since, the daily chart shows the last quarter and the waterfall the last year: a
 # longer daily series is unreadable, and --since is there to ask for it.
 DAILY_DAYS_DEFAULT = 90
 MRR_MONTHS_DEFAULT = 12
+OPEN_ITEMS = 3  # the lines of the latest unreconciled payouts are shown open, the rest folded
+METHOD_LABELS = {"itemised": "itemised", "settlement_rule": "settlement rule"}
 
 
 def revenue_section(data: ReportData) -> str:
@@ -81,13 +84,24 @@ def _payout_summary(currency: str, payouts: list[Payout]) -> str:
     )
 
 
+def _cell_currency(column: str, row: dict[str, Any], payout_currency: str) -> str:
+    """Each amount in its own currency: a line's presented amount in the presented currency,
+    settlement figures in the payout's, the rest in the line's or the charge's own."""
+    if column.startswith("presented"):
+        found = row.get("presented_currency")
+    elif "settlement" in column:
+        found = payout_currency
+    else:
+        found = row.get("transaction_currency") or row.get("currency")
+    return str(found or payout_currency)
+
+
 def _cell(column: str, value: Any, row: dict[str, Any], payout_currency: str) -> str:
     if value is None:
         return '<td class="num">—</td>' if column.endswith("_in_cents") else "<td>—</td>"
     if column.endswith("_in_cents") and isinstance(value, int):
-        # Settlement amounts are in the payout's currency; the charge itself in its own.
-        currency = payout_currency if "settlement" in column else row.get("transaction_currency")
-        return f'<td class="num">{esc(format_money(value, currency or payout_currency))}</td>'
+        currency = _cell_currency(column, row, payout_currency)
+        return f'<td class="num">{esc(format_money(value, currency))}</td>'
     if isinstance(value, dt.datetime):
         return f"<td>{esc(fmt_ts(value))}</td>"
     if isinstance(value, bool):
@@ -95,68 +109,172 @@ def _cell(column: str, value: Any, row: dict[str, Any], payout_currency: str) ->
     return f"<td>{esc(value)}</td>"
 
 
-def _items_table(items: PayoutItems, currency: str) -> str:
+def _row_attrs(items: PayoutItems, row: dict[str, Any]) -> str:
+    if "line_number" not in row:
+        return attrs(data_testid="payout-transaction")
+    matched = bool(row.get("is_matched"))
+    return attrs(
+        data_testid="payout-line",
+        data_line_number=row["line_number"],
+        data_line_type=row.get("line_type"),
+        data_matched=str(matched).lower(),
+        data_match_rule=row.get("match_rule"),
+        data_value=row.get("net_in_cents"),
+        # an unmatched sale or refund is what keeps a payout from reconciling
+        class_=None if matched or row.get("line_type") == "adjustment" else "alert",
+    )
+
+
+def _items_table(items: PayoutItems, currency: str, method: str) -> str:
     if not items.rows:
-        return empty("No transactions are assigned to this payout.")
+        what = "lines are listed" if method == "itemised" else "transactions are assigned"
+        return empty(f"No {what} for this payout.")
+    headings = PAYOUT_LINE_COLUMNS if "line_number" in items.columns else PAYOUT_ITEM_COLUMNS
+    # a line's currencies are read for its amounts, which then name them ($, €, "1.234 KWD")
+    shown = [c for c in items.columns if c not in ("currency", "presented_currency")]
     head = "".join(
-        f'<th class="{"num" if c.endswith("_in_cents") else ""}">{esc(PAYOUT_ITEM_COLUMNS.get(c, c))}</th>'
-        for c in items.columns
+        f'<th class="{"num" if c.endswith("_in_cents") else ""}">{esc(headings.get(c, c))}</th>'
+        for c in shown
     )
     body = []
     for values in items.rows:
         row = dict(zip(items.columns, values, strict=True))
-        cells = "".join(_cell(c, row[c], row, currency) for c in items.columns)
-        body.append(f'<tr data-testid="payout-transaction">{cells}</tr>')
+        cells = "".join(_cell(c, row[c], row, currency) for c in shown)
+        body.append(f"<tr{_row_attrs(items, row)}>{cells}</tr>")
     return (
         f'<table class="items"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
     )
 
 
+def _optional_money(cents: int | None, currency: str, **kw: Any) -> str:
+    return "—" if cents is None else esc(format_money(cents, currency, **kw))
+
+
+def _lines_cell(p: Payout) -> str:
+    if p.method != "itemised":
+        return '<td class="num">—</td>'
+    unmatched = (
+        f' · <span class="alert">{format_count(p.unmatched_lines)} unmatched</span>'
+        if p.unmatched_lines
+        else ""
+    )
+    return (
+        f'<td class="num"{attrs(data_testid="payout-lines-count", data_value=p.lines_count, data_matched=p.matched_lines, data_unmatched=p.unmatched_lines)}>'
+        f"{format_count(p.lines_count)} ({format_count(p.matched_lines)} matched{unmatched})</td>"
+    )
+
+
 def _unreconciled_table(data: ReportData) -> str:
-    rows = []
-    for currency, payouts in data.payouts.items():
-        for p in payouts:
-            if p.is_reconciled:
-                continue
-            items = data.unreconciled_items.get(p.payout_id, PayoutItems([], []))
-            rows.append(
-                f"<tr{attrs(data_testid='unreconciled-payout', data_payout_id=p.payout_id, data_currency=currency, data_difference=p.difference)}>"
-                f"<td>{esc(p.payout_id)}</td><td>{esc(data.site_label(p.site_id))}</td>"
-                f"<td>{esc(p.status)}</td>"
-                f"<td>{fmt_date(p.initiated_on)}</td><td>{fmt_date(p.arrival_on)}</td>"
-                f'<td class="num">{esc(format_money(p.amount, currency))}</td>'
-                f'<td class="num">{esc(format_money(p.expected, currency))}</td>'
-                f'<td class="num alert">{esc(format_money(p.difference, currency, signed=True))}</td>'
-                f'<td class="num">{format_count(p.transactions_count)}</td></tr>'
-                f'<tr class="items"><td colspan="9"><details><summary>{format_count(len(items.rows))} '
-                f"itemised transactions</summary>{_items_table(items, currency)}</details></td></tr>"
-            )
+    latest = data.latest_unreconciled()
+    total_open = sum(1 for rows in data.payouts.values() for p in rows if not p.is_reconciled)
     total = sum(len(v) for v in data.payouts.values())
-    if not rows:
+    if not latest:
         return (
             f'<p class="ok" data-testid="unreconciled-none">Every payout reconciles to the cent '
             f"({format_count(total)} payouts).</p>"
         )
+    rows = []
+    for rank, p in enumerate(latest):
+        c = p.currency
+        items = data.unreconciled_items.get(p.payout_id, PayoutItems([], []))
+        what = "lines" if p.method == "itemised" else "transactions assigned by the rule"
+        rows.append(
+            f"<tr{attrs(data_testid='unreconciled-payout', data_payout_id=p.payout_id, data_currency=c, data_method=p.method, data_difference=p.difference, data_unexplained=p.unexplained, data_adjustments=p.adjustments, data_fees=p.fees)}>"
+            f"<td>{esc(p.payout_id)}</td><td>{esc(data.site_label(p.site_id))}</td>"
+            f"<td>{esc(p.status)}</td><td>{esc(METHOD_LABELS.get(p.method, p.method))}</td>"
+            f"<td>{fmt_date(p.initiated_on)}</td>"
+            f'<td class="num">{esc(format_money(p.amount, c))}</td>'
+            f'<td class="num">{esc(format_money(p.expected, c))}</td>'
+            f'<td class="num alert">{esc(format_money(p.difference, c, signed=True))}</td>'
+            f"{_lines_cell(p)}"
+            f'<td class="num">{_optional_money(p.fees, c)}</td>'
+            f'<td class="num">{_optional_money(p.adjustments, c)}</td>'
+            f'<td class="num">{_optional_money(p.unexplained, c)}</td></tr>'
+            f'<tr class="items"><td colspan="12"><details{" open" if rank < OPEN_ITEMS else ""}>'
+            f"<summary>{format_count(len(items.rows))} "
+            f"{what}</summary>{_items_table(items, c, p.method)}</details></td></tr>"
+        )
     head = (
-        "<tr><th>Payout</th><th>Site</th><th>Status</th><th>Initiated</th><th>Arrival</th>"
+        "<tr><th>Payout</th><th>Site</th><th>Status</th><th>Method</th><th>Initiated</th>"
         '<th class="num">Actual</th><th class="num">Expected</th><th class="num">Difference</th>'
-        '<th class="num">Transactions</th></tr>'
+        '<th class="num">Lines</th><th class="num">Fees</th><th class="num">Adjustments</th>'
+        '<th class="num">Unexplained</th></tr>'
+    )
+    shown = (
+        f" The latest {format_count(len(latest))} are listed below."
+        if len(latest) < total_open
+        else ""
     )
     return (
-        f'<p class="alert">{format_count(len(rows))} of {format_count(total)} payouts '
-        f"{'does' if len(rows) == 1 else 'do'} not match the transactions behind them.</p>"
+        f'<p class="alert"{attrs(data_testid="unreconciled-count", data_value=total_open)}>'
+        f"{format_count(total_open)} of {format_count(total)} payouts "
+        f"{'does' if total_open == 1 else 'do'} not reconcile.{shown}</p>"
+        f'<p class="note">Itemised: the payout is the platform\'s own lines; it reconciles when '
+        "they add up to the amount to the cent and every sale and refund line is matched to a "
+        "listed transaction (rules, in order: order number, same minute, nearest time within "
+        "24 hours). Unexplained is the net of the lines no listed transaction stands behind. "
+        "Settlement rule: a payout without lines, against the transactions the rule assigns "
+        "it.</p>"
         f'<table data-testid="unreconciled-payouts"><thead>{head}</thead>'
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
 
 
+def _methods(data: ReportData) -> str:
+    """How the payouts were reconciled: the same split `creator-sync models` prints."""
+    methods = data.headline.methods
+    if not methods:
+        return ""
+    parts = "; ".join(
+        f"<span{attrs(data_testid='reconciliation-method', data_method=name, data_value=m.payouts, data_reconciled=m.reconciled)}>"
+        f"{format_count(m.payouts)} {esc(METHODS.get(name, name))} "
+        f"({format_count(m.reconciled)} reconcile)</span>"
+        for name, m in sorted(methods.items())
+    )
+    return f'<p data-testid="reconciliation-methods">Reconciliation method: {parts}.</p>'
+
+
+def _delay_section(data: ReportData) -> str:
+    """The settlement delay learned from the payout lines, per site, provider and month."""
+    build = data.coverage.build
+    if not data.settlement_delay:
+        return empty(
+            "No payout lines: no observed delay. The settlement rule uses "
+            f"{build.settlement_delay}."
+        )
+    figures = []
+    by_site: dict[str, list[DelayMonth]] = {}
+    for month in data.settlement_delay:
+        by_site.setdefault(month.site_id, []).append(month)
+    for site_id, months in by_site.items():
+        # as the waterfall: the last year without --since
+        recent = sorted({m.date_month for m in months})[-MRR_MONTHS_DEFAULT:]
+        shown = months if data.since else [m for m in months if m.date_month >= recent[0]]
+        last = shown[-1]
+        providers = sorted({m.provider for m in shown})
+        caption = (
+            f"{data.site_label(site_id)} ({', '.join(providers)}): in "
+            f"{last.date_month.strftime('%B %Y')} p50 {last.p50} days, p95 {last.p95}, max "
+            f"{last.max} ({format_count(last.lines_count)} lines)"
+        )
+        svg = charts.settlement_delay_chart(
+            shown, f"delay-{site_id}", f"Observed settlement delay, {data.site_label(site_id)}"
+        )
+        figures.append(
+            figure("chart-settlement-delay", None, caption, svg, data_site_id=site_id)
+        )
+    return "".join(figures)
+
+
 def payouts_section(data: ReportData) -> str:
     payouts_missing = data.coverage.unavailable("unreconciled_payouts")
+    title = "Payouts: actual and expected"
     if payouts_missing and not data.coverage.resources["payouts"].is_loaded:
         return section(
             "section-payouts",
-            "Payouts: actual and expected",
-            "The payouts the platform sent, beside what the transactions behind them add up to.",
+            title,
+            "The payouts the platform sent, beside what the lines or transactions behind them "
+            "add up to.",
             unavailable(payouts_missing),
         )
     figures = []
@@ -167,11 +285,16 @@ def payouts_section(data: ReportData) -> str:
         figures.append(figure("chart-payouts", currency, _payout_summary(currency, payouts), svg))
     return section(
         "section-payouts",
-        "Payouts: actual and expected",
-        "Expected is the net settlement of the transactions the settlement rule assigns to each "
-        "payout. Failed and canceled payouts are left out of the chart; their funds roll into the "
-        "next payout.",
-        ("".join(figures) or empty("No payouts in this range."))
+        title,
+        "Expected is the net of the payout's own lines when the platform itemised it, else the "
+        "net settlement of the transactions the settlement rule assigns to it. Failed and "
+        "canceled payouts are left out of the chart; their funds roll into the next payout.",
+        (_methods(data) if not payouts_missing else "")
+        + ("".join(figures) or empty("No payouts in this range."))
+        + "<h3>Settlement delay observed</h3>"
+        + '<p class="note">Days from a line\'s creation to its payout\'s initiation, per month: '
+        "p50, p95 and max, from the lines of payouts that were sent.</p>"
+        + _delay_section(data)
         + "<h3>Unreconciled payouts</h3>"
         + (unavailable(payouts_missing) if payouts_missing else _unreconciled_table(data)),
     )

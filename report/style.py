@@ -22,7 +22,7 @@ header p { margin:4px 0 0; color:var(--muted); }
 .basis table { width:auto; font-size:12px; margin-top:2px; }
 .basis tr.alert td { color:var(--alert); }
 .basis details p { margin:2px 0 0; color:var(--muted); }
-.tiles { display:grid; grid-template-columns:repeat(auto-fit, minmax(240px, 1fr)); gap:12px; }
+.tiles { display:grid; grid-template-columns:repeat(auto-fit, minmax(200px, 1fr)); gap:12px; }
 .tile { background:#fff; border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
 .tile h2 { margin:0 0 8px; font-size:12px; font-weight:600; text-transform:uppercase;
            letter-spacing:.04em; color:var(--muted); }
@@ -47,6 +47,7 @@ td.num, th.num { text-align:right; white-space:nowrap; }
 tr.items > td { padding:0 8px 8px 24px; background:#FCFCFD; }
 details > summary { cursor:pointer; color:var(--muted); padding:4px 0; }
 table.items { font-size:11.5px; }
+section p.note { margin:0 0 10px; color:var(--muted); font-size:12.5px; }
 footer { margin-top:36px; color:var(--muted); font-size:12px; }
 @media print { body { background:#fff; } figure.chart, .tile { break-inside:avoid; } }
 """

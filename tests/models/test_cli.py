@@ -66,9 +66,15 @@ def test_settlement_delay_is_observed_unless_overridden(raw_db) -> None:
     assert "settlement delay observed from payout lines, else 2 days" in observed.output
     # PO1 (an unmatched sale line) only: PO4, without lines, holds under the observed 3 days
     assert "Unreconciled payouts: 1" in observed.output
+    # how: PO1-PO3 by their lines (PO1 not: its unmatched sale; PO2 failed and rolled forward),
+    # PO4 by the rule
+    assert ("Reconciliation method: 3 itemised by their lines (2 reconcile), "
+            "1 by the settlement rule (1 reconcile)") in observed.output.splitlines()
     # passing the default value explicitly is an override: PO4's rule no longer holds
     forced = runner.invoke(main, ["models", "--duckdb", path, "--as-of", "2024-05-10",
                                   "--settlement-delay-days", "2"])
     assert forced.exit_code == 0, forced.output
     assert "settlement delay 2 days (override)" in forced.output
     assert "Unreconciled payouts: 2" in forced.output
+    assert ("Reconciliation method: 3 itemised by their lines (2 reconcile), "
+            "1 by the settlement rule (0 reconcile)") in forced.output.splitlines()

@@ -22,7 +22,8 @@ CHARTS_JS = """
     const b = p.getBBox();
     return b.width > 0 || b.height > 0;
   }).length : 0;
-  return {testid: f.dataset.testid, currency: f.dataset.currency, width: box.width,
+  return {testid: f.dataset.testid, currency: f.dataset.currency || f.dataset.siteId,
+          width: box.width,
           height: box.height, marks};
 })
 """
@@ -30,6 +31,7 @@ CHARTS_JS = """
 FIGURES_JS = """
 [...document.querySelectorAll('[data-testid][data-value]')].map(e => ({
   testid: e.dataset.testid, currency: e.dataset.currency || null, value: e.dataset.value,
+  method: e.dataset.method || null,
   text: e.innerText.trim(), visible: e.getBoundingClientRect().height > 0}))
 """
 
@@ -41,6 +43,7 @@ TILE_FIGURES = {
     "mrr-prior-month",
     "active-subscriptions",
     "unpaid-balance",
+    "unreconciled-payouts-count",
 }
 
 
@@ -73,6 +76,9 @@ def mart_headline(db: pathlib.Path) -> dict[str, dict[str | None, int]]:
             "unpaid-balance": """
                 SELECT currency, sum(unpaid_balance_in_cents) FROM analytics.unpaid_balance
                 GROUP BY ALL""",
+            "unreconciled-payouts-count": """
+                SELECT NULL, count(*) FILTER (WHERE NOT is_reconciled AND NOT is_rolled_forward)
+                FROM analytics.payout_reconciliation""",
         }
         out = {
             name: {c: int(v or 0) for c, v in con.execute(sql).fetchall()}
@@ -105,6 +111,8 @@ def expected_charts(db: pathlib.Path) -> set[tuple[str, str]]:
                 "SELECT DISTINCT currency FROM analytics.offer_performance "
                 "WHERE currency IS NOT NULL",
             ),
+            # one per site, keyed by the site
+            ("chart-settlement-delay", "SELECT DISTINCT site_id FROM analytics.settlement_delay"),
         ):
             charts |= {(testid, c) for (c,) in con.execute(sql).fetchall()}
         return charts
@@ -142,7 +150,7 @@ def check_report_in_browser(
             assert figure["text"] == format_money(int(figure["value"]), figure["currency"]), figure
         shown[figure["testid"]][figure["currency"]] = int(figure["value"])
     for name, values in mart_headline(db).items():
-        if name == "active-subscriptions":
+        if name in ("active-subscriptions", "unreconciled-payouts-count"):
             assert shown[name] == {None: values.get(None, 0)}
         elif name == "mrr-prior-month":
             # a currency without subscriptions last month has no row then: its prior MRR is 0

@@ -89,11 +89,17 @@ def mrr_rows() -> list[tuple]:
 
 
 def payout_rows() -> tuple[list[tuple], list[tuple], list[tuple]]:
-    """payouts, payout_reconciliation, payout_transactions: payout #4 of site 1 is 150 cents
-    short; #6 failed (reconciled by rolling forward)."""
+    """payouts, payout_reconciliation, payout_transactions.
+
+    Site 1's payouts are itemised by their lines (payout_line_rows), site 2's reconciled by the
+    settlement rule. Payout #4 of site 1 is 150 cents short of its transactions; its lines are
+    those transactions (the third one unmatched: its transaction is not listed) and a -0.75
+    adjustment, so it is 75 cents short of its lines. #6 failed (reconciled by rolling forward).
+    """
     payouts, recon, items = [], [], []
     tx = 3_000_000_000
     for site in SITES:
+        itemised = site == SITES[0]
         for n in range(10):
             pid = f"{site}{n:03d}"
             initiated = dt.datetime(2026, 3, 1 + 2 * n, 9, tzinfo=dt.UTC)
@@ -112,7 +118,18 @@ def payout_rows() -> tuple[list[tuple], list[tuple], list[tuple]]:
                     initiated + dt.timedelta(days=2),
                 )
             )
-            recon.append((pid, expected, -short, len(lines), short == 0))
+            if not itemised:
+                recon.append((pid, site, expected, -short, len(lines), short == 0, n == 6,
+                              "settlement_rule", 0, 0, 0, 40 * len(lines), None, None))
+            elif short:
+                # lines: the 3 transactions (the third unmatched) and an adjustment of -75
+                unexplained = lines[2] + ADJUSTMENT
+                net = expected + ADJUSTMENT
+                recon.append((pid, site, net, expected - short - net, 2, False, False,
+                              "itemised", 4, 2, 2, 40 * len(lines), ADJUSTMENT, unexplained))
+            else:
+                recon.append((pid, site, expected, 0, len(lines), True, n == 6,
+                              "itemised", len(lines), len(lines), 0, 40 * len(lines), 0, 0))
             for amount in lines:
                 tx += 1
                 created = initiated - dt.timedelta(days=2, hours=3)
@@ -135,6 +152,42 @@ def payout_rows() -> tuple[list[tuple], list[tuple], list[tuple]]:
                     )
                 )
     return payouts, recon, items
+
+
+ADJUSTMENT = -75  # the adjustment line of site 1's short payout #4
+
+
+def payout_line_rows() -> list[tuple]:
+    """payout_lines of site 1: one line per transaction of payout_rows (sales and refunds,
+    presented in EUR, settled in USD), matched by `same_minute` except the short payout's
+    third line; that payout also carries an unmatched adjustment."""
+    rows = []
+    _, _, items = payout_rows()
+    numbers: dict[str, int] = {}
+    for pid, tx, site, _, _, _, _, created, _, _, presented, amount, fee, net in items:
+        if site != SITES[0]:
+            continue
+        number = numbers[pid] = numbers.get(pid, 0) + 1
+        unmatched = pid == f"{SITES[0]}004" and number == 3
+        rows.append((
+            pid, number, "sale" if net > 0 else "refund", created, f"cust-{number}",
+            1000 + number, presented, "EUR", amount, fee, net, "USD",
+            None if unmatched else tx, None if unmatched else "same_minute", not unmatched,
+        ))
+    created = dt.datetime(2026, 3, 8, 12, tzinfo=dt.UTC)
+    rows.append((f"{SITES[0]}004", 4, "adjustment", created, None, None, None, None,
+                 ADJUSTMENT, 0, ADJUSTMENT, "USD", None, None, False))
+    return rows
+
+
+def settlement_delay_rows() -> list[tuple]:
+    """settlement_delay: three months per site; site 2 has two providers."""
+    rows = []
+    for month in (dt.date(2026, 1, 1), dt.date(2026, 2, 1), dt.date(2026, 3, 1)):
+        rows.append((SITES[0], "platform_payments", month, 30, 2, 3, 5))
+        rows.append((SITES[1], "platform_payments", month, 12, 2, 2, 4))
+        rows.append((SITES[1], "paypal", month, 4, 3, 4, 4))
+    return rows
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: list[tuple]) -> None:
@@ -190,10 +243,22 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
         status TEXT, amount_in_cents BIGINT, initiated_at TIMESTAMPTZ,
         estimated_arrival_at TIMESTAMPTZ)""")
     _insert(con, "analytics.payouts", payouts)
-    con.execute("""CREATE TABLE analytics.payout_reconciliation (payout_id TEXT,
+    con.execute("""CREATE TABLE analytics.payout_reconciliation (payout_id TEXT, site_id TEXT,
         expected_amount_in_cents BIGINT, difference_in_cents BIGINT, transactions_count BIGINT,
-        is_reconciled BOOLEAN)""")
+        is_reconciled BOOLEAN, is_rolled_forward BOOLEAN, reconciliation_method TEXT,
+        lines_count BIGINT, matched_lines_count BIGINT, unmatched_lines_count BIGINT,
+        fees_in_cents BIGINT, adjustments_in_cents BIGINT, unexplained_in_cents BIGINT)""")
     _insert(con, "analytics.payout_reconciliation", recon)
+    con.execute("""CREATE TABLE analytics.payout_lines (payout_id TEXT, line_number BIGINT,
+        line_type TEXT, created_at TIMESTAMPTZ, customer_id TEXT, order_number BIGINT,
+        presented_amount_in_cents BIGINT, presented_currency TEXT, amount_in_cents BIGINT,
+        fee_in_cents BIGINT, net_in_cents BIGINT, currency TEXT, transaction_id TEXT,
+        match_rule TEXT, is_matched BOOLEAN)""")
+    _insert(con, "analytics.payout_lines", payout_line_rows())
+    con.execute("""CREATE TABLE analytics.settlement_delay (site_id TEXT, provider TEXT,
+        date_month DATE, lines_count BIGINT, p50_delay_days BIGINT, p95_delay_days BIGINT,
+        max_delay_days BIGINT)""")
+    _insert(con, "analytics.settlement_delay", settlement_delay_rows())
     con.execute("""CREATE TABLE analytics.payout_transactions (payout_id TEXT,
         transaction_id TEXT, site_id TEXT, currency TEXT, payout_status TEXT,
         is_rolled_forward BOOLEAN, action TEXT, transaction_created_at TIMESTAMPTZ,
@@ -228,6 +293,57 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
             ('2147483701', 'Maple Academy'), ('2147483702', 'Pine & Co')) t(id, name)""")
     con.close()
     return path
+
+
+# DuckDB column type -> PostgreSQL, for copying the fixture warehouse as it stands
+PG_TYPES = {
+    "VARCHAR": "text",
+    "BIGINT": "bigint",
+    "INTEGER": "integer",
+    "BOOLEAN": "boolean",
+    "DATE": "date",
+    "TIMESTAMP WITH TIME ZONE": "timestamptz",
+    "DOUBLE": "double precision",
+}
+
+
+def copy_to_postgres(path: pathlib.Path, dsn: str, schemas: tuple[str, ...]) -> None:
+    """Every table of `schemas` in the DuckDB file, column types and rows, into PostgreSQL (each
+    schema dropped first): the same warehouse on the other engine."""
+    import psycopg2
+    from psycopg2.extras import execute_values
+
+    duck = duckdb.connect(str(path), read_only=True)
+    pg = psycopg2.connect(dsn)
+    pg.autocommit = True
+    try:
+        with pg.cursor() as cur:
+            for schema in schemas:
+                cur.execute(f'drop schema if exists "{schema}" cascade')
+                tables = duck.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = ? "
+                    "ORDER BY 1",
+                    [schema],
+                ).fetchall()
+                if not tables:
+                    continue
+                cur.execute(f'create schema "{schema}"')
+                for (table,) in tables:
+                    columns = duck.execute(
+                        "SELECT column_name, data_type FROM information_schema.columns "
+                        "WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position",
+                        [schema, table],
+                    ).fetchall()
+                    body = ", ".join(
+                        f'"{name}" {PG_TYPES.get(kind, kind.lower())}' for name, kind in columns
+                    )
+                    cur.execute(f'create table "{schema}"."{table}" ({body})')
+                    rows = duck.execute(f'SELECT * FROM "{schema}"."{table}"').fetchall()
+                    if rows:
+                        execute_values(cur, f'insert into "{schema}"."{table}" values %s', rows)
+    finally:
+        pg.close()
+        duck.close()
 
 
 class Elements(HTMLParser):

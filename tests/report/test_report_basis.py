@@ -24,6 +24,7 @@ from report_fixtures import (
     write_coverage,
 )
 
+from models.adapters import DuckDBAdapter
 from report.cli import report_command
 from report.data import load_report_data
 from report.page import render_page
@@ -59,14 +60,15 @@ def page(
     **kw: object,
 ) -> str:
     """The rendered page; without `charts` the series are left out (drawing them is slow)."""
-    con = duckdb.connect(str(path), read_only=True)
+    con = DuckDBAdapter(str(path), read_only=True)
     try:
-        data = load_report_data(con, str(path), stale_after=limit, **kw)
+        data = load_report_data(con, stale_after=limit, **kw)
     finally:
         con.close()
     if not charts:
         data = dataclasses.replace(
-            data, revenue={}, mrr={}, payouts={p: [] for p in data.payouts}, offers={}
+            data, revenue={}, mrr={}, payouts={p: [] for p in data.payouts}, offers={},
+            settlement_delay=[],
         )
     return render_page(data, generated_at=now)
 
@@ -134,7 +136,8 @@ def test_payouts_not_loaded_are_named_never_zeroed(
     assert not found.by_testid("unpaid-balance") and not found.by_testid("unreconciled-none")
     assert "Every payout reconciles" not in html
     unavailable = [text for _, text in found.by_testid("unavailable")]
-    assert unavailable == ["Not available: payouts not loaded."] * 2  # the tile, the section
+    # the unpaid and unreconciled tiles, the section
+    assert unavailable == ["Not available: payouts not loaded."] * 3
     # revenue does not depend on payouts: still shown
     assert found.by_testid("net-revenue-30d")
     resources = {a["data-resource"]: a for a, _ in found.by_testid("coverage-resource")}
@@ -154,8 +157,9 @@ def test_transactions_not_loaded_take_revenue_and_payout_figures_with_them(
     ]
     assert not found.by_testid("net-revenue-30d") and not found.by_testid("unpaid-balance")
     reasons = [t for _, t in found.by_testid("unavailable")]
-    # the revenue tile and section, the unpaid tile, the reconciliation, the offers
-    assert reasons.count("Not available: transactions not loaded.") == 5
+    # the revenue tile and section, the unpaid and unreconciled tiles, the reconciliation,
+    # the offers
+    assert reasons.count("Not available: transactions not loaded.") == 6
     assert found.by_testid("mrr")  # MRR is built on purchases
 
 
@@ -220,8 +224,8 @@ def test_a_partial_last_day_is_marked_and_left_out_of_the_comparisons(
         for r, n in (("transactions", 42), ("purchases", 30), ("payouts", 20))
     ]
     path = warehouse_with(tmp_path, rows)
-    con = duckdb.connect(str(path), read_only=True)
-    data = load_report_data(con, str(path), stale_after=LIMIT)
+    con = DuckDBAdapter(str(path), read_only=True)
+    data = load_report_data(con, stale_after=LIMIT)
     con.close()
     window = data.headline.window
     assert (window.last_day, window.end, window.partial_day) == (

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pathlib
+import re
 
 import pytest
 from browser_checks import check_report_in_browser
 from chromium_cdp import Chromium
+from report_fixtures import copy_to_postgres
 
 from report.page import CSP
 from report.render import write_report
@@ -25,7 +27,25 @@ def test_report_renders_in_chromium(
     chromium: Chromium, report: pathlib.Path, warehouse: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
     seen = check_report_in_browser(chromium, report, warehouse, tmp_path / "report.png")
-    assert len(seen["charts"]) == 7
+    assert len(seen["charts"]) == 9
+
+
+@pytest.mark.postgres
+def test_report_from_postgres_renders_in_chromium(
+    chromium: Chromium, postgres_dsn: str, warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    """The same warehouse in PostgreSQL: the page read through the PostgreSQL adapter shows
+    every chart and every headline figure of the marts, and the same HTML as from DuckDB."""
+    copy_to_postgres(warehouse, postgres_dsn, ("analytics", "creator_platform"))
+    report = write_report(
+        "unused.duckdb", str(tmp_path / "pg.html"), destination="postgres",
+        postgres_dsn=postgres_dsn,
+    )
+    seen = check_report_in_browser(chromium, report, warehouse, tmp_path / "pg.png")
+    assert len(seen["charts"]) == 9
+    from_duckdb = write_report(str(warehouse), str(tmp_path / "duck.html")).read_text()
+    generated = re.compile(r"generated [^<·]*")
+    assert generated.sub("", report.read_text()) == generated.sub("", from_duckdb)
 
 
 def test_the_browser_check_can_fail(

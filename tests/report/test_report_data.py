@@ -8,16 +8,26 @@ from collections import defaultdict
 
 import duckdb
 import pytest
-from report_fixtures import AS_OF, SITES, build_warehouse, mrr_rows, payout_rows, revenue_rows
+from report_fixtures import (
+    AS_OF,
+    SITES,
+    build_warehouse,
+    mrr_rows,
+    payout_line_rows,
+    payout_rows,
+    revenue_rows,
+    settlement_delay_rows,
+)
 
+from models.adapters import DuckDBAdapter
 from report.data import load_report_data
 from report.errors import ReportError
 
 
 def load(path: pathlib.Path, **options):
-    con = duckdb.connect(str(path), read_only=True)
+    con = DuckDBAdapter(str(path), read_only=True)
     try:
-        return load_report_data(con, str(path), **options)
+        return load_report_data(con, **options)
     finally:
         con.close()
 
@@ -77,17 +87,64 @@ def test_since_limits_the_series_but_not_the_tiles(warehouse: pathlib.Path) -> N
     assert len(data.payouts["USD"]) < len(full.payouts["USD"])
 
 
-def test_unreconciled_payouts_come_with_their_transactions(warehouse: pathlib.Path) -> None:
+def test_unreconciled_payouts_come_with_their_lines(warehouse: pathlib.Path) -> None:
     data = load(warehouse)
     short = [p for p in data.payouts["USD"] if not p.is_reconciled]
-    assert [(p.payout_id, p.difference, p.amount - p.expected) for p in short] == [
-        (f"{SITES[0]}004", -150, -150)
+    # 150 cents short of its transactions; its lines carry a -75 adjustment: 75 short of them
+    assert [(p.payout_id, p.method, p.difference, p.amount - p.expected) for p in short] == [
+        (f"{SITES[0]}004", "itemised", -75, -75)
     ]
-    items = data.unreconciled_items[f"{SITES[0]}004"]
-    expected_lines = [r for r in payout_rows()[2] if r[0] == f"{SITES[0]}004"]
-    assert len(items.rows) == len(expected_lines) == short[0].transactions_count
-    net_column = items.columns.index("net_settlement_in_cents")
-    assert sum(row[net_column] for row in items.rows) == short[0].expected
+    (payout,) = short
+    assert (payout.lines_count, payout.matched_lines, payout.unmatched_lines) == (4, 2, 2)
+    assert (payout.adjustments, payout.unexplained, payout.fees) == (-75, 700 - 75, 120)
+    items = data.unreconciled_items[payout.payout_id]
+    expected_lines = [r for r in payout_line_rows() if r[0] == payout.payout_id]
+    assert len(items.rows) == len(expected_lines) == payout.lines_count
+    net = items.columns.index("net_in_cents")
+    assert sum(row[net] for row in items.rows) == payout.expected
+    matched = items.columns.index("is_matched")
+    assert sum(1 for row in items.rows if row[matched]) == payout.matched_lines
+
+
+def test_a_settlement_rule_payout_comes_with_its_transactions(tmp_path: pathlib.Path) -> None:
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute(
+        "UPDATE analytics.payout_reconciliation SET is_reconciled = false, "
+        "difference_in_cents = 5 WHERE payout_id = ?",
+        [f"{SITES[1]}003"],
+    )
+    con.close()
+    data = load(path)
+    assert [p.payout_id for p in data.latest_unreconciled()] == [
+        f"{SITES[0]}004", f"{SITES[1]}003"
+    ]
+    items = data.unreconciled_items[f"{SITES[1]}003"]
+    assert items.columns[0] == "transaction_id"
+    net = items.columns.index("net_settlement_in_cents")
+    expected = [r for r in payout_rows()[2] if r[0] == f"{SITES[1]}003"]
+    assert sum(row[net] for row in items.rows) == sum(r[-1] for r in expected)
+
+
+def test_headline_counts_payouts_by_reconciliation_method(warehouse: pathlib.Path) -> None:
+    h = load(warehouse).headline
+    assert {m: (c.payouts, c.reconciled) for m, c in h.methods.items()} == {
+        "itemised": (10, 9),
+        "settlement_rule": (10, 10),
+    }
+    assert (h.unreconciled_payouts, h.payouts_count) == (1, 20)
+    site2 = load(warehouse, site_id=SITES[1]).headline
+    assert set(site2.methods) == {"settlement_rule"} and site2.unreconciled_payouts == 0
+
+
+def test_settlement_delay_is_read_per_site_provider_and_month(warehouse: pathlib.Path) -> None:
+    delay = load(warehouse).settlement_delay
+    assert [(d.site_id, d.provider, d.date_month, d.p50, d.p95, d.max) for d in delay] == [
+        (s, p, m, p50, p95, high)
+        for s, p, m, _, p50, p95, high in sorted(settlement_delay_rows())
+    ]
+    since = load(warehouse, since=dt.date(2026, 3, 10), site_id=SITES[0]).settlement_delay
+    assert [(d.site_id, d.date_month) for d in since] == [(SITES[0], dt.date(2026, 3, 1))]
 
 
 def test_top_offers_rank_by_net_revenue_per_currency(warehouse: pathlib.Path) -> None:

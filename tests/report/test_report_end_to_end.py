@@ -9,6 +9,7 @@ import pytest
 from browser_checks import check_report_in_browser
 from chromium_cdp import Chromium
 
+from report.data import LATEST_UNRECONCILED
 from report.render import write_report
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -54,10 +55,16 @@ def test_report_on_sandbox_data_in_chromium(
 
     con = duckdb.connect(str(synced), read_only=True)
     try:
+        # the latest LATEST_UNRECONCILED payouts that do not reconcile, by UTC day, then id
         unreconciled = {
             pid
             for (pid,) in con.execute(
-                "SELECT payout_id FROM analytics.payout_reconciliation WHERE NOT is_reconciled"
+                "SELECT p.payout_id FROM analytics.payouts AS p "
+                "LEFT JOIN analytics.payout_reconciliation AS r USING (payout_id) "
+                "WHERE NOT coalesce(r.is_reconciled, false) "
+                "ORDER BY (p.initiated_at AT TIME ZONE 'UTC')::DATE DESC, p.payout_id DESC "
+                "LIMIT ?",
+                [LATEST_UNRECONCILED],
             ).fetchall()
         }
         paid_unreconciled = con.execute(
@@ -81,6 +88,10 @@ def test_report_on_sandbox_data_in_chromium(
     assert shown["mrr"] == printed["mrr_in_cents"]
     assert shown["active-subscriptions"] == {None: printed["active_subscriptions"]}
     assert shown["unpaid-balance"] == printed["unpaid_balance_in_cents"]
+    assert shown["unreconciled-payouts-count"] == {None: printed["unreconciled_payouts"]}
+    methods = {f["method"]: int(f["value"]) for f in seen["figures"]
+               if f["testid"] == "tile-reconciliation-method"}
+    assert methods == {m: c.payouts for m, c in printed["reconciliation_methods"].items()}
 
     html = report.read_text()
     listed = {chunk.split('"', 1)[0] for chunk in html.split('data-payout-id="')[1:]}
@@ -92,5 +103,6 @@ def test_report_on_sandbox_data_in_chromium(
         "chart-revenue-daily",
         "chart-mrr-waterfall",
         "chart-payouts",
+        "chart-settlement-delay",
         "chart-top-offers",
     }

@@ -1,12 +1,18 @@
-"""Money in the report is formatted from integer cents exactly, never through float."""
+"""Money in the report is formatted from integer cents exactly, never through float, by the
+same formatter as the command line's headline."""
 
 from __future__ import annotations
 
+import pathlib
 from decimal import Decimal
 
+import duckdb
 import pytest
+from report_fixtures import SITES, Elements, build_warehouse
 
+from models.headline import format_headline, headline_figures
 from report.money import format_count, format_money, format_percent_change, to_major
+from report.render import write_report
 
 
 @pytest.mark.parametrize(
@@ -59,3 +65,29 @@ def test_percent_change(current: int, prior: int, expected: str | None) -> None:
 
 def test_format_count() -> None:
     assert format_count(1234567) == "1,234,567"
+
+
+def test_cli_headline_and_report_format_each_currency_alike(tmp_path: pathlib.Path) -> None:
+    """One warehouse holding yen, dinars and dollars: `creator-sync models` prints the amounts
+    with each currency's minor units (JPY none, KWD three), and the report's tiles show the
+    same amounts, through the one formatter."""
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute(
+        "INSERT INTO analytics.unpaid_balance VALUES "
+        f"('{SITES[0]}', 'JPY', 1500), ('{SITES[0]}', 'KWD', 1234), ('{SITES[1]}', 'JPY', 1)"
+    )
+    con.close()
+    printed = format_headline(headline_figures(str(path)))
+    (unpaid,) = [line for line in printed if line.startswith("Settled, not yet paid out:")]
+    assert unpaid.startswith(
+        "Settled, not yet paid out: JPY 1,501 | KWD 1.234 | USD 1,234.57 (settlement delay"
+    )
+    found = Elements()
+    found.feed(write_report(str(path), str(tmp_path / "r.html")).read_text())
+    tiles = [(a["data-currency"], a["data-value"], text) for a, text in found.by_testid("unpaid-balance")]
+    assert tiles == [
+        ("JPY", "1501", "¥1,501"),
+        ("KWD", "1234", "1.234 KWD"),
+        ("USD", "123457", "$1,234.57"),
+    ]

@@ -70,12 +70,28 @@ def test_tiles_carry_exact_cents_and_show_them_formatted(
     ]
 
 
-def test_every_unreconciled_payout_is_listed_with_its_transactions(elements: Elements) -> None:
+def test_every_unreconciled_payout_is_listed_with_its_lines(elements: Elements) -> None:
     rows = elements.by_testid("unreconciled-payout")
-    assert [(a["data-payout-id"], a["data-difference"]) for a, _ in rows] == [
-        (f"{SITES[0]}004", "-150")
+    assert [
+        (a["data-payout-id"], a["data-method"], a["data-difference"], a["data-adjustments"],
+         a["data-unexplained"], a["data-fees"])
+        for a, _ in rows
+    ] == [(f"{SITES[0]}004", "itemised", "-75", "-75", str(700 - 75), "120")]
+    lines = [
+        (a["data-line-number"], a["data-line-type"], a["data-matched"], a.get("data-match-rule"),
+         a.get("class"))
+        for a, _ in elements.by_testid("payout-line")
     ]
-    assert len(elements.by_testid("payout-transaction")) == 3
+    assert lines == [
+        ("1", "sale", "true", "same_minute", None),
+        ("2", "sale", "true", "same_minute", None),
+        ("3", "sale", "false", None, "alert"),  # an unmatched sale keeps it from reconciling
+        ("4", "adjustment", "false", None, None),  # an adjustment is explained as one
+    ]
+    ((count, text),) = elements.by_testid("payout-lines-count")
+    assert (count["data-matched"], count["data-unmatched"]) == ("2", "2")
+    assert text.startswith("4 (2 matched")
+    assert not elements.by_testid("payout-transaction")  # itemised: its lines, not the rule's
     cells = [
         t
         for i, (tag, _) in enumerate(elements.tags)
@@ -87,13 +103,19 @@ def test_every_unreconciled_payout_is_listed_with_its_transactions(elements: Ele
 
 
 def test_charts_per_section_and_currency(elements: Elements) -> None:
-    charts = [(a["data-testid"], a["data-currency"]) for t, a in elements.tags if t == "figure"]
+    charts = [
+        (a["data-testid"], a.get("data-currency") or a.get("data-site-id"))
+        for t, a in elements.tags
+        if t == "figure"
+    ]
     assert charts == [
         ("chart-revenue-daily", "EUR"),
         ("chart-revenue-daily", "USD"),
         ("chart-mrr-waterfall", "EUR"),
         ("chart-mrr-waterfall", "USD"),
         ("chart-payouts", "USD"),
+        ("chart-settlement-delay", SITES[0]),  # one per site
+        ("chart-settlement-delay", SITES[1]),
         ("chart-top-offers", "EUR"),
         ("chart-top-offers", "USD"),
     ]
@@ -198,6 +220,8 @@ def test_empty_marts_render_without_charts(tmp_path: pathlib.Path) -> None:
         "payouts",
         "payout_reconciliation",
         "payout_transactions",
+        "payout_lines",
+        "settlement_delay",
         "unpaid_balance",
         "offer_performance",
     ):
@@ -235,4 +259,18 @@ def test_a_database_locked_by_a_running_sync_is_a_clear_error(tmp_path: pathlib.
         holder.wait(timeout=10)
     assert result.exit_code == 1
     assert f"{path}: cannot open the database read-only (is a sync" in result.output
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_destination_the_models_cannot_build_is_a_usage_error(tmp_path: pathlib.Path) -> None:
+    result = CliRunner().invoke(
+        report_command, ["--destination", "bigquery", "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 2 and "'bigquery' is not one of 'duckdb', 'postgres'" in result.output
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CREATOR_SYNC__DESTINATION", "bigquery")
+        env.chdir(tmp_path)
+        from_config = CliRunner().invoke(report_command, ["--out", str(tmp_path / "r.html")])
+    assert from_config.exit_code == 2
+    assert "the report reads duckdb or postgres, not 'bigquery'" in from_config.output
     assert not (tmp_path / "r.html").exists()
