@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 from known_answer_lines_data import lines_rows
 from models_helpers import fetch_dicts, write_raw, write_raw_postgres
-from pipelines.cli import main
 from report_fixtures import Elements
+
+from creator_sync.cli import main
 
 pytestmark = pytest.mark.postgres
 
