@@ -40,8 +40,9 @@ def private_dir(path: str | os.PathLike[str], *, gitignore: bool = False) -> Pat
     return directory
 
 
-def state_dir(path: str | os.PathLike[str]) -> Path:
-    """A private directory; the `.creator-sync` folder on its path is git-ignored as a whole."""
+def make_state_dir(path: str | os.PathLike[str]) -> Path:
+    """Create `path` as a private directory; the `.creator-sync` folder on its path is
+    git-ignored as a whole. Where a warehouse's state folder is, is `common.warehouse`'s to say."""
     directory = private_dir(path)
     for parent in (directory, *directory.parents):
         if parent.name == STATE_DIR_NAME:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .files import state_dir
+from .files import make_state_dir
 
 
 class LockTimeout(RuntimeError):
@@ -31,7 +31,7 @@ def file_lock(path: str | os.PathLike[str], *, timeout: float | None = 0.0, what
               poll: float = 0.1) -> Iterator[Path]:
     """Exclusive flock on `path`. timeout=None waits forever; 0 fails at once if held."""
     lock_path = Path(path)
-    state_dir(lock_path.parent)
+    make_state_dir(lock_path.parent)
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         deadline = None if timeout is None else time.monotonic() + timeout

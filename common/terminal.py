@@ -28,7 +28,7 @@ from types import FrameType
 
 import click
 
-from .files import private_opener, state_dir
+from .files import make_state_dir, private_opener
 from .locking import LockTimeout
 
 EXIT_OK = 0
@@ -181,7 +181,7 @@ def setup_logging(verbose: bool, log_file: Path | None, *, what: str = "run") ->
     ours.setLevel(logging.DEBUG)
     fmt = logging.Formatter(_FORMAT)
     if log_file is not None:
-        state_dir(log_file.parent)
+        make_state_dir(log_file.parent)
         _rotate(log_file)
         for logger in (ours, dlt_logger):  # one handler each: dlt restyles the one it finds
             handler = _PrivateFileHandler(log_file, mode="a", encoding="utf-8")

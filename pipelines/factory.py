@@ -19,7 +19,7 @@ import dlt
 
 from common.config import SYNC_SECTION, setting
 from common.duckdb_names import catalog_qualified_duckdb
-from common.files import state_dir
+from common.files import make_state_dir
 from common.warehouse import Warehouse
 
 log = logging.getLogger("creator_sync.factory")
@@ -92,7 +92,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         destination: Any = catalog_qualified_duckdb(credentials)
     else:
         destination = warehouse.destination
-    state_dir(warehouse.pipelines_dir)  # 0700, and git-ignored inside `.creator-sync/`
+    make_state_dir(warehouse.pipelines_dir)  # 0700, and git-ignored inside `.creator-sync/`
     # (`creator_platform_source` asks dlt to stamp arrow items with `_dlt_load_id`)
     # loaded packages are kept by dlt for inspection: drop their data files, keep the metadata
     dlt.config["load.delete_completed_jobs"] = True
