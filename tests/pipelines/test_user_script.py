@@ -90,6 +90,9 @@ def test_readme_script_loads_what_the_cli_loads(sandbox, tmp_path):
                 "creator_platform.sync_resources order by resource").fetchall()
     assert bookkeeping(mine / "my_creator_platform.duckdb") == bookkeeping(cli_db)
 
+    # finish_sync took the DuckDB warehouse lock (the one `listen` and `sync` take)
+    assert (mine / "my_creator_platform.duckdb.lock").exists()
+
     # no file of the user's run holds the secret (dlt's trace.pickle included)
     traces = list((mine / ".dlt-pipelines").rglob("trace.pickle"))
     assert traces
