@@ -51,7 +51,13 @@ from sources.creator_platform.refresh import dependent_refresh
 from sources.creator_platform.settings import RESOURCES
 from sources.creator_platform.stats import RunStats
 
-from .factory import build_pipeline, release_free_memory
+from .factory import (
+    HOLD_OPEN_MAX_BYTES,
+    build_pipeline,
+    held_open,
+    package_bytes,
+    release_free_memory,
+)
 from .postload import (
     data_tables,
     dedupe_appended,
@@ -233,7 +239,7 @@ def run_sync(
         # a new warehouse (or a full refresh) is filled by appends: see build_pipeline
         fresh = settings.full_refresh or (wh.duckdb_path is not None and not Path(wh.duckdb_path).exists())
         pipeline = build_pipeline(wh, fresh_load=fresh)
-        with _warehouse_guard(wh):
+        with _warehouse_guard(wh), held_open(wh):
             pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
         kept: frozenset[str] | None = None
@@ -265,7 +271,9 @@ def run_sync(
         pipeline.normalize()
         _kill_point("normalized")
         tables = list(data_tables(pipeline))
-        with _warehouse_guard(wh):
+        # a small package (a scheduled incremental run) loads through one open database
+        small = not fresh and package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
+        with _warehouse_guard(wh), held_open(wh, enabled=small):
             before = row_counts(pipeline, tables)
             info = pipeline.load()
             _kill_point("loaded")

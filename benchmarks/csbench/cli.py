@@ -19,6 +19,7 @@ from csbench.suite import (
     DEFAULT_ADAPTIVE_BOUND_S,
     DEFAULT_ADAPTIVE_LIMITS,
     DEFAULT_RATE_WINDOW_S,
+    OPTIONAL_PHASES,
     PHASES,
     RATE_WINDOW_S,
     Bench,
@@ -42,7 +43,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=3, help="runs per client; medians (default 3)")
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--sites", type=int, default=2)
-    parser.add_argument("--latency-ms", type=int, default=100, help="for the wall-time figures")
+    parser.add_argument("--latency-ms", type=int, default=50, help="for the wall-time figures")
     parser.add_argument("--rate-limit", type=int, default=600, help="requests/min, both sides")
     parser.add_argument(
         "--rate-window",
@@ -90,8 +91,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--phases",
         default=",".join(PHASES),
-        help="comma-separated subset of wall,cpu,baseline,rate (e.g. cpu,baseline for memory "
-        "flatness at medium without the long latency runs)",
+        help="comma-separated subset of wall,cpu,baseline,rate, plus large (not by default: a "
+        "full sync at large, over an hour; its peak RSS is compared with ours at --scale) "
+        "(e.g. cpu,baseline for memory flatness at medium without the long latency runs)",
     )
     parser.add_argument(
         "--no-peer",
@@ -122,11 +124,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
     phases = tuple(p.strip() for p in args.phases.split(",") if p.strip())
-    unknown = sorted(set(phases) - set(PHASES))
+    unknown = sorted(set(phases) - set(PHASES) - set(OPTIONAL_PHASES))
     if unknown or not phases:
         parser.error(
             f"--phases: unknown {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(PHASES)}"
+            f"choose from {', '.join(PHASES + OPTIONAL_PHASES)}"
         )
     args.phases = phases
     if args.adaptive_limits is None:

@@ -45,6 +45,10 @@ DEFAULT_ADAPTIVE_BOUND_S = 300.0
 ADAPTIVE_STAGGER_S = 15.0  # the settings run side by side; their starts (slow start) apart
 ACTIVITY_CHANGES = 1000
 PHASES = ("wall", "cpu", "baseline", "rate")
+# Phases run only when asked for (`--phases ...,large`): a full sync at `large` takes more than
+# an hour on the shared 2-core machine.
+OPTIONAL_PHASES = ("large",)
+LARGE_SCALE = "large"
 # How far one activity event moves the sandbox clock in the latency phase: 1,000 changes then
 # span ~17 hours, a nightly sync's worth. (The sandbox default, 1 h, would move the clock 41
 # days and trip ours' periodic full refresh, measuring a full sync instead of an incremental.)
@@ -232,13 +236,22 @@ class Bench:
 
     # -- phases ----------------------------------------------------------------------------
 
+    def peer_first(self, label: str) -> bool:
+        """Which of ours and the peer runs first alternates from round to round (the second
+        round puts the peer first), so that a drift of the machine does not favour either."""
+        return len(self.results.measurements.get(label, [])) % 2 == 1
+
     def wall_round(self, sandbox: Sandbox) -> None:
         """One side-by-side round with latency, on a fresh sandbox.
 
-        Ours full, the floors on ours' pages, the peer; then ours incremental on the state of
-        that full run: once with nothing new, once after 1,000 changes.
+        Ours full, the floors on ours' pages, the peer (before ours in every other round);
+        then ours incremental on the state of that full run: once with nothing new, once
+        after 1,000 changes.
         """
         o = self.options
+        peer_first = o.with_peer and self.peer_first("ours_full")
+        if peer_first:
+            self.peer(sandbox, "peer")
         measured, state_dir = self.ours_full(sandbox, "ours_full")
         if measured is None:
             return
@@ -251,7 +264,7 @@ class Bench:
         every = self._floor_every(len(pages))
         self.floor(sandbox, "floor_seq", pages, 1, every)
         self.floor(sandbox, "floor_conc", pages, concurrency, every)
-        if o.with_peer:
+        if o.with_peer and not peer_first:
             self.peer(sandbox, "peer")
         if o.with_peer and o.peer_parallelized:
             self.peer(sandbox, "peer_parallel", parallelized=True)
@@ -295,10 +308,16 @@ class Bench:
         self._log(f"request floor: {floor.total} (ours' full sync: {len(measured.requests)})")
 
     def cpu_round(self, sandbox: Sandbox) -> None:
-        measured, _ = self.ours_full(sandbox, "ours_cpu")
+        """No latency: ours full and the peer (alternating which goes first), then ours again
+        on that full run's state with nothing new (the fixed cost of a scheduled sync)."""
+        peer_first = self.options.with_peer and self.peer_first("ours_cpu")
+        if peer_first:
+            self.peer(sandbox, "peer_cpu")
+        measured, state_dir = self.ours_full(sandbox, "ours_cpu")
         if measured is not None:
             self.note_request_floor(sandbox, measured)
-        if self.options.with_peer:
+            self.ours_again(sandbox, "ours_incr_none_cpu", state_dir)
+        if self.options.with_peer and not peer_first:
             self.peer(sandbox, "peer_cpu")
         if measured is not None and "records" not in self.results.facts:
             counts = traffic.census(sandbox.base_url, sandbox.token(), measured.requests)
@@ -327,6 +346,20 @@ class Bench:
                     self.results.skipped.append(f"baseline run {run + 1}: past half the budget")
                     break
                 self.ours_full(sandbox, "ours_baseline")
+
+    def phase_large(self) -> None:
+        """Ours alone, one full sync at `large` with no latency, in its own process: does
+        peak RSS stay flat (÷ ours at this run's scale), and what wall and requests?
+
+        The sandbox generates `large` once before it is ready (~5 s, ~1.3 GiB) and serves from
+        memory; it is another process, so its CPU is not ours. Its share of the wall time is
+        what a platform answering at no latency would cost too, and the row says so.
+        """
+        self._log(f"phase large: ours full sync at {LARGE_SCALE}, no latency")
+        with self.sandbox(LARGE_SCALE) as sandbox:
+            measured, _ = self.ours_full(sandbox, "ours_large")
+            if measured is not None:
+                measured.note = "no latency; sandbox serving in its own process"
 
     def phase_rate(self) -> None:
         """Ours capped at the sandbox's limit; then ours finding each limit on its own."""
@@ -423,6 +456,10 @@ class Bench:
             phase()
             durations[name] = time.monotonic() - begun
         self.repeat_rounds(started, durations)
+        if "large" in self.options.phases:  # last: it does not count against the budget
+            begun = time.monotonic()
+            self.phase_large()
+            durations["large"] = time.monotonic() - begun
         self.results.facts["phase_seconds"] = {k: round(v, 1) for k, v in durations.items()}
         return self.results
 

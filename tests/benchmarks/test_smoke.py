@@ -35,6 +35,8 @@ FIGURE_KEYS = {
     "incr_requests",
     "ours_incr_none_wall",
     "ours_incr_1000_wall",
+    "nothing_new_wall_s",
+    "nothing_new_cpu_s",
 }
 
 

@@ -1,0 +1,196 @@
+"""The nothing-new fast path (issue 15 point 2) changes how a sync runs, never what it writes.
+
+A small package loads through one open DuckDB database (`factory.held_open`), and dlt's secret
+hint check is remembered (`factory.remember_secret_hints`). These tests compare runs that take
+the fast path with a fresh full sync and with the same run taking the slow path: the same
+tables, the same rows, the same `_is_deleted` flags, the same cursors in the state.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+from dlt.common.configuration import configspec, resolve_configuration
+from dlt.common.configuration.specs import BaseConfiguration, base_configuration
+from dlt.common.typing import TSecretStrValue
+from sandbox_helpers import query, snapshot, sync
+
+from pipelines import factory
+from pipelines import sync as sync_module
+from pipelines.factory import Warehouse, build_pipeline, held_open, resolve_warehouse
+
+# edits of person records older than the look-back show up at the periodic full refresh only,
+# by design (see test_e2e_sandbox.py): a small delta is compared without them
+PERSON_TABLES = {"contacts", "customers", "contacts_tags", "contacts_offers", "customers_products"}
+
+
+@configspec
+class Probe(BaseConfiguration):
+    token: TSecretStrValue = None
+    name: str = None
+
+
+def _state(db: Path) -> dict[str, Any]:
+    """The source's cursors (and refresh times) as the pipeline keeps them after the run."""
+    wh = resolve_warehouse(duckdb=str(db))
+    state = json.loads((Path(wh.pipelines_dir) / wh.pipeline_name / "state.json").read_text())
+    return state["sources"]
+
+
+def _cursors(db: Path) -> dict[tuple[str, str], Any]:
+    """Only the cursors: a fresh full sync has also just done its full and deep reads, which an
+    incremental run after a delta has not (its `last_full_at` is older, by design)."""
+    resources = _state(db)["creator_platform"]["resources"]
+    return {(name, site): entry.get("cursor") for name, sites in resources.items()
+            for site, entry in sites.items() if isinstance(entry, dict)}
+
+
+def _deleted_flags(db: Path) -> dict[str, list[tuple]]:
+    tables = [r[0] for r in query(
+        db, "select table_name from information_schema.columns where table_schema = "
+        "'creator_platform' and column_name = '_is_deleted' order by 1")]
+    return {t: query(db, f'select id, _is_deleted from creator_platform."{t}" order by id')
+            for t in tables}
+
+
+def _copy_warehouse(src: Path, dst: Path) -> None:
+    """A warehouse file and its pipeline state, as a second machine would have them."""
+    shutil.copy(src, dst)
+    a, b = resolve_warehouse(duckdb=str(src)), resolve_warehouse(duckdb=str(dst))
+    shutil.copytree(a.pipelines_dir, b.pipelines_dir)
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Records whether each sync's load ran through one open database."""
+    calls: list[bool] = []
+    real = sync_module.held_open
+
+    def spy(wh: Warehouse, enabled: bool = True):
+        calls.append(enabled)
+        return real(wh, enabled)
+
+    monkeypatch.setattr(sync_module, "held_open", spy)
+    return calls
+
+
+def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, tmp_path, held):
+    sandbox = sandbox_factory(sites=2)
+    db = tmp_path / "inc.duckdb"
+    sync(sandbox, db)
+    assert held[-1] is False  # a new warehouse is filled job by job, file closed in between
+
+    again = sync(sandbox, db)
+    assert held[-1] is True  # nothing new: a small package, one open database
+    assert sum(new for new, _ in again.tables.values()) == 0
+    assert again.deleted == {}
+    reference = tmp_path / "ref.duckdb"
+    sync(sandbox, reference)
+    want = snapshot(reference)
+    got = snapshot(db)
+    assert got.keys() == want.keys()
+    assert got == want
+    assert _deleted_flags(db) == _deleted_flags(reference)
+    assert _state(db) == _state(reference)
+
+    sandbox.activity(60)  # a small delta: new, changed and deleted records
+    delta = sync(sandbox, db)
+    assert held[-1] is True
+    assert sum(new for new, _ in delta.tables.values()) > 0
+    fresh = tmp_path / "fresh.duckdb"
+    sync(sandbox, fresh)
+    got, want = snapshot(db), snapshot(fresh)
+    assert got.keys() == want.keys()
+    for table in set(want) - PERSON_TABLES:
+        assert got[table] == want[table], f"{table} differs after a small delta"
+    deleted_got, deleted_want = _deleted_flags(db), _deleted_flags(fresh)
+    for table in set(deleted_want) - PERSON_TABLES:
+        assert deleted_got[table] == deleted_want[table], f"{table}: _is_deleted differs"
+    assert _cursors(db) == _cursors(fresh)
+    assert any(cursor != "2026-03-01T12:00:00Z" for cursor in _cursors(db).values())  # moved
+
+
+def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tmp_path, held,
+                                                             monkeypatch):
+    """The same incremental run, once through one open database and once with the file
+    closed after every job, from copies of one warehouse: identical results."""
+    sandbox = sandbox_factory(sites=2)
+    base = tmp_path / "base.duckdb"
+    sync(sandbox, base)
+    sandbox.activity(40)
+    fast, slow = tmp_path / "fast.duckdb", tmp_path / "slow.duckdb"
+    _copy_warehouse(base, fast)
+    _copy_warehouse(base, slow)
+
+    fast_run = sync(sandbox, fast)
+    assert held[-1] is True
+    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", -1)
+    slow_run = sync(sandbox, slow)
+    assert held[-1] is False
+
+    assert fast_run.tables == slow_run.tables
+    assert fast_run.deleted == slow_run.deleted
+    assert snapshot(fast) == snapshot(slow)
+    assert _deleted_flags(fast) == _deleted_flags(slow)
+    assert _state(fast) == _state(slow)
+    # the fast run left a clean file: every change checkpointed, readable by a new process
+    assert query(fast, "select count(*) from creator_platform.sync_resources") == \
+        query(slow, "select count(*) from creator_platform.sync_resources")
+
+
+def test_held_open_makes_reopening_cheap_and_closes_on_exit(tmp_path):
+    """While held, a second open of the file is the same database (a write through one is seen
+    by the other at once); after it, the file is closed so another process may open it."""
+    import duckdb
+
+    wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
+    duckdb.connect(wh.duckdb_path).close()  # the file exists
+    with held_open(wh):
+        with duckdb.connect(database=wh.duckdb_path, read_only=False, config={}) as con:
+            con.execute("create table t as select 1 as x")
+        with duckdb.connect(database=wh.duckdb_path, read_only=False, config={}) as con:
+            assert con.execute("select x from t").fetchall() == [(1,)]
+    # closed: a read-only open (a different configuration) is refused while any read-write
+    # connection of this process holds the file, so this succeeding shows nothing is held
+    with duckdb.connect(wh.duckdb_path, read_only=True) as con:
+        assert con.execute("select x from t").fetchall() == [(1,)]
+
+
+def test_held_open_does_nothing_without_a_file_or_when_disabled(tmp_path):
+    wh = resolve_warehouse(duckdb=str(tmp_path / "none.duckdb"))
+    with held_open(wh):
+        pass
+    assert not Path(wh.duckdb_path).exists()  # a fresh run's file is dlt's to create
+    with held_open(wh, enabled=False):
+        pass
+    assert not Path(wh.duckdb_path).exists()
+
+
+def test_wal_checkpoint_threshold_reaches_every_connection(tmp_path, monkeypatch):
+    """dlt sets 1 GB on each connection; ours must win, or held loads keep rows in memory."""
+    monkeypatch.chdir(tmp_path)
+    pipeline = build_pipeline(resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")))
+    with pipeline.sql_client() as client:
+        rows = client.execute_sql("SELECT current_setting('checkpoint_threshold')")
+    assert str(rows[0][0]) == "250.0 KiB"  # DuckDB prints factory.WAL_CHECKPOINT (256KB) so
+    assert factory.WAL_CHECKPOINT == "256KB"
+
+
+def test_remembered_secret_hints_answer_as_dlt_does(monkeypatch):
+    factory.remember_secret_hints()
+    factory.remember_secret_hints()  # idempotent: wraps once
+    check = base_configuration.is_secret_hint
+    assert getattr(check, "remembered", False)
+    for _ in range(2):  # the cached answer equals the first one
+        assert check(TSecretStrValue) is True
+        assert check(str) is False
+        assert check(Optional[TSecretStrValue]) is True  # noqa: UP045 (a typing form, as dlt sees it)
+
+    monkeypatch.setenv("PROBE__TOKEN", "t0ken")
+    monkeypatch.setenv("PROBE__NAME", "n")
+    resolved = resolve_configuration(Probe(), sections=("probe",))
+    assert resolved.token == "t0ken" and resolved.name == "n"
