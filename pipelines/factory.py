@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import importlib.util
 import logging
 import re
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,28 +174,12 @@ def remember_secret_hints() -> None:
             module.is_secret_hint = is_secret_hint  # type: ignore[attr-defined]
 
 
-def remember_missing_pandas() -> None:
-    """Make DuckDB's failing `import pandas` immediate when pandas is not installed.
-
-    DuckDB's Python client tries `import pandas` twice for every statement with parameters (to
-    recognise DataFrames). pandas is no dependency of ours, and Python does not remember a
-    failed import, so each try searched `sys.path` again: ~2 ms a statement, and dlt binds its
-    settings with parameters on every connection (~500 statements in a nothing-new sync at
-    `small`, finding 10). `None` in `sys.modules` is Python's documented way to say "not
-    importable": the import then fails at once, as it would have after the search. With
-    pandas installed this does nothing.
-    """
-    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
-        sys.modules["pandas"] = None  # type: ignore[assignment]
-
-
 def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pipeline:
     """The dlt pipeline for `warehouse` (any dlt destination; DuckDB by path).
 
     `fresh_load`: this run fills a new warehouse (or `--full-refresh`); see the vacuum note.
     """
     remember_secret_hints()
-    remember_missing_pandas()
     if warehouse.destination == "duckdb":
         assert warehouse.duckdb_path is not None
         Path(warehouse.duckdb_path).parent.mkdir(parents=True, exist_ok=True)

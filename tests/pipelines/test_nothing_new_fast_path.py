@@ -194,23 +194,3 @@ def test_remembered_secret_hints_answer_as_dlt_does(monkeypatch):
     monkeypatch.setenv("PROBE__NAME", "n")
     resolved = resolve_configuration(Probe(), sections=("probe",))
     assert resolved.token == "t0ken" and resolved.name == "n"
-
-
-def test_missing_pandas_is_remembered_only_when_absent(monkeypatch):
-    import importlib.util
-    import sys
-
-    import duckdb
-
-    monkeypatch.delitem(sys.modules, "pandas", raising=False)
-    absent = importlib.util.find_spec("pandas") is None
-    factory.remember_missing_pandas()
-    if absent:
-        assert "pandas" in sys.modules and sys.modules["pandas"] is None
-        with pytest.raises(ImportError):
-            import pandas  # noqa: F401
-    else:
-        assert sys.modules.get("pandas") is not None or "pandas" not in sys.modules
-    # DuckDB's parameter binding still works either way
-    with duckdb.connect() as con:
-        assert con.execute("select ?::int + 1", [1]).fetchall() == [(2,)]
