@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,8 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
     from models.runner import run_models
     from report.render import write_report  # matplotlib loads only here
 
-    run_models(str(db), dataset=warehouse.dataset)
+    built = run_models(str(db), dataset=warehouse.dataset)
+    marts = sorted(model.name for model in built.models if model.layer == "marts")
     click.echo("models: built schema `analytics`")
     out["models"] = True
     path = write_report(str(db), report, dataset=warehouse.dataset)
@@ -118,8 +120,8 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
         f"  open {report or 'the report'} in a browser (no network needed)\n"
         f"  {shlex.quote(sys.executable)} -c \"import duckdb; duckdb.connect('{db}').sql("
         "'select * from analytics.payout_reconciliation where not is_reconciled').show()\"\n"
-        "  marts in schema analytics: revenue_daily, mrr_monthly, orders, customers,\n"
-        "  payout_reconciliation, payout_transactions, unpaid_balance\n"
+        + textwrap.fill("marts in schema analytics: " + ", ".join(marts), width=96,
+                        initial_indent="  ", subsequent_indent="  ") + "\n"
         f"  (raw tables: {warehouse.dataset})\n"
         "  run `creator-sync demo` again: new platform activity, incremental sync."
     )
