@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from models_helpers import Rows, write_raw
+from pg_helpers import postgres_dsn  # noqa: F401  (the session fixture, registered here)
 
 
 @pytest.fixture
@@ -20,24 +20,6 @@ def raw_db(tmp_path: Path) -> Callable[..., str]:
         return write_raw(tmp_path / name, rows)
 
     return make
-
-
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """A throw-away PostgreSQL server for the session; skips loudly locally, fails in CI."""
-    from pg_helpers import PostgresUnavailable, postgres_server
-
-    try:
-        server = postgres_server()
-        dsn = server.__enter__()
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI for the portability test: {exc}")
-        pytest.skip(f"PORTABILITY TEST SKIPPED: cannot start PostgreSQL locally: {exc}")
-    try:
-        yield dsn
-    finally:
-        server.__exit__(None, None, None)
 
 
 def _sync(base_url: str, work: Path, **warehouse: str) -> None:

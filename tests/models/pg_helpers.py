@@ -20,6 +20,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 
 class PostgresUnavailable(RuntimeError):
     """Why a local PostgreSQL server cannot be started here (the test skips with this reason)."""
@@ -111,3 +113,20 @@ def postgres_server() -> Iterator[str]:
             if not root.exists():
                 break
             time.sleep(0.1)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A throw-away PostgreSQL server for the session (models' portability test, the report on
+    PostgreSQL); skips loudly locally, fails in CI. Conftests import it to register it."""
+    try:
+        server = postgres_server()
+        dsn = server.__enter__()
+    except PostgresUnavailable as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL is required in CI (models and report on PostgreSQL): {exc}")
+        pytest.skip(f"POSTGRES TESTS SKIPPED: cannot start PostgreSQL locally: {exc}")
+    try:
+        yield dsn
+    finally:
+        server.__exit__(None, None, None)

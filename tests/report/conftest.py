@@ -14,6 +14,7 @@ from report_fixtures import build_warehouse
 # The models tests' throw-away PostgreSQL server and hand-built raw tables, shared (appended:
 # this directory's own modules come first).
 sys.path.append(str(pathlib.Path(__file__).resolve().parents[1] / "models"))
+from pg_helpers import postgres_dsn  # noqa: F401  (the session fixture, registered here)
 
 
 @pytest.fixture(scope="session")
@@ -35,21 +36,3 @@ def chromium() -> Iterator[Chromium]:
         pytest.skip(f"BROWSER TEST SKIPPED: {message}")
     with Chromium(binary) as browser:
         yield browser
-
-
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """A throw-away PostgreSQL server for the session; skips loudly locally, fails in CI."""
-    from pg_helpers import PostgresUnavailable, postgres_server
-
-    try:
-        server = postgres_server()
-        dsn = server.__enter__()
-    except PostgresUnavailable as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL is required in CI for the report on PostgreSQL: {exc}")
-        pytest.skip(f"POSTGRES REPORT TEST SKIPPED: cannot start PostgreSQL locally: {exc}")
-    try:
-        yield dsn
-    finally:
-        server.__exit__(None, None, None)
