@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
+import json
 import os
 import re
 import tomllib
@@ -117,7 +118,13 @@ def text(raw: Any) -> str:
 
 
 def names(raw: Any) -> tuple[str, ...]:
-    """A list, or comma-separated text; naming nothing is an error, not "everything"."""
+    """A list, comma-separated text, or a JSON list as dlt writes one in an environment variable
+    (`'["sites", "me"]'`); naming nothing is an error, not "everything"."""
+    if isinstance(raw, str) and raw.strip().startswith("["):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"is not a list: {raw!r} (write a,b or [\"a\", \"b\"])") from None
     items = raw if isinstance(raw, list | tuple) else [raw]
     out = tuple(dict.fromkeys(v.strip() for item in items for v in str(item).split(",") if v.strip()))
     if not out:
@@ -131,6 +138,20 @@ def resource_names(raw: Any) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
     return out
+
+
+def destination_name(raw: Any) -> str:
+    """A dlt destination dlt can resolve (duckdb, postgres, motherduck, bigquery, ...): a typo is
+    a usage error here, not a page of dlt's resolution attempts at load time."""
+    value = text(raw)
+    from dlt.common.destination.reference import Destination  # dlt loads lazily
+
+    try:
+        Destination.from_reference(value)
+    except Exception:
+        raise ValueError(f"{value!r} is not a dlt destination (e.g. duckdb, postgres, motherduck, "
+                         "bigquery, snowflake)") from None
+    return value
 
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -236,7 +257,7 @@ SETTINGS: tuple[Setting, ...] = (
             help="DuckDB file of the warehouse (when the destination is duckdb)."),
     Setting(W, "dataset", dataset_name, DEFAULT_DATASET, flag="--dataset",
             help="Dataset (schema) holding the raw tables."),
-    Setting(W, "destination", text, "duckdb", flag="--destination",
+    Setting(W, "destination", destination_name, "duckdb", flag="--destination",
             help="Where the raw tables are loaded: any dlt destination name."),
     Setting(W, "pipelines_dir", text, flag="--pipelines-dir",
             help="Where dlt keeps local pipeline state.",

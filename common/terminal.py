@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
@@ -227,14 +228,83 @@ def reported_failures(verbose: bool, log_file: Path | None = None, *,
             code = interrupt_code(exc)
             log.warning("interrupted by %s", signal_name(code))
             fail(interrupted(code) if interrupted else f"interrupted by {signal_name(code)}", code)
-        from sources.creator_platform.errors import ConfigurationError  # loads the source: lazy
-
         links = chain(exc)
-        usage = any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
+        usage = is_usage_error(exc)
         locked_out = any(isinstance(e, LockTimeout) for e in links)  # no log of ours exists
         log.exception("failed")
         where = f" (details: {log_file})" if log_file and not verbose and not locked_out else ""
         fail(describe(exc, verbose) + where, EXIT_USAGE if usage else EXIT_FAILURE)
+
+
+def is_usage_error(exc: BaseException) -> bool:
+    """A configuration or usage error (exit 2), however deep a library wrapped it."""
+    from sources.creator_platform.errors import ConfigurationError  # loads the source: lazy
+
+    links = chain(exc)
+    return (any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
+            or dlt_configuration_problem(links) is not None)
+
+
+def dlt_configuration_problem(links: list[BaseException]) -> str | None:
+    """dlt's configuration failures in one line naming the file or the keys: a `.dlt` TOML file
+    it cannot parse, or settings (a destination's credentials, say) that no provider holds."""
+    from dlt.common.configuration.exceptions import ConfigFieldMissingException
+    from dlt.common.configuration.providers.toml import TomlProviderReadException
+
+    for link in links:
+        if isinstance(link, TomlProviderReadException):
+            return _unreadable_toml(link)
+        if isinstance(link, ConfigFieldMissingException):
+            return _missing_configuration(link)
+    return None
+
+
+def _unreadable_toml(exc: Any) -> str:
+    import tomllib
+
+    problem = str(exc).split("\n", 1)[-1].strip()  # the parser's words: where, never a value
+    for path in exc.full_paths:
+        try:
+            tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError:
+            continue
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return f"{path}: not valid TOML: {problem}"
+    return f"{exc.file_name}: not valid TOML: {problem}"
+
+
+def _missing_configuration(exc: Any) -> str:
+    """Which keys are missing, by section, and the environment variable of the first one."""
+    from dlt.common.configuration.exceptions import LookupTrace, LookupTraces
+
+    wanted: dict[str, list[str]] = {}
+
+    def walk(field: str, traces: list[Any]) -> None:
+        best: Any = None
+        for trace in traces:
+            if isinstance(trace, LookupTraces):
+                for inner, inner_traces in trace.traces.items():
+                    walk(inner, inner_traces)
+            elif (isinstance(trace, LookupTrace)
+                  and trace.key == "__".join([*trace.sections, field]).upper()
+                  and (best is None or len(trace.sections) > len(best.sections))):
+                best = trace
+        if best is not None:
+            wanted.setdefault(".".join(best.sections), []).append(field)
+
+    for field, traces in exc.traces.items():
+        walk(field, traces)
+    if not wanted:
+        return f"missing configuration: {', '.join(exc.fields)}"
+    section, keys = next(iter(wanted.items()))
+    example = "__".join([*section.split("."), keys[0]]).upper()
+    missing = "; ".join(f"[{s}] {', '.join(k)}" for s, k in wanted.items())
+    return (f"missing configuration {missing}: set it in .dlt/secrets.toml or the environment "
+            f"(e.g. {example})")
+
+
+def exit_code_of(exc: BaseException) -> int:
+    return EXIT_USAGE if is_usage_error(exc) else EXIT_FAILURE
 
 
 def describe(exc: BaseException, verbose: bool = False) -> str:
@@ -242,6 +312,9 @@ def describe(exc: BaseException, verbose: bool = False) -> str:
     from sources.creator_platform.errors import CreatorPlatformError  # loads the source: lazy
 
     links = chain(exc)
+    problem = dlt_configuration_problem(links)
+    if problem is not None:
+        return problem
     for candidate in links:
         if isinstance(candidate, CreatorPlatformError | LockTimeout):
             return " ".join(str(candidate).split())

@@ -13,10 +13,10 @@ from typing import Any
 import click
 
 from common.terminal import (
-    EXIT_FAILURE,
     EXIT_USAGE,
     describe,
     error_line,
+    exit_code_of,
     exit_now,
     install_signal_handlers,
     interrupt_code,
@@ -70,6 +70,10 @@ class CreatorSyncGroup(LazyGroup):
         code: Any = 0
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # `creator-sync` or a group alone
+            assert exc.ctx is not None
+            click.echo(exc.ctx.get_help(), err=True)
+            _end(None, EXIT_USAGE)
         except click.UsageError as exc:
             _end(error_line(usage_message(exc)), EXIT_USAGE)
         except click.ClickException as exc:
@@ -83,7 +87,7 @@ class CreatorSyncGroup(LazyGroup):
                 _end(error_line(f"interrupted by {signal_name(code)}"), code)
             if verbose_requested(args):
                 raise
-            _end(error_line(describe(exc)), EXIT_FAILURE)
+            _end(error_line(describe(exc)), exit_code_of(exc))
         _end(None, code if isinstance(code, int) else 0)
 
 

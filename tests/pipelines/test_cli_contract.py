@@ -138,3 +138,43 @@ def test_unknown_keys_get_one_warning_naming_the_nearest_key(tmp_path):
     assert any("creator_sync.duck_db" in w and "did you mean duckdb" in w for w in warnings)
     assert any("SOURCES__CREATOR_PLATFORM__PAGESIZE" in w and "PAGE_SIZE" in w for w in warnings)
     assert len(warnings) == 3, result.stderr
+
+
+@pytest.mark.parametrize("command", [["sync", *API], ["models"], ["report"], ["hooks", "list"]])
+@pytest.mark.parametrize(("name", "text", "words"), [
+    ("config.toml", "[sources.creator_platform\nbase_url = 'x'\n", ["config.toml", "line 1"]),
+    ("secrets.toml", "[sources.creator_platform]\nclient_secret = \"abc\n", ["secrets.toml", "line 2"]),
+])
+def test_an_unreadable_dlt_file_is_a_configuration_error_naming_it(tmp_path, command, name, text, words):
+    work = tmp_path / "w"
+    (work / ".dlt").mkdir(parents=True)
+    (work / ".dlt" / name).write_text(text)
+    line = _usage_error(run_cli(work, *command, secret=None), "not valid TOML", *words)
+    assert "abc" not in line  # the parser's words say where, never what
+
+
+def test_an_unknown_destination_is_a_usage_error_naming_the_flag(tmp_path):
+    _usage_error(run_cli(tmp_path / "w", "sync", *API, "--destination", "nosuchdest"),
+                 "--destination", "nosuchdest")
+
+
+def test_missing_destination_credentials_name_the_keys_not_dlts_classes(sandbox, tmp_path):
+    result = run_cli(tmp_path / "w", "sync", "--base-url", sandbox.base_url, "--client-id",
+                     SANDBOX_ID, "--destination", "postgres", "--resources", "sites")
+    _usage_error(result, "[destination.postgres.credentials]", "password",
+                 "DESTINATION__POSTGRES__CREDENTIALS__")
+
+
+def test_a_list_setting_takes_dlts_json_list_from_the_environment(tmp_path):
+    env = clean_env(tmp_path / "home", SOURCES__CREATOR_PLATFORM__RESOURCES='["sites", "nope"]')
+    # parsed as a list: the unknown name is named alone, not the whole text
+    line = _usage_error(run_cli(tmp_path / "w", "sync", *API, env=env), "nope")
+    assert '["sites"' not in line
+
+
+def test_no_command_prints_the_help_and_exits_2(tmp_path):
+    for args in ([], ["hooks"]):
+        result = run_cli(tmp_path / "w", *args)
+        assert result.returncode == 2, result.stderr
+        assert "Usage:" in result.stderr and "Commands:" in result.stderr
+        assert "error:" not in result.stderr, result.stderr  # the help as click lays it out
