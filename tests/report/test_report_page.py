@@ -266,7 +266,8 @@ def test_a_destination_the_models_cannot_build_is_a_usage_error(tmp_path: pathli
     result = CliRunner().invoke(
         report_command, ["--destination", "bigquery", "--out", str(tmp_path / "r.html")]
     )
-    assert result.exit_code == 2 and "'bigquery' is not one of 'duckdb', 'postgres'" in result.output
+    assert result.exit_code == 2
+    assert "the report reads duckdb or postgres, not 'bigquery' [flag=--destination]" in result.output
     with pytest.MonkeyPatch.context() as env:
         env.setenv("CREATOR_SYNC__DESTINATION", "bigquery")
         env.chdir(tmp_path)
