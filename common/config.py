@@ -237,12 +237,14 @@ SETTINGS: tuple[Setting, ...] = (
             help="Find the platform's limit and ride it; fixed: pace at --rate-limit exactly, "
             "or not at all.", shown="adaptive"),
     Setting(S, "pii", choice(*source_defaults.PII_MODES), flag="--pii",
-            help="hash or drop: email/phone/address columns.", shown="kept as sent"),
+            help="hash or drop: email, phone, address and cardholder columns.",
+            shown="kept as sent"),
     Setting(S, "pii_salt", text, secret=True),
     Setting(S, "insecure", boolean, False, flag="--insecure",
             help="Allow plain http:// to a non-loopback host."),
     Setting(S, "details", boolean, True, flag="--no-details",
-            help="Skip per-record include reads (order_items, modules/lessons/media, fields).",
+            help="Skip per-record single reads: payout details with their lines, course "
+            "modules/lessons/media, form fields; order items only on a platform without their list.",
             shown="read them"),
     Setting(S, "freeze_finance_schema", boolean, False),
     Setting(S, "full_refresh_every_days", number(0)),
@@ -364,15 +366,18 @@ class Settings:
         return f"Settings(flags={sorted(k for k in self._flags if self.given(k))})"
 
 
-def option(key: str, **overrides: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def option(
+    key: str, help: str | None = None, **overrides: Any,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The click option of setting `key`, built from its `SETTINGS` entry: flag, help, and the
     default named in the help (the option itself defaults to None = not given, so that the
-    environment and the config files are consulted before the default)."""
+    environment and the config files are consulted before the default). `help` replaces the
+    setting's text for a command that accepts less of it (the bracket stays)."""
     item = by_key(key)
     assert item.flag, f"{key} has no flag"
     default = "required" if item.shown == "required" else f"default {item.default_text}"
     where = f"config {item.path}; {default}"
-    kwargs: dict[str, Any] = {"default": None, "help": f"{item.help}  [{where}]"}
+    kwargs: dict[str, Any] = {"default": None, "help": f"{help or item.help}  [{where}]"}
     if item.flag.startswith("--no-"):  # a switch that turns a default-on setting off
         kwargs.update(is_flag=True, flag_value=False)
     elif item.check is boolean and "/" not in item.flag:

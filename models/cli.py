@@ -74,7 +74,7 @@ def _print_result(result: BuildResult) -> None:
                    f"{DEFAULT_SETTLEMENT_DELAY_DAYS}].")
 @click.option("--as-of", callback=_parse_date,
               help="Last reporting day (YYYY-MM-DD) [the latest transaction's day].")
-@option("destination")
+@option("destination", help="Warehouse the models build in (beside the raw tables): duckdb or postgres.")
 @click.option("--postgres-dsn", default=None,
               help="Postgres DSN [env CREATOR_SYNC_POSTGRES_DSN, else dlt's "
                    "DESTINATION__POSTGRES__CREDENTIALS / .dlt/secrets.toml].")

@@ -47,6 +47,7 @@ from sources.creator_platform import (
     sync_run,
 )
 from sources.creator_platform.client import api_root
+from sources.creator_platform.dlt_logs import quiet_hint_merge_warnings
 from sources.creator_platform.refresh import dependent_refresh
 from sources.creator_platform.settings import RESOURCES
 from sources.creator_platform.stats import RunStats
@@ -232,7 +233,7 @@ def run_sync(
     runs once the pipeline lock is held (the CLI opens its log there, never before).
     """
     wh = settings.warehouse
-    quiet_dlt_hint_warnings()
+    quiet_hint_merge_warnings()
     with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=settings.lock_timeout):
         if on_locked is not None:
             on_locked()
@@ -336,19 +337,6 @@ def format_summary(result: SyncResult) -> str:
     target = result.warehouse.duckdb_path or result.warehouse.destination
     lines.append(f"warehouse: {target} (dataset {result.warehouse.dataset})")
     return "\n".join(lines)
-
-
-class _DropHintMerge(logging.Filter):
-    """dlt warns that our declared hints (json, precision) win over arrow's: that is the intent."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "when merging arrow schema with dlt schema" not in record.getMessage()
-
-
-def quiet_dlt_hint_warnings() -> None:
-    dlt_logger = logging.getLogger("dlt")
-    if not any(isinstance(f, _DropHintMerge) for f in dlt_logger.filters):
-        dlt_logger.addFilter(_DropHintMerge())
 
 
 def one_line(exc: BaseException, verbose: bool = False) -> str:

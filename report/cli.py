@@ -37,7 +37,7 @@ from report.errors import ReportError
     help="First day shown in the charts and payout list (YYYY-MM-DD).",
 )
 @option("dataset")
-@option("destination")
+@option("destination", help="Warehouse the models were built in: duckdb or postgres.")
 @stale_after_option
 def report_command(
     duckdb: str | None,

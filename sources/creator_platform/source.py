@@ -25,6 +25,7 @@ from dlt.sources import DltResource
 
 from .auth import Secret
 from .client import CreatorPlatformClient
+from .dlt_logs import quiet_hint_merge_warnings
 from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatformError
 from .listing import Listing, table_item_hints
 from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
@@ -365,6 +366,7 @@ def creator_platform_source(
     `pipeline.run(source)`, call `pipelines.postload.finish_sync(pipeline, source)`.
     """
     rt = host or Runtime()
+    quiet_hint_merge_warnings()  # json hints over arrow text are intended (see dlt_logs)
     # arrow items carry no `_dlt_load_id` by default: `_is_deleted` and the summaries need it
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
     opts = _options(
