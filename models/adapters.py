@@ -182,6 +182,11 @@ class WarehouseUnavailable(Exception):
     password."""
 
 
+class MissingWarehouseCredentials(WarehouseUnavailable):
+    """No credentials for the warehouse were given anywhere: a configuration error (exit 2),
+    where a refused connection with credentials is a run-time failure."""
+
+
 def open_adapter(
     destination: str,
     duckdb_path: str,
@@ -208,7 +213,8 @@ def open_adapter(
     try:
         dsn = postgres_dsn or os.environ.get(POSTGRES_DSN_ENV) or postgres_dsn_from_dlt()
     except ValueError as exc:
-        raise WarehouseUnavailable(f"{exc} (or pass --postgres-dsn, or set {POSTGRES_DSN_ENV})") from exc
+        raise MissingWarehouseCredentials(
+            f"{exc} (or pass --postgres-dsn, or set {POSTGRES_DSN_ENV})") from exc
     try:
         return PostgresAdapter(dsn)
     except Exception as exc:

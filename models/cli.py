@@ -12,7 +12,13 @@ import click
 from common.config import BadSetting, Settings, option, warn_unknown_keys
 from common.locking import LockTimeout, warehouse_lock
 from common.warehouse import warehouse_of
-from models.adapters import DESTINATIONS, Adapter, WarehouseUnavailable, open_adapter
+from models.adapters import (
+    DESTINATIONS,
+    Adapter,
+    MissingWarehouseCredentials,
+    WarehouseUnavailable,
+    open_adapter,
+)
 from models.coverage import stale_after, stale_after_option
 from models.headline import format_headline, headline_figures_from
 from models.runner import (
@@ -37,6 +43,8 @@ def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:
     try:
         return open_adapter(destination, duckdb_path, postgres_dsn)
+    except MissingWarehouseCredentials as exc:
+        raise BadSetting(str(exc), "flag=--postgres-dsn") from None
     except WarehouseUnavailable as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -17,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from common.config import BadSetting
 from common.duckdb_names import quote_literal
 from models.coverage import Coverage, read_coverage
 from models.coverage import stale_after as stale_after_limit
@@ -384,10 +385,9 @@ def load_report_data(
                     f"select distinct site_id from {SCHEMA}.revenue_daily order by 1"
                 )
             ]
-            raise ReportError(
-                f"{label}: site_id {site_id!r} has no rows in {SCHEMA}.revenue_daily "
-                f"(sites present: {', '.join(map(str, sites)) or 'none'})"
-            )
+            raise BadSetting(  # a usage error (exit 2), as `sync --site-id` gives
+                f"{label}: site {site_id!r} has no rows in {SCHEMA}.revenue_daily; the sites it "
+                f"has: {', '.join(map(str, sites)) or 'none'}", "flag=--site-id")
     try:
         headline = compute_headline(adapter.fetch, coverage, site_id=site_id)
     except ValueError as exc:

@@ -8,8 +8,8 @@ import os
 import pathlib
 import tempfile
 
-from common.config import DEFAULT_DATASET
-from models.adapters import Adapter, WarehouseUnavailable, open_adapter
+from common.config import DEFAULT_DATASET, BadSetting
+from models.adapters import Adapter, MissingWarehouseCredentials, WarehouseUnavailable, open_adapter
 from models.coverage import stale_after
 from report.data import load_report_data
 from report.errors import ReportError
@@ -23,6 +23,8 @@ def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Ad
         raise ReportError(f"{duckdb_path}: no such DuckDB file (run creator-sync sync first)")
     try:
         return open_adapter(destination, duckdb_path, postgres_dsn, read_only=True)
+    except MissingWarehouseCredentials as exc:
+        raise BadSetting(str(exc), "flag=--postgres-dsn") from None
     except WarehouseUnavailable as exc:
         raise ReportError(str(exc)) from None
 

@@ -78,3 +78,13 @@ def test_settlement_delay_is_observed_unless_overridden(raw_db) -> None:
     assert "Unreconciled payouts: 2" in forced.output
     assert ("Reconciliation method: 3 itemised by their lines (2 reconcile), "
             "1 by the settlement rule (0 reconcile)") in forced.output.splitlines()
+
+
+def test_postgres_without_credentials_is_a_configuration_error(tmp_path, monkeypatch) -> None:
+    for var in ("CREATOR_SYNC_POSTGRES_DSN", "DESTINATION__POSTGRES__CREDENTIALS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["models", "--destination", "postgres"])
+    assert result.exit_code == 2, result.output
+    assert "no postgres credentials found" in result.output
+    assert "[flag=--postgres-dsn]" in result.output

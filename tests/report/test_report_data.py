@@ -19,6 +19,7 @@ from report_fixtures import (
     settlement_delay_rows,
 )
 
+from common.config import BadSetting
 from models.adapters import DuckDBAdapter
 from report.data import load_report_data
 from report.errors import ReportError
@@ -179,9 +180,10 @@ def test_missing_raw_dataset_is_reported_not_fatal(tmp_path: pathlib.Path) -> No
     assert data.freshness.dataset == "nope" and data.site_names == {}
 
 
-def test_unknown_site_names_the_sites_present(warehouse: pathlib.Path) -> None:
-    with pytest.raises(ReportError, match=r"site_id '42'.*sites present: 2147483701, 2147483702"):
+def test_unknown_site_is_a_usage_error_naming_the_sites_present(warehouse: pathlib.Path) -> None:
+    with pytest.raises(BadSetting, match=r"site '42'.*the sites it has: 2147483701, 2147483702") as caught:
         load(warehouse, site_id="42")
+    assert caught.value.exit_code == 2 and "--site-id" in caught.value.format_message()
 
 
 def test_missing_marts_and_columns_are_listed_together(tmp_path: pathlib.Path) -> None:

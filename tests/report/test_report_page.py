@@ -275,3 +275,30 @@ def test_a_destination_the_models_cannot_build_is_a_usage_error(tmp_path: pathli
     assert from_config.exit_code == 2
     assert "the report reads duckdb or postgres, not 'bigquery'" in from_config.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_site_the_warehouse_does_not_have_exits_2_naming_its_sites(
+    warehouse: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    result = CliRunner().invoke(
+        report_command,
+        ["--duckdb", str(warehouse), "--site-id", "999", "--out", str(tmp_path / "r.html")],
+    )
+    assert result.exit_code == 2, result.output
+    assert "site '999'" in result.output and "[flag=--site-id]" in result.output
+    assert all(site in result.output for site in SITES)
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_postgres_without_credentials_is_a_configuration_error(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for var in ("CREATOR_SYNC_POSTGRES_DSN", "DESTINATION__POSTGRES__CREDENTIALS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(
+        report_command, ["--destination", "postgres", "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "no postgres credentials found" in result.output
+    assert "[flag=--postgres-dsn]" in result.output
