@@ -199,7 +199,7 @@ def test_failed_render_keeps_the_previous_report(
     result = CliRunner().invoke(
         report_command, ["--duckdb", str(warehouse), "--out", str(out), "--site-id", "nope"]
     )
-    assert result.exit_code == 1 and "site_id 'nope'" in result.output
+    assert result.exit_code == 2 and "site 'nope'" in result.output  # a usage error
     assert out.read_bytes() == before
 
 
