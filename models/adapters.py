@@ -11,9 +11,11 @@ import os
 import re
 from typing import Any, Protocol
 
+import duckdb
 import sqlglot
 
 from common.duckdb_names import connect_warehouse, quote_ident, quote_literal
+from common.terminal import EXIT_SIGNAL_BASE, Interrupted, interrupt_code, was_interrupted
 
 _DSN_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^\s\"']*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
 
@@ -73,6 +75,14 @@ class _Base:
         self.execute(f"create schema if not exists {quote_ident(schema)}")
 
 
+def _reraise_interrupt(exc: Exception) -> None:
+    """DuckDB turns a pending SIGINT/SIGTERM into `Query interrupted` (an InterruptException or
+    a RuntimeError, by version): give it back as the signal it was, so that no caller mistakes
+    it for a failing query."""
+    if isinstance(exc, duckdb.InterruptException) or was_interrupted(exc):
+        raise Interrupted(interrupt_code(exc) - EXIT_SIGNAL_BASE) from exc
+
+
 class DuckDBAdapter(_Base):
     dialect = "duckdb"
 
@@ -85,12 +95,20 @@ class DuckDBAdapter(_Base):
         self._conn.execute("set TimeZone = 'UTC'")
 
     def execute(self, sql: str) -> None:
-        self._conn.execute(self.translate(sql))
+        try:
+            self._conn.execute(self.translate(sql))
+        except Exception as exc:
+            _reraise_interrupt(exc)
+            raise
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-        cursor = self._conn.execute(self.translate(sql))
-        names = [d[0] for d in cursor.description] if cursor.description else []
-        return names, cursor.fetchall()
+        try:
+            cursor = self._conn.execute(self.translate(sql))
+            names = [d[0] for d in cursor.description] if cursor.description else []
+            return names, cursor.fetchall()
+        except Exception as exc:
+            _reraise_interrupt(exc)
+            raise
 
     def replace_table(self, schema: str, table: str, select_sql: str) -> None:
         self.execute(
