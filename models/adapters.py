@@ -75,11 +75,14 @@ class _Base:
         self.execute(f"create schema if not exists {quote_ident(schema)}")
 
 
-def _reraise_interrupt(exc: Exception) -> None:
+def _reraise_interrupt(conn: duckdb.DuckDBPyConnection, exc: Exception) -> None:
     """DuckDB turns a pending SIGINT/SIGTERM into `Query interrupted` (an InterruptException or
     a RuntimeError, by version): give it back as the signal it was, so that no caller mistakes
-    it for a failing query."""
+    it for a failing query. The query may still be running inside DuckDB when Python sees the
+    exception (DuckDB 1.5.6, about one time in two): stop it first, or the rollback that
+    follows waits for it to finish."""
     if isinstance(exc, duckdb.InterruptException) or was_interrupted(exc):
+        conn.interrupt()
         raise Interrupted(interrupt_code(exc) - EXIT_SIGNAL_BASE) from exc
 
 
@@ -98,7 +101,7 @@ class DuckDBAdapter(_Base):
         try:
             self._conn.execute(self.translate(sql))
         except Exception as exc:
-            _reraise_interrupt(exc)
+            _reraise_interrupt(self._conn, exc)
             raise
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -107,7 +110,7 @@ class DuckDBAdapter(_Base):
             names = [d[0] for d in cursor.description] if cursor.description else []
             return names, cursor.fetchall()
         except Exception as exc:
-            _reraise_interrupt(exc)
+            _reraise_interrupt(self._conn, exc)
             raise
 
     def replace_table(self, schema: str, table: str, select_sql: str) -> None:
