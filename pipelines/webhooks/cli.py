@@ -88,7 +88,8 @@ def _client_id(ctx: click.Context) -> str:
 
 @hooks_command.command("create")
 @api_options
-@click.option("--event", "event", required=True, help=f"One of: {', '.join(EVENTS)}.")
+@click.option("--event", "event", required=True, type=click.Choice(list(EVENTS)),
+              metavar="EVENT", help=f"One of: {', '.join(EVENTS)}.")
 @click.option("--target-url", required=True, help="Where deliveries go: https://host/hooks/<secret>.")
 @click.option("--site-id", required=True, help="Site the hook belongs to.")
 @click.option("--resource-id", default=None, help="Only deliver events for this resource.")
@@ -183,7 +184,7 @@ def delete_command(ctx: click.Context, hook_id: str) -> None:
 
 @hooks_command.command("sample")
 @api_options
-@click.argument("event")
+@click.argument("event", type=click.Choice(list(EVENTS)), metavar="EVENT")
 @click.pass_context
 def sample_command(ctx: click.Context, event: str) -> None:
     """Print the sample payload of EVENT (what a delivery's `payload` looks like)."""

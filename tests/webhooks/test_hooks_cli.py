@@ -105,10 +105,12 @@ def test_unknown_event_is_refused_before_calling_the_api(api):
     base_url, sites = api
     result = run(base_url, "create", "--event", "refund", "--target-url", TARGET,
                  "--site-id", sites[0])
-    assert result.exit_code == 1
-    assert "unknown event 'refund'; known events: purchase, payment_succeeded" in result.output
+    # a usage error (exit 2) naming the flag and the known events, as the README's table says
+    assert result.exit_code == 2, result.output
+    assert "'--event'" in result.output and "'refund' is not one of 'purchase', 'payment_succeeded'" in result.output
+    assert result.output.count("\n") == 1
     sample = run(base_url, "sample", "refund")
-    assert sample.exit_code == 1 and "unknown event 'refund'" in sample.output
+    assert sample.exit_code == 2 and "'refund' is not one of" in sample.output
 
 
 def test_missing_base_url_is_a_clear_error(monkeypatch):
