@@ -88,12 +88,14 @@ class Batches:
     """Arrow tables per warehouse table, held until enough rows to yield as one item.
 
     A table not in `kept` did not exist in the destination before this run: if only `resource`
-    writes it (its own table and link tables, and no other resource includes that type), it
+    writes it (its own table, link tables and line table, and no other resource includes that
+    type), it
     is loaded with dlt's `append`, since there is nothing to merge into and a merge would
     stage, sort and copy the whole collection (memory growing with data, finding 9). An
     append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
-    change feed, two groups of one page), so for those tables a record (a link table: a
-    parent's links) already emitted by an earlier page is dropped here.
+    change feed, two groups of one page), so for those tables a record (a link or line table: a
+    parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
+    by an earlier page is dropped here.
     """
 
     def __init__(self, resource: Resource | None = None, kept: frozenset[str] | None = None) -> None:
@@ -116,6 +118,11 @@ class Batches:
         if res is None or self._kept is None or table in self._kept or res.table in _included_tables():
             return False
         if table == res.table:
+            return True
+        lines = type_info(res.jtype).lines
+        if lines is not None and table == lines.table:
+            # its line table (payout_lines): only this type's detail reads write it; a first
+            # load's merge of it ran out of memory at `large` (finding 11)
             return True
         if not is_link_table(columns, table) or not table.startswith(f"{res.table}_"):
             return False  # an included type: another resource may write it too
