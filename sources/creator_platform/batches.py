@@ -103,6 +103,11 @@ class Batches:
     by an earlier page is dropped here.
     """
 
+    # a table that gets a row or two per page (a sparse link table) would hold thousands of
+    # one-row arrow tables (~4 KiB each) before it reaches BATCH_ROWS at `large`: its parts
+    # are merged into one every this many pages (finding 12)
+    PARTS_MAX = 64
+
     def __init__(self, resource: Resource | None = None, kept: frozenset[str] | None = None) -> None:
         self._parts: dict[str, list[pa.Table]] = {}
         self._rows: dict[str, int] = {}
@@ -156,8 +161,11 @@ class Batches:
             tbl = self._dedupe(table, tbl)
             if not tbl.num_rows:
                 return
-        self._parts.setdefault(table, []).append(tbl)
+        parts = self._parts.setdefault(table, [])
+        parts.append(tbl)
         self._rows[table] = self._rows.get(table, 0) + tbl.num_rows
+        if len(parts) >= self.PARTS_MAX:
+            self._parts[table] = [_concat(parts).combine_chunks()]
 
     def rows(self, table: str) -> int:
         return self._rows.get(table, 0)
@@ -170,10 +178,12 @@ class Batches:
         self._rows.pop(table, None)
         if not parts:
             return None
-        if len(parts) == 1:
-            return parts[0]
-        # pages may differ in columns (drift): missing ones become nulls
-        return pa.concat_tables(parts, promote_options="permissive")
+        return parts[0] if len(parts) == 1 else _concat(parts)
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    # pages may differ in columns (drift): missing ones become nulls
+    return pa.concat_tables(parts, promote_options="permissive")
 
 
 class IdTally:

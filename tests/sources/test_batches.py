@@ -98,3 +98,20 @@ def test_id_set_matches_a_set_of_strings_across_compaction():
     assert "7" in listed and "007" in listed and "07" not in listed and "cus_abc" not in listed
     assert listed_ids[5] in listed and str(2_400_400_001) not in listed and 7 not in listed
     assert len(listed._ints) == len(set(listed_ids) | {"7"})  # deduplicated: 8 bytes per int id
+
+
+def test_a_sparse_table_holds_few_parts_and_keeps_every_row_in_order():
+    """One link row per page for thousands of pages: the parts are merged as they come (memory
+    bounded at `large`), and what is taken is every row, in order, drifted columns as nulls."""
+    batches = Batches(RESOURCES["contacts"], None)
+    pages = 3 * Batches.PARTS_MAX + 5
+    for i in range(pages):
+        part = links([(str(i), "t1")])
+        if i == pages - 2:  # a drifted column on a late page
+            part = part.append_column("note", pa.array(["x"]))
+        batches.add("contacts_tags", part)
+        assert len(batches._parts["contacts_tags"]) < Batches.PARTS_MAX
+    assert batches.rows("contacts_tags") == pages
+    rows = drained(batches, "contacts_tags")
+    assert [r["contact_id"] for r in rows] == [str(i) for i in range(pages)]
+    assert [r["note"] for r in rows[-3:]] == [None, "x", None]
