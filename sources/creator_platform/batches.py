@@ -2,13 +2,15 @@
 
 `Batches` also decides, per table, whether this run may `append` (a table new to the
 destination that one resource alone writes) and then drops records already emitted;
-`IdTally` counts the distinct ids of one listing for the drift check.
+`IdTally` counts the distinct ids of one listing for the drift check; `IdSet` holds the ids a
+run gathers for the steps after it (customers listed and named).
 """
 
 from __future__ import annotations
 
 import functools
 from array import array
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,13 @@ import pyarrow as pa
 
 from .normalize import is_link_table, link_columns
 from .settings import RESOURCES, Resource, type_info
+
+
+def canonical_int(key: str) -> int | None:
+    """`key` as an int64 if it is a canonical decimal ("7", not "007"), else None."""
+    if key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
+        return int(key)
+    return None
 
 
 @functools.cache
@@ -41,20 +50,13 @@ class SeenKeys:
         self._pending: set[int] = set()
         self._other: set[str] = set()
 
-    @staticmethod
-    def _as_int(key: str) -> int | None:
-        # canonical decimals only, so that "007" and "7" stay different keys
-        if key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
-            return int(key)
-        return None
-
     def seen(self, keys: list[str]) -> list[bool]:
         """Per key: emitted by an earlier `remember`."""
         out = [False] * len(keys)
         ints: list[int] = []
         where: list[int] = []
         for i, key in enumerate(keys):
-            n = self._as_int(key)
+            n = canonical_int(key)
             if n is None:
                 out[i] = key in self._other
             elif n in self._pending:
@@ -71,7 +73,7 @@ class SeenKeys:
 
     def remember(self, keys: set[str]) -> None:
         for key in keys:
-            n = self._as_int(key)
+            n = canonical_int(key)
             if n is None:
                 self._other.add(key)
             else:
@@ -79,8 +81,11 @@ class SeenKeys:
         if len(self._pending) >= self.PENDING_MAX:
             new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
             new.sort()
-            new = new[~np.isin(new, self._sorted, assume_unique=True)]
-            self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, new), new)
+            pos = np.searchsorted(self._sorted, new)
+            if len(self._sorted):  # (np.isin would sort a copy of the whole array: 5x its size)
+                fresh = self._sorted[np.minimum(pos, len(self._sorted) - 1)] != new
+                new, pos = new[fresh], pos[fresh]
+            self._sorted = np.insert(self._sorted, pos, new)
             self._pending.clear()
 
 
@@ -88,13 +93,20 @@ class Batches:
     """Arrow tables per warehouse table, held until enough rows to yield as one item.
 
     A table not in `kept` did not exist in the destination before this run: if only `resource`
-    writes it (its own table and link tables, and no other resource includes that type), it
+    writes it (its own table, link tables and line table, and no other resource includes that
+    type), it
     is loaded with dlt's `append`, since there is nothing to merge into and a merge would
     stage, sort and copy the whole collection (memory growing with data, finding 9). An
     append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
-    change feed, two groups of one page), so for those tables a record (a link table: a
-    parent's links) already emitted by an earlier page is dropped here.
+    change feed, two groups of one page), so for those tables a record (a link or line table: a
+    parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
+    by an earlier page is dropped here.
     """
+
+    # a table that gets a row or two per page (a sparse link table) would hold thousands of
+    # one-row arrow tables (~4 KiB each) before it reaches BATCH_ROWS at `large`: its parts
+    # are merged into one every this many pages (finding 12)
+    PARTS_MAX = 64
 
     def __init__(self, resource: Resource | None = None, kept: frozenset[str] | None = None) -> None:
         self._parts: dict[str, list[pa.Table]] = {}
@@ -116,6 +128,11 @@ class Batches:
         if res is None or self._kept is None or table in self._kept or res.table in _included_tables():
             return False
         if table == res.table:
+            return True
+        lines = type_info(res.jtype).lines
+        if lines is not None and table == lines.table:
+            # its line table (payout_lines): only this type's detail reads write it; a first
+            # load's merge of it ran out of memory at `large` (finding 11)
             return True
         if not is_link_table(columns, table) or not table.startswith(f"{res.table}_"):
             return False  # an included type: another resource may write it too
@@ -144,8 +161,11 @@ class Batches:
             tbl = self._dedupe(table, tbl)
             if not tbl.num_rows:
                 return
-        self._parts.setdefault(table, []).append(tbl)
+        parts = self._parts.setdefault(table, [])
+        parts.append(tbl)
         self._rows[table] = self._rows.get(table, 0) + tbl.num_rows
+        if len(parts) >= self.PARTS_MAX:
+            self._parts[table] = [_concat(parts).combine_chunks()]
 
     def rows(self, table: str) -> int:
         return self._rows.get(table, 0)
@@ -158,10 +178,12 @@ class Batches:
         self._rows.pop(table, None)
         if not parts:
             return None
-        if len(parts) == 1:
-            return parts[0]
-        # pages may differ in columns (drift): missing ones become nulls
-        return pa.concat_tables(parts, promote_options="permissive")
+        return parts[0] if len(parts) == 1 else _concat(parts)
+
+
+def _concat(parts: list[pa.Table]) -> pa.Table:
+    # pages may differ in columns (drift): missing ones become nulls
+    return pa.concat_tables(parts, promote_options="permissive")
 
 
 class IdTally:
@@ -183,3 +205,57 @@ class IdTally:
     def distinct(self) -> int:
         ints = np.unique(np.frombuffer(self._ints, dtype=np.int64)) if self._ints else ()
         return len(ints) + len(self._other)
+
+
+class IdSet:
+    """Record ids a run gathers for the steps after it (per site: the customers it listed, the
+    customers new money names): 8 bytes per integer id, where a Python set of strings costs
+    ~100 (at `large`, millions of customers: finding 11). Other ids go to a set."""
+
+    COMPACT_MIN = 65_536  # appended ids are deduplicated once they double past this
+
+    def __init__(self, ids: Iterable[str] = ()) -> None:
+        self._ints = array("q")
+        self._compacted = 0
+        self._other: set[str] = set()
+        self.update(ids)
+
+    def update(self, ids: Iterable[str]) -> None:
+        for key in ids:
+            n = canonical_int(key)
+            if n is None:
+                self._other.add(key)
+            else:
+                self._ints.append(n)
+        if len(self._ints) >= 2 * self._compacted + self.COMPACT_MIN:
+            self._unique()
+
+    def _unique(self) -> np.ndarray:
+        """The integer ids, sorted and deduplicated (and kept so)."""
+        if len(self._ints) != self._compacted:
+            ints = np.unique(np.frombuffer(self._ints, dtype=np.int64))
+            self._ints = array("q")
+            self._ints.frombytes(ints.tobytes())
+            self._compacted = len(self._ints)
+        return np.frombuffer(self._ints, dtype=np.int64).copy() if self._ints else np.empty(0, np.int64)
+
+    def __len__(self) -> int:
+        return len(self._unique()) + len(self._other)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        n = canonical_int(key)
+        if n is None:
+            return key in self._other
+        ints = self._unique()
+        pos = int(np.searchsorted(ints, n))
+        return pos < len(ints) and int(ints[pos]) == n
+
+    def without(self, other: IdSet | None) -> list[str]:
+        """The ids here and not in `other`, sorted as text."""
+        ints, rest = self._unique(), self._other
+        if other is not None:
+            ints = np.setdiff1d(ints, other._unique(), assume_unique=True)
+            rest = rest - other._other
+        return sorted([str(n) for n in ints.tolist()] + list(rest))

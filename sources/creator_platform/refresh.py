@@ -32,7 +32,7 @@ def stale_customers(report: Any) -> dict[str | None, list[str]]:
     for site, refs in report.customer_refs.items():
         if site in report.customers_full:
             continue  # a complete listing already read every customer of the site
-        todo = sorted(refs - report.customers_listed.get(site, set()))
+        todo = refs.without(report.customers_listed.get(site))
         if todo:
             out[site] = todo
     return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from .batches import IdSet
 from .normalize import PiiMode
 from .pagination import DEFAULT_MAX_PAGES
 from .settings import PAGE_SIZE
@@ -72,8 +73,9 @@ class RunReport:
     plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
-    customer_refs: dict[str | None, set[str]] = field(default_factory=dict)
-    customers_listed: dict[str | None, set[str]] = field(default_factory=dict)
+    # (int64 arrays: millions of customers at `large`, finding 11)
+    customer_refs: dict[str | None, IdSet] = field(default_factory=dict)
+    customers_listed: dict[str | None, IdSet] = field(default_factory=dict)
     customers_full: set[str | None] = field(default_factory=set)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # resource -> how it ended
     rows: Counter[str] = field(default_factory=Counter)  # resource -> rows of its own table
@@ -125,7 +127,7 @@ class RunReport:
         """kind: "refs" (customers named by new money) or "listed" (customers read this run)."""
         target = self.customer_refs if kind == "refs" else self.customers_listed
         with self._lock:
-            target.setdefault(site, set()).update(ids)
+            target.setdefault(site, IdSet()).update(ids)
 
 
 @dataclass(frozen=True)

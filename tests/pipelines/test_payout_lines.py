@@ -13,7 +13,9 @@ from decimal import Decimal
 
 import duckdb
 from fakeapi import record
+from sandbox_helpers import sync
 
+import pipelines.sync as sync_module
 from pipelines.sync import format_summary, run_sync
 
 SITE = "2147483650"
@@ -142,3 +144,52 @@ def test_a_detail_without_transactions_is_counted_and_leaves_lines_alone(fake_ap
     assert "payouts: 1 detail read(s) carried no lines" in format_summary(result)
     assert query(settings.warehouse.duckdb_path,
                  "select distinct payout_id from creator_platform.payout_lines") == [("3900000001",)]
+
+
+# ------------------------------------------------------------- first load: append, then merge
+def _dispositions(db) -> dict[str, str]:
+    raw = query(db, "select schema from creator_platform._dlt_version order by inserted_at desc limit 1")
+    return {t: v.get("write_disposition") for t, v in json.loads(raw[0][0])["tables"].items()}
+
+
+def _lines(db) -> list[tuple]:
+    return query(db, "select payout_id, line_number, site_id, transaction_type, amount, fee, net, "
+                     "customer_id, offer_ids, order_number, created_at from creator_platform.payout_lines "
+                     "order by payout_id, line_number")
+
+
+def test_first_load_appends_lines_and_equals_a_merge_load_and_stays_right_after_activity(
+    sandbox_factory, tmp_path, monkeypatch
+):
+    """At `large` a first load's merge of `payout_lines` ran out of memory (finding 11): with
+    nothing to merge into it is appended, deduped on (payout_id, line_number); later runs merge
+    only this run's lines (the staging table holds them alone)."""
+    sandbox = sandbox_factory(sites=2)
+    only = {"resources": ("payouts",)}
+    appended, merged = tmp_path / "append.duckdb", tmp_path / "merge.duckdb"
+    first = sync(sandbox, appended, **only)
+    assert _dispositions(appended)["payout_lines"] == "append"
+    lines = _lines(appended)
+    assert first.tables["payout_lines"][0] == len(lines) > 0
+    assert query(appended, "select count(*) - count(distinct (payout_id, line_number)) "
+                           "from creator_platform.payout_lines") == [(0,)]
+
+    with monkeypatch.context() as patched:  # the destination's tables unknown: everything merges
+        patched.setattr(sync_module, "kept_tables", lambda *a, **k: None)
+        sync(sandbox, merged, **only)
+    assert _dispositions(merged)["payout_lines"] == "merge"
+    assert _lines(merged) == lines  # row for row
+
+    sandbox.activity(300)  # new sales, so new payouts and their lines
+    again = sync(sandbox, appended, **only)
+    assert _dispositions(appended)["payout_lines"] == "merge"
+    new_lines = again.tables["payout_lines"][0] + again.tables["payout_lines"][1]
+    assert 0 < new_lines < len(lines) + new_lines
+    # the merge staged this run's lines only, not the whole table
+    staged = query(appended, "select count(*) from creator_platform_staging.payout_lines")[0][0]
+    assert 0 < staged < len(_lines(appended))
+    reference = tmp_path / "reference.duckdb"
+    sync(sandbox, reference, **only)
+    assert _lines(appended) == _lines(reference)
+    assert query(appended, "select count(*) - count(distinct (payout_id, line_number)) "
+                           "from creator_platform.payout_lines") == [(0,)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sources.creator_platform.batches import Batches, SeenKeys
+from sources.creator_platform.batches import Batches, IdSet, SeenKeys
 from sources.creator_platform.settings import RESOURCES
 
 
@@ -77,3 +77,41 @@ def test_seen_keys_across_the_bulk_merge_and_non_integer_keys():
     assert seen.seen(probe) == [True, True, False, False, True, True, False, False, False]
     seen.remember({"1"})
     assert seen.seen(["1", "2"]) == [True, False]
+
+
+def test_id_set_matches_a_set_of_strings_across_compaction():
+    """Customers listed / named per site: the same answers as `set[str]`, 8 bytes per int id."""
+    import random
+
+    rng = random.Random(7)
+    listed_ids = [str(rng.randrange(2_400_000_000, 2_400_300_000)) for _ in range(3 * IdSet.COMPACT_MIN)]
+    named_ids = [str(rng.randrange(2_400_000_000, 2_400_400_000)) for _ in range(IdSet.COMPACT_MIN)]
+    odd = ["007", "7", "cus_abc", str(2**70), "0"]
+    listed, named = IdSet(), IdSet()
+    for start in range(0, len(listed_ids), 1000):  # page by page, as the listing adds them
+        listed.update(listed_ids[start:start + 1000])
+    listed.update(odd[:2])
+    named.update(named_ids + odd)
+    assert len(listed) == len(set(listed_ids) | set(odd[:2]))
+    assert named.without(listed) == sorted(set(named_ids + odd) - set(listed_ids + odd[:2]))
+    assert named.without(None) == sorted(set(named_ids + odd))
+    assert "7" in listed and "007" in listed and "07" not in listed and "cus_abc" not in listed
+    assert listed_ids[5] in listed and str(2_400_400_001) not in listed and 7 not in listed
+    assert len(listed._ints) == len(set(listed_ids) | {"7"})  # deduplicated: 8 bytes per int id
+
+
+def test_a_sparse_table_holds_few_parts_and_keeps_every_row_in_order():
+    """One link row per page for thousands of pages: the parts are merged as they come (memory
+    bounded at `large`), and what is taken is every row, in order, drifted columns as nulls."""
+    batches = Batches(RESOURCES["contacts"], None)
+    pages = 3 * Batches.PARTS_MAX + 5
+    for i in range(pages):
+        part = links([(str(i), "t1")])
+        if i == pages - 2:  # a drifted column on a late page
+            part = part.append_column("note", pa.array(["x"]))
+        batches.add("contacts_tags", part)
+        assert len(batches._parts["contacts_tags"]) < Batches.PARTS_MAX
+    assert batches.rows("contacts_tags") == pages
+    rows = drained(batches, "contacts_tags")
+    assert [r["contact_id"] for r in rows] == [str(i) for i in range(pages)]
+    assert [r["note"] for r in rows[-3:]] == [None, "x", None]
