@@ -425,7 +425,8 @@ def finish_sync(
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
                                    report.listed, report.seen)
-            drop_link_markers(pipeline)
+            if load_ids:  # markers come only with a load
+                drop_link_markers(pipeline)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
     finally:
