@@ -38,7 +38,7 @@ from .pagination import Page, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
-from .unchanged import STATE_KEY, Unchanged
+from .unchanged import STATE_KEY, Unchanged, next_day_window
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
@@ -202,7 +202,8 @@ class Listing:
                 site_state.get(STATE_KEY), self._may_skip,
                 lambda table, keys: self.report.add_seen(table, site, keys),
                 recent=(res.table, self.cursor_field),
-                keep_all=res.incremental.strategy == "full"),
+                keep_all=res.incremental.strategy == "full",
+                anchor=next_day_window(res, started)),
         )
 
     def _may_skip(self, table: str) -> bool:

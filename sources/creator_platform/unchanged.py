@@ -6,7 +6,9 @@ job and a merge per table although nothing changed. So each listing keeps, in it
 state, a short hash of every row on the pages the next run re-reads when nothing is new: its
 first `KEEP_FIRST` and last `KEEP_LAST` pages by number, and every page holding a record within
 `RECENT_S` of the newest one (a newest-first window and an oldest-first listing pick different
-records among equal timestamps); a dimension listed in full every run keeps all its pages.
+records among equal timestamps), and for a window filtered by day (`date_range`: the next run
+lists from midnight of its window's first day) the `ANCHORED` pages that hold that midnight's
+first records; a dimension listed in full every run keeps all its pages.
 The next run drops a row whose key and hash match. Bounded: at most `MAX_PAGES` pages per
 (resource, site), whatever the data size.
 
@@ -35,9 +37,20 @@ KEEP_FIRST = 1  # newest-first windows, and page 1 of a tail-first read
 KEEP_LAST = 2  # the tail of a tail-first read, the newest rows of an oldest-first listing
 RECENT_S = 3600  # pages with a record this close to the newest one are kept too
 MAX_PAGES = 24  # pages kept per listing at most (the oldest recent ones go first)
+ANCHORED = 2  # pages kept from where the next run's day-filtered window starts
 VOLATILE = frozenset({"_extracted_at"})  # differs on every read of the same record
 Rows = dict[str, list[dict[str, Any]]]
 Entries = dict[str, dict[str, str]]  # table -> key -> hash
+
+
+def next_day_window(resource: Any, started: datetime) -> datetime | None:
+    """Midnight (UTC) of the day the next ordinary run's `date_range` filter starts at (its
+    cursor becomes `started`, see incremental.py); None for other strategies."""
+    inc = resource.incremental
+    if inc.strategy != "date_range":
+        return None
+    since = started - timedelta(seconds=inc.recent_lookback_s)
+    return since.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 def _digest(parts: list[str]) -> str:
@@ -76,19 +89,21 @@ class Unchanged:
     `known`: the hashes the last run kept (the resource state's `STATE_KEY`); `may_skip(table)`:
     may rows of this table be dropped (it exists in the destination, no full refresh);
     `on_seen(table, keys)`: the keys dropped, for `_is_deleted` marking; `recent`: (the primary
-    table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension.
+    table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension;
+    `anchor`: where the next run's window starts when the server filters by day.
     """
 
     def __init__(
         self, known: Mapping[str, Mapping[str, str]] | None, may_skip: Callable[[str], bool],
         on_seen: Callable[[str, set[str]], None], *, recent: tuple[str, str] | None = None,
-        keep_all: bool = False,
+        keep_all: bool = False, anchor: datetime | None = None,
     ) -> None:
         self._known = known or {}
         self._may_skip = may_skip
         self._on_seen = on_seen
         self._recent = recent
         self._keep_all = keep_all
+        self._anchor = anchor
         # page number -> (its newest cursor value, its rows), for the pages worth keeping
         self._pages: dict[int, tuple[datetime | None, Rows]] = {}
         self._newest: datetime | None = None
@@ -145,6 +160,10 @@ class Unchanged:
              and self._pages[n][0] is not None and self._pages[n][0] >= floor),  # type: ignore[operator]
             key=lambda n: self._pages[n][0], reverse=True)  # type: ignore[arg-type, return-value]
         keep = edges | set(recent[:max(0, MAX_PAGES - len(edges))])
+        if self._anchor is not None:  # the first pages at or after the anchor, by cursor
+            after = [n for n in numbers if self._pages[n][0] is not None
+                     and self._pages[n][0] >= self._anchor]  # type: ignore[operator]
+            keep |= set(sorted(after, key=lambda n: self._pages[n][0])[:ANCHORED])  # type: ignore[arg-type, return-value]
         for n in numbers:
             if n not in keep:
                 del self._pages[n]

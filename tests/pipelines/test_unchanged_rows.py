@@ -183,3 +183,28 @@ def test_hashes_leave_out_the_extraction_time_and_stay_bounded():
     kept = set(state[unchanged.STATE_KEY]["t"])
     assert "1" in kept and "199" in kept and "198" in kept
     assert len(kept) <= unchanged.MAX_PAGES
+
+
+def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
+    """`date_range` windows list from midnight: the pages holding that midnight's first records
+    are kept, though they are neither the first, the last nor recent pages."""
+    from datetime import UTC, datetime, timedelta
+
+    from sources.creator_platform import unchanged
+    from sources.creator_platform.settings import RESOURCES
+
+    started = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    anchor = unchanged.next_day_window(RESOURCES["transactions"], started)
+    assert anchor == datetime(2026, 3, 1, tzinfo=UTC)
+    assert unchanged.next_day_window(RESOURCES["products"], started) is None
+    keep = Unchanged(None, lambda t: True, lambda t, k: None,
+                     recent=("t", "created_at"), anchor=anchor)
+    for n in range(1, 100):  # one record every 20 minutes, oldest first
+        at = started - timedelta(minutes=20 * (100 - n))
+        keep.filter(n, {"t": [{"id": str(n), "created_at": at}]})
+    state: dict = {}
+    keep.save(state)
+    kept = {int(k) for k in state[unchanged.STATE_KEY]["t"]}
+    first_today = min(n for n in range(1, 100)
+                      if started - timedelta(minutes=20 * (100 - n)) >= anchor)
+    assert {first_today, first_today + 1} <= kept
