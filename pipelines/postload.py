@@ -88,21 +88,23 @@ def mark_deleted(
     load_ids: list[str],
     extract_started: datetime | None = None,
     listed: Mapping[tuple[str, str | None], set[str]] | None = None,
+    seen: Mapping[tuple[str, str | None], set[str]] | None = None,
 ) -> dict[str, int]:
     """After complete listings, set `_is_deleted` for each (table, site) they cover.
 
     Where the listing's ids are known (`listed`: a dimension's own listing), a row is alive iff
     it was listed: a row another resource's `include` wrote this run (an archived tag a form
     still names) is not. Otherwise (tables filled by detail reads) a row is alive iff this run
-    wrote it. Either way a row someone else wrote after the extract started (the webhook
-    loader) is spared: the listing could not have seen it. A deleted row that is listed again
-    gets `_is_deleted = false` back.
+    wrote it or read it unchanged (`seen`: keys per (table, site) of rows the run read but did
+    not load again, see `sources.creator_platform.unchanged`). Either way a row someone else
+    wrote after the extract started (the webhook loader) is spared: the listing could not have
+    seen it. A deleted row that is listed again gets `_is_deleted = false` back.
     """
     marked: dict[str, int] = {}
-    if not load_ids:
-        return marked
     listed = listed or {}
-    placeholders = ", ".join(["%s"] * len(load_ids))
+    seen = seen or {}
+    if not load_ids and not seen:
+        return marked
     with pipeline.sql_client() as client:
         pairs = list(complete)
         existing = _existing(client, {t for t, _ in pairs})
@@ -112,20 +114,36 @@ def mark_deleted(
             if (table, site) in listed:
                 count = _mark_unlisted(client, table, site, listed[(table, site)], load_ids, extract_started)
             else:
-                count = _mark_unwritten(client, table, site, placeholders, load_ids, extract_started)
+                count = _mark_unwritten(client, table, site, load_ids, extract_started,
+                                        seen.get((table, site)), _key_column(pipeline, table))
             if count:
                 marked[table] = marked.get(table, 0) + count
     return marked
 
 
+def _key_column(pipeline: dlt.Pipeline, table: str) -> str:
+    """The column `unchanged.keyed` keys a table's rows by: `id`, or a link table's parent."""
+    columns = data_tables(pipeline).get(table, [])
+    return "id" if "id" in columns else link_columns(table, columns)[0]
+
+
 def _mark_unwritten(
-    client: Any, table: str, site: str | None, placeholders: str, load_ids: list[str],
-    extract_started: datetime | None,
+    client: Any, table: str, site: str | None, load_ids: list[str],
+    extract_started: datetime | None, seen: set[str] | None = None, key: str = "id",
 ) -> int:
     q = client.make_qualified_table_name(table)
     where = "" if site is None else " AND site_id = %s"
-    gone = f"_dlt_load_id NOT IN ({placeholders})"
-    args: list[Any] = [*load_ids]
+    # a row is gone unless this run wrote it or read it unchanged (`seen`)
+    gone = "TRUE"
+    args: list[Any] = []
+    if load_ids:
+        gone += f" AND _dlt_load_id NOT IN ({', '.join(['%s'] * len(load_ids))})"
+        args += load_ids
+    if seen:
+        keys = sorted(seen)
+        gone += (f" AND CAST({client.escape_column_name(key)} AS VARCHAR) NOT IN "
+                 f"({', '.join(['%s'] * len(keys))})")
+        args += keys
     if extract_started is not None:
         gone += " AND (_extracted_at IS NULL OR _extracted_at < %s)"
         args.append(extract_started)
@@ -406,8 +424,9 @@ def finish_sync(
         report = run.report
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
-                                   report.listed)
-            drop_link_markers(pipeline)
+                                   report.listed, report.seen)
+            if load_ids:  # markers come only with a load
+                drop_link_markers(pipeline)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
     finally:

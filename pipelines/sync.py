@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import json
 import logging
 import os
 import signal
 import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,8 +242,9 @@ def run_sync(
         # a new warehouse (or a full refresh) is filled by appends: see build_pipeline
         fresh = settings.full_refresh or (wh.duckdb_path is not None and not Path(wh.duckdb_path).exists())
         pipeline = build_pipeline(wh, fresh_load=fresh)
-        with _warehouse_guard(wh), held_open(wh):
-            pipeline.sync_destination()
+        if not destination_unchanged(wh, pipeline):
+            with _warehouse_guard(wh), held_open(wh):
+                pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
         kept: frozenset[str] | None = None
         if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
@@ -271,17 +274,21 @@ def run_sync(
         release_free_memory()  # the load's DuckDB memory must not stack on extraction's leftovers
         pipeline.normalize()
         _kill_point("normalized")
-        tables = list(data_tables(pipeline))
+        # nothing to load (every row read was stored unchanged, no state moved): no load step
+        to_load = bool(pipeline.list_normalized_load_packages())
+        # only tables this run extracted rows into can change by its load
+        tables = [t for t in data_tables(pipeline) if stats.rows.get(t)] if to_load else []
         # a small package (a scheduled incremental run) loads through one open database
         small = not fresh and package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
         with _warehouse_guard(wh), held_open(wh, enabled=small):
             before = row_counts(pipeline, tables)
-            info = pipeline.load()
+            info = pipeline.load() if to_load else NOTHING_LOADED
             _kill_point("loaded")
             finished = finish_sync(pipeline, source, info, lock=False)
             load_ids, deleted = finished.load_ids, finished.deleted
             after = row_counts(pipeline, tables)
             loaded = loaded_counts(pipeline, tables, load_ids)
+        note_destination(wh, pipeline)
     summary = {}
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
@@ -299,6 +306,53 @@ def run_sync(
         notices=list(report.notices),
         without_lines=dict(report.without_lines),
     )
+
+
+NOTHING_LOADED = types.SimpleNamespace(loads_ids=[])  # `finish_sync`'s load info of no load
+SYNCED_MARK = "destination-synced.json"
+
+
+def _destination_mark(wh: Warehouse, pipeline: Any) -> dict[str, Any] | None:
+    """What a DuckDB warehouse and the local state are now: the file's size and modification
+    time (any write changes them: another sync, models, the webhook loader, a restored copy)
+    and the local state's version. None where that cannot tell (another destination, no file,
+    a WAL left by a writer that did not close)."""
+    path = wh.duckdb_path
+    if wh.destination != "duckdb" or not path or Path(f"{path}.wal").exists():
+        return None
+    try:
+        st = os.stat(path)
+        state = pipeline.state
+    except Exception:  # no file, or no local state yet: sync
+        return None
+    return {"path": str(Path(path).resolve()), "dataset": wh.dataset, "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns, "state_version": state.get("_state_version"),
+            "state_hash": state.get("_version_hash")}
+
+
+def destination_unchanged(wh: Warehouse, pipeline: Any) -> bool:
+    """Is the warehouse as this pipeline's last successful sync left it, with the same local
+    state? Then dlt's `sync_destination` (restore state and schemas from the destination,
+    ~0.3 s: a destination client, its config, a query) has nothing to restore."""
+    mark = _destination_mark(wh, pipeline)
+    if mark is None:
+        return False
+    try:
+        noted = json.loads((Path(wh.pipelines_dir) / wh.pipeline_name / SYNCED_MARK).read_text())
+    except (OSError, ValueError):
+        return False
+    return noted == mark
+
+
+def note_destination(wh: Warehouse, pipeline: Any) -> None:
+    """After a successful sync (the file closed): the mark `destination_unchanged` compares."""
+    target = Path(wh.pipelines_dir) / wh.pipeline_name / SYNCED_MARK
+    mark = _destination_mark(wh, pipeline)
+    with contextlib.suppress(OSError):
+        if mark is None:
+            target.unlink(missing_ok=True)
+        else:
+            target.write_text(json.dumps(mark))
 
 
 def _finish_pending(pipeline: Any, wh: Warehouse) -> int:

@@ -38,6 +38,7 @@ from .pagination import Page, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
+from .unchanged import STATE_KEY, Unchanged, next_day_window
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
@@ -124,6 +125,8 @@ class SiteListing:
     feed_cursor: datetime | None = None  # newest value of the change feed's field read
     # ids of a complete listing of a dimension: they decide `_is_deleted` after the load
     listed_ids: set[str] | None = field(default=None, repr=False)
+    # drops rows the last run stored unchanged, keeps hashes for the next (unchanged.py)
+    unchanged: Unchanged | None = field(default=None, repr=False)
 
 
 class Listing:
@@ -195,7 +198,19 @@ class Listing:
             old_feed=old_feed,
             feed_cursor=parse_timestamp(old_feed) if old_feed else None,
             listed_ids=set() if p.full and res.table in res.complete_tables else None,
+            unchanged=Unchanged(
+                site_state.get(STATE_KEY), self._may_skip,
+                lambda table, keys: self.report.add_seen(table, site, keys),
+                recent=(res.table, self.cursor_field),
+                keep_all=res.incremental.strategy == "full",
+                anchor=next_day_window(res, started)),
         )
+
+    def _may_skip(self, table: str) -> bool:
+        """May rows of `table` the last run stored unchanged be dropped? Only from a table the
+        destination holds (known only to a host that checked it), never in a full refresh."""
+        kept = self.options.kept_tables
+        return not self.options.full_refresh and kept is not None and table in kept
 
     # ------------------------------------------------------------------ 2. pages
     def _listed_pages(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Page]:
@@ -265,6 +280,8 @@ class Listing:
         self._note(run, rows)
         if self.resource.writes:  # a fallback read: only what the owner's tables need
             rows = {t: r for t, r in rows.items() if t in self.resource.writes}
+        if run.unchanged is not None:
+            rows = run.unchanged.filter(page.number, rows)
         self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
         yield from self._batch(rows)
 
@@ -335,6 +352,8 @@ class Listing:
             elif not run.old_feed:
                 run.state["feed_cursor"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
         advance(run.state, run.plan, run.cursor, now=now, started=run.started)
+        if run.unchanged is not None:
+            run.unchanged.save(run.state)
         log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))
         if self.with_details:
             save_gate(run.state, run.gate, started=run.started, complete=run.plan.full or run.plan.deep)

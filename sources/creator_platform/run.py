@@ -70,6 +70,9 @@ class RunReport:
     # ids of each complete listing, per (table, site_id): only a listed row is alive, even if
     # another resource's `include` wrote it this run (an archived tag a form still names)
     listed: dict[tuple[str, str | None], set[str]] = field(default_factory=dict)
+    # keys of rows read unchanged and not loaded again, per (table, site_id) (unchanged.py):
+    # seen by this run, so alive; an entity's id, a link or line table's parent
+    seen: dict[tuple[str, str | None], set[str]] = field(default_factory=dict)
     plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
@@ -112,6 +115,10 @@ class RunReport:
             self.complete.update((t, site) for t in tables)
             if listed is not None:
                 self.listed[(listed[0], site)] = listed[1]
+
+    def add_seen(self, table: str, site: str | None, keys: set[str]) -> None:
+        with self._lock:
+            self.seen.setdefault((table, site), set()).update(keys)
 
     def add_listing_start(self, resource: str, at: datetime) -> None:
         with self._lock:

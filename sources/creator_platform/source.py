@@ -54,6 +54,7 @@ from .settings import (
     normalise_api_path,
     with_paths,
 )
+from .unchanged import STATE_KEY, hashes
 
 __all__ = [
     "CreatorPlatformSource", "Outcome", "RunReport", "Runtime", "SourceOptions", "SyncRun",
@@ -175,6 +176,13 @@ def _single_rows(
         [{**data, "type": resource.jtype}], site_id=None, pii=options.pii,
         pii_salt=options.pii_salt, resource=resource.name, url=url,
     )
+    state = dlt.current.resource_state()
+    seen = hashes(rows)
+    kept = options.kept_tables
+    if (state.get(STATE_KEY) == seen and not options.full_refresh and kept is not None
+            and all(table in kept for table in rows)):
+        return  # stored unchanged by the last run (see unchanged.py): nothing to load
+    state[STATE_KEY] = seen
     report.count("rows", resource.name, len(rows.get(resource.table, ())))
     for table, tbl in rows_to_arrow(rows, pii=options.pii).items():
         client.stats.add_rows(table, tbl.num_rows)

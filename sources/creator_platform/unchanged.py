@@ -1,0 +1,181 @@
+"""Rows a re-read returned unchanged: dropped before dlt sees them (issue 15, finding 10).
+
+An incremental run re-reads rows it loaded before: the newest page of each window, the tail
+of a tail-first listing, every page of a small dimension. Loading them again costs a load
+job and a merge per table although nothing changed. So each listing keeps, in its resource
+state, a short hash of every row on the pages the next run re-reads when nothing is new: its
+first `KEEP_FIRST` and last `KEEP_LAST` pages by number, and every page holding a record within
+`RECENT_S` of the newest one (a newest-first window and an oldest-first listing pick different
+records among equal timestamps), and for a window filtered by day (`date_range`: the next run
+lists from midnight of its window's first day) the `ANCHORED` pages that hold that midnight's
+first records; a dimension listed in full every run keeps all its pages.
+The next run drops a row whose key and hash match. Bounded: at most `MAX_PAGES` pages per
+(resource, site), whatever the data size.
+
+Keys: an entity row by `id`; a link or line table (merged per parent: `merge_key` = parent,
+see `normalize.table_hints`) by its parent, all of that parent's rows as one group, so a
+parent is either dropped whole or loaded whole (a partial group would delete the rest).
+
+Safe by construction: the hashes travel in the resource state, which dlt commits with the
+load package that carries the rows (a crash between extract and load leaves both pending; a
+failed resource restores its state). A row is only dropped from a table the destination holds
+already (`kept`), never under a full refresh, and the rows dropped are reported as *seen*
+(`RunReport.add_seen`), so `_is_deleted` marking keeps them alive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from .normalize import link_columns
+
+STATE_KEY = "row_hashes"
+KEEP_FIRST = 1  # newest-first windows, and page 1 of a tail-first read
+KEEP_LAST = 2  # the tail of a tail-first read, the newest rows of an oldest-first listing
+RECENT_S = 3600  # pages with a record this close to the newest one are kept too
+MAX_PAGES = 12  # pages kept per listing at most (the oldest recent ones go first)
+ANCHORED = 2  # pages kept from where the next run's day-filtered window starts
+VOLATILE = frozenset({"_extracted_at"})  # differs on every read of the same record
+Rows = dict[str, list[dict[str, Any]]]
+Entries = dict[str, dict[str, str]]  # table -> key -> hash
+
+
+def next_day_window(resource: Any, started: datetime) -> datetime | None:
+    """Midnight (UTC) of the day the next ordinary run's `date_range` filter starts at (its
+    cursor becomes `started`, see incremental.py); None for other strategies."""
+    inc = resource.incremental
+    if inc.strategy != "date_range":
+        return None
+    since = started - timedelta(seconds=inc.recent_lookback_s)
+    return since.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _digest(parts: list[str]) -> str:
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def _row_text(row: Mapping[str, Any]) -> str:
+    return repr(sorted((k, v) for k, v in row.items() if k not in VOLATILE))
+
+
+def keyed(table: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Rows of one table by their key: an entity's id, or a link/line table's parent."""
+    if not rows:
+        return {}
+    key = "id" if "id" in rows[0] else link_columns(table, rows[0].keys())[0]
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:  # a key twice on one page (a record re-read, a shared include): one group
+        out.setdefault(str(r[key]), []).append(r)
+    return out
+
+
+def group_hash(rows: list[dict[str, Any]]) -> str:
+    """One hash for a key's rows (order-free: a group's rows may come in any order)."""
+    return _digest(sorted(_row_text(r) for r in rows))
+
+
+def hashes(rows: Rows) -> Entries:
+    return {table: {key: group_hash(group) for key, group in keyed(table, table_rows).items()}
+            for table, table_rows in rows.items()}
+
+
+class Unchanged:
+    """One (resource, site) listing: drops rows the last run stored unchanged, and collects
+    the hashes of its first and last pages for the next run.
+
+    `known`: the hashes the last run kept (the resource state's `STATE_KEY`); `may_skip(table)`:
+    may rows of this table be dropped (it exists in the destination, no full refresh);
+    `on_seen(table, keys)`: the keys dropped, for `_is_deleted` marking; `recent`: (the primary
+    table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension;
+    `anchor`: where the next run's window starts when the server filters by day.
+    """
+
+    def __init__(
+        self, known: Mapping[str, Mapping[str, str]] | None, may_skip: Callable[[str], bool],
+        on_seen: Callable[[str, set[str]], None], *, recent: tuple[str, str] | None = None,
+        keep_all: bool = False, anchor: datetime | None = None,
+    ) -> None:
+        self._known = known or {}
+        self._may_skip = may_skip
+        self._on_seen = on_seen
+        self._recent = recent
+        self._keep_all = keep_all
+        self._anchor = anchor
+        # page number -> (its newest cursor value, its rows), for the pages worth keeping
+        self._pages: dict[int, tuple[datetime | None, Rows]] = {}
+        self._newest: datetime | None = None
+
+    def filter(self, number: int, rows: Rows) -> Rows:
+        """`rows` of page `number` without the groups stored unchanged."""
+        self._remember(number, rows)
+        out: Rows = {}
+        for table, table_rows in rows.items():
+            known = self._known.get(table)
+            if not known or not table_rows or not self._may_skip(table):
+                out[table] = table_rows
+                continue
+            kept: list[dict[str, Any]] = []
+            dropped: set[str] = set()
+            for key, group in keyed(table, table_rows).items():
+                old = known.get(key)
+                if old is not None and old == group_hash(group):
+                    dropped.add(key)
+                else:
+                    kept.extend(group)
+            if dropped:
+                self._on_seen(table, dropped)
+            if kept:
+                out[table] = kept
+        return out
+
+    def _page_newest(self, rows: Rows) -> datetime | None:
+        if self._recent is None:
+            return None
+        table, column = self._recent
+        values = [r[column] for r in rows.get(table, ()) if isinstance(r.get(column), datetime)]
+        return max(values) if values else None
+
+    def _remember(self, number: int, rows: Rows) -> None:
+        """Keep the rows of the pages worth keeping (a page read twice, by a drift pass or a
+        change feed, adds to its number's rows); the rest are let go as the listing goes."""
+        newest = self._page_newest(rows)
+        old_newest, page = self._pages.get(number, (None, {}))
+        for table, table_rows in rows.items():
+            page.setdefault(table, []).extend(table_rows)
+        if old_newest is not None and (newest is None or old_newest > newest):
+            newest = old_newest
+        self._pages[number] = (newest, page)
+        if newest is not None and (self._newest is None or newest > self._newest):
+            self._newest = newest
+        if self._keep_all and len(self._pages) <= MAX_PAGES:
+            return
+        numbers = sorted(self._pages)
+        edges = set(numbers[:KEEP_FIRST]) | set(numbers[-KEEP_LAST:])
+        floor = self._newest - timedelta(seconds=RECENT_S) if self._newest is not None else None
+        recent = sorted(
+            (n for n in numbers if n not in edges and floor is not None
+             and self._pages[n][0] is not None and self._pages[n][0] >= floor),  # type: ignore[operator]
+            key=lambda n: self._pages[n][0], reverse=True)  # type: ignore[arg-type, return-value]
+        keep = edges | set(recent[:max(0, MAX_PAGES - len(edges))])
+        if self._anchor is not None:  # the first pages at or after the anchor, by cursor
+            after = [n for n in numbers if self._pages[n][0] is not None
+                     and self._pages[n][0] >= self._anchor]  # type: ignore[operator]
+            keep |= set(sorted(after, key=lambda n: self._pages[n][0])[:ANCHORED])  # type: ignore[arg-type, return-value]
+        for n in numbers:
+            if n not in keep:
+                del self._pages[n]
+
+    def save(self, state: dict[str, Any]) -> None:
+        """The hashes of the kept pages become the state the next run compares with."""
+        merged: Entries = {}
+        for number in sorted(self._pages):
+            for table, entries in hashes(self._pages[number][1]).items():
+                merged.setdefault(table, {}).update(entries)
+        if merged:
+            state[STATE_KEY] = merged
+        else:
+            state.pop(STATE_KEY, None)
+        self._pages.clear()

@@ -1,0 +1,210 @@
+"""Rows a re-read returned unchanged are not loaded again (sources/creator_platform/unchanged.py),
+and the warehouse stays what a fresh full sync writes: rows, `_is_deleted`, link tables.
+
+Against the in-memory fake API: a dimension (`products`, listed in full every run), a dimension
+read with details (`forms`: an included `contact_tags` row and the `forms_contact_tags` link
+table, marked by "written or seen this run"), and `contact_tags` itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+import dlt
+from fakeapi import record
+from sandbox_helpers import query, snapshot
+
+from common.locking import pipeline_lock
+from common.warehouse import resolve_warehouse
+from pipelines.sync import run_sync
+from sources.creator_platform.unchanged import Unchanged, group_hash
+
+SITE = "2147483650"
+RESOURCES = ("products", "contact_tags", "forms")
+FORM = "2800000000"
+
+
+def _world(api, *, tags: list[str], title: str = "P1", products: int = 4) -> None:
+    api.collections["products"] = [
+        record("products", 3000000100 + i, site=SITE, title=title if i == 1 else f"P{i}")
+        for i in range(products)]
+    api.collections["contact_tags"] = [record("contact_tags", t, site=SITE, name=f"t{t}") for t in tags]
+    form = record("forms", FORM, site=SITE, name="Signup")
+    form["relationships"]["contact_tags"] = {"data": [{"id": t, "type": "contact_tags"} for t in tags]}
+    api.collections["forms"] = [form]
+    included = [record("contact_tags", t, site=SITE, name=f"t{t}") for t in tags]
+    api.details[("forms", FORM)] = {"data": copy.deepcopy(form), "included": included}
+
+
+def _run(api, settings):
+    return run_sync(settings, transport=api.transport(), show_progress=False)
+
+
+def _flags(db: str) -> dict[str, list[tuple]]:
+    return {t: query(db, f'select id, _is_deleted from creator_platform."{t}" order by id')
+            for t in ("products", "contact_tags", "forms")}
+
+
+def _links(db: str) -> list[tuple]:
+    return query(db, "select form_id, contact_tag_id from creator_platform.forms_contact_tags "
+                     "order by 1, 2")
+
+
+def _loaded(result) -> dict[str, int]:
+    return {t: new + updated for t, (new, updated) in result.tables.items() if new + updated}
+
+
+def _fresh(api, settings_for, tmp_path: Path, name: str) -> str:
+    (tmp_path / name).mkdir()
+    settings = settings_for(resources=RESOURCES,
+                            warehouse=resolve_warehouse(duckdb=str(tmp_path / name / "wh.duckdb")))
+    _run(api, settings)
+    return settings.warehouse.duckdb_path
+
+
+def test_an_unchanged_rerun_loads_nothing_and_keeps_every_row_alive(fake_api, settings_for):
+    _world(fake_api, tags=["4000000001", "4000000002"])
+    settings = settings_for(resources=RESOURCES)
+    db = settings.warehouse.duckdb_path
+    first = _run(fake_api, settings)
+    assert _loaded(first).get("products") == 4
+    before, flags = snapshot(db), _flags(db)
+
+    again = _run(fake_api, settings)
+    assert _loaded(again) == {}  # nothing changed: no row written again
+    assert again.deleted == {}
+    assert snapshot(db) == before
+    assert _flags(db) == flags  # the link rows and included tags of the form were seen: alive
+    assert all(not deleted for rows in flags.values() for _, deleted in rows)
+
+
+def test_a_changed_and_a_deleted_row_equal_a_fresh_sync(fake_api, settings_for, tmp_path):
+    _world(fake_api, tags=["4000000001", "4000000002"])
+    settings = settings_for(resources=RESOURCES)
+    db = settings.warehouse.duckdb_path
+    _run(fake_api, settings)
+    _run(fake_api, settings)  # hashes of every row in place
+
+    # one product renamed, one gone; the form drops a tag (its link group changes) and the tag
+    # is deleted upstream
+    _world(fake_api, tags=["4000000001"], title="renamed", products=3)
+    delta = _run(fake_api, settings)
+    assert _loaded(delta)["products"] == 1  # only the renamed one; the other two unchanged
+    assert delta.deleted.get("products") == 1
+    fresh = _fresh(fake_api, settings_for, tmp_path, "fresh")
+    got, want = snapshot(db), snapshot(fresh)
+    assert got.keys() == want.keys()
+    for table in set(want) - {"products", "contact_tags"}:  # those keep their deleted rows
+        assert got[table] == want[table], table
+    assert query(db, "select title from creator_platform.products where id = '3000000101'") == \
+        [("renamed",)]
+    assert _links(db) == _links(fresh) == [(FORM, "4000000001")]
+    flags = _flags(db)
+    assert ("3000000103", True) in flags["products"]  # gone upstream: marked
+    assert ("4000000002", True) in flags["contact_tags"]
+    alive = {t: [r for r in rows if not r[1]] for t, rows in flags.items()}
+    assert alive == {t: [r for r in rows if not r[1]] for t, rows in _flags(fresh).items()}
+
+
+def test_a_crash_between_extract_and_load_then_rerun_loses_no_change(fake_api, settings_for,
+                                                                      tmp_path):
+    """The hashes of a killed run travel in its pending package with its rows: the rerun loads
+    that package first, and a change it carried is in the warehouse, not skipped as 'stored'."""
+    _world(fake_api, tags=["4000000001", "4000000002"])
+    settings = settings_for(resources=RESOURCES)
+    db = settings.warehouse.duckdb_path
+    _run(fake_api, settings)
+    _run(fake_api, settings)
+    _world(fake_api, tags=["4000000001", "4000000002"], title="renamed")
+
+    pid = os.fork()
+    if pid == 0:  # the child dies after extract, before normalise and load
+        try:
+            os.environ["CREATOR_SYNC_KILL_AT"] = "extracted"
+            _run(fake_api, settings)
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9
+
+    rerun = _run(fake_api, settings)
+    assert rerun.pending_loaded == 1
+    assert query(db, "select title from creator_platform.products where id = '3000000101'") == \
+        [("renamed",)]
+    fresh = _fresh(fake_api, settings_for, tmp_path, "fresh")
+    assert snapshot(db) == snapshot(fresh)
+    assert _flags(db) == _flags(fresh)
+    wh = settings.warehouse
+    with pipeline_lock(wh.pipelines_dir, wh.pipeline_name, timeout=0):
+        pipeline = dlt.attach(pipeline_name=wh.pipeline_name, pipelines_dir=wh.pipelines_dir)
+        assert not pipeline.has_pending_data
+
+
+def test_a_full_refresh_and_a_new_table_load_every_row(fake_api, settings_for):
+    _world(fake_api, tags=["4000000001"])
+    settings = settings_for(resources=RESOURCES)
+    _run(fake_api, settings)
+    _run(fake_api, settings)
+    refreshed = _run(fake_api, settings_for(resources=RESOURCES, full_refresh=True))
+    assert _loaded(refreshed)["products"] == 4  # the tables were dropped: every row again
+
+
+def test_link_groups_are_dropped_whole_or_loaded_whole():
+    """A link table is merged per parent: dropping part of a parent's rows would delete the rest."""
+    rows = [{"form_id": "1", "contact_tag_id": "a"}, {"form_id": "1", "contact_tag_id": "b"}]
+    known = {"forms_contact_tags": {"1": group_hash(rows[:1])}}  # the last run had only `a`
+    seen: dict[str, set[str]] = {}
+    kept = Unchanged(known, lambda t: True, lambda t, k: seen.setdefault(t, set()).update(k)) \
+        .filter(1, {"forms_contact_tags": rows})
+    assert kept == {"forms_contact_tags": rows} and seen == {}
+    same = Unchanged({"forms_contact_tags": {"1": group_hash(list(reversed(rows)))}},
+                     lambda t: True, lambda t, k: seen.setdefault(t, set()).update(k))
+    assert same.filter(1, {"forms_contact_tags": rows}) == {}  # order-free: unchanged
+    assert seen == {"forms_contact_tags": {"1"}}
+
+
+def test_hashes_leave_out_the_extraction_time_and_stay_bounded():
+    from datetime import UTC, datetime, timedelta
+
+    from sources.creator_platform import unchanged
+
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+    a = {"id": "1", "title": "x", "_extracted_at": t0}
+    assert group_hash([a]) == group_hash([{**a, "_extracted_at": t0 + timedelta(hours=1)}])
+    assert group_hash([a]) != group_hash([{**a, "title": "y"}])
+    keep = Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"))
+    for n in range(1, 200):  # an old, long listing: only the edges and the recent pages stay
+        at = t0 + timedelta(minutes=n)
+        keep.filter(n, {"t": [{"id": str(n), "created_at": at}]})
+    state: dict = {}
+    keep.save(state)
+    kept = set(state[unchanged.STATE_KEY]["t"])
+    assert "1" in kept and "199" in kept and "198" in kept
+    assert len(kept) <= unchanged.MAX_PAGES
+
+
+def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
+    """`date_range` windows list from midnight: the pages holding that midnight's first records
+    are kept, though they are neither the first, the last nor recent pages."""
+    from datetime import UTC, datetime, timedelta
+
+    from sources.creator_platform import unchanged
+    from sources.creator_platform.settings import RESOURCES
+
+    started = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    anchor = unchanged.next_day_window(RESOURCES["transactions"], started)
+    assert anchor == datetime(2026, 3, 1, tzinfo=UTC)
+    assert unchanged.next_day_window(RESOURCES["products"], started) is None
+    keep = Unchanged(None, lambda t: True, lambda t, k: None,
+                     recent=("t", "created_at"), anchor=anchor)
+    for n in range(1, 100):  # one record every 20 minutes, oldest first
+        at = started - timedelta(minutes=20 * (100 - n))
+        keep.filter(n, {"t": [{"id": str(n), "created_at": at}]})
+    state: dict = {}
+    keep.save(state)
+    kept = {int(k) for k in state[unchanged.STATE_KEY]["t"]}
+    first_today = min(n for n in range(1, 100)
+                      if started - timedelta(minutes=20 * (100 - n)) >= anchor)
+    assert {first_today, first_today + 1} <= kept
