@@ -51,6 +51,7 @@ META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", EXTRACTED_AT: "timesta
 _QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
 _MAX_DECIMAL = Decimal(10) ** (DECIMAL_PRECISION[0] - DECIMAL_PRECISION[1])
 _INT_RE = re.compile(r"^[+-]?\d+$")
+_MIN_BIGINT, _MAX_BIGINT = -(2**63), 2**63
 
 
 # ------------------------------------------------------------------ context for errors
@@ -137,7 +138,7 @@ def to_bigint(value: Any) -> int | None:
         result = int(value.strip())
     else:
         raise ValueError(f"expected an integer, got {value!r}")
-    if not -(2**63) <= result < 2**63:
+    if not _MIN_BIGINT <= result < _MAX_BIGINT:
         raise ValueError(f"integer out of BIGINT range: {value!r}")
     return result
 
@@ -275,9 +276,10 @@ def normalize_resource(
             f"record attributes must be an object, got {type(attributes).__name__}", rid, "attributes"
         )
     lines = info.lines
+    lines_attribute = lines.attribute if lines is not None else None
     items: Any = None
     for name, value in attributes.items():
-        if lines is not None and name == lines.attribute:
+        if name == lines_attribute:
             items = value  # its own table, below
             continue
         if name in _RESERVED:
@@ -289,6 +291,12 @@ def normalize_resource(
                 continue
             if isinstance(value, dict | list):
                 kind = "json"
+        elif value is None:  # every converter maps None to None
+            row[name] = None
+            continue
+        elif kind == "bigint" and type(value) is int and _MIN_BIGINT <= value < _MAX_BIGINT:
+            row[name] = value  # what to_bigint returns, without the call
+            continue
         try:
             row[name] = CONVERTERS[kind](value)
         except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:

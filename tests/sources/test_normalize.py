@@ -305,3 +305,25 @@ def test_rows_to_arrow_of_rows_without_extracted_at():
     tbl = rows_to_arrow(rows)["contacts"]
     assert tbl.column("_extracted_at").to_pylist() == [None, None]
     assert tbl.equals(pa.Table.from_pylist(rows["contacts"], schema=tbl.schema))
+
+
+@pytest.mark.parametrize(("value", "want"), [
+    (2**63 - 1, 2**63 - 1), (-(2**63), -(2**63)), (0, 0), ("12", 12), (12.0, 12), (None, None),
+])
+def test_bigint_columns_keep_in_range_integers(value, want):
+    (row,) = normalize_resources([res("purchases", "1", {"amount_in_cents": value})],
+                                 site_id="1", extracted_at=AT)["purchases"]
+    assert row["amount_in_cents"] == want and type(row["amount_in_cents"]) is type(want)
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, True, 12.5, "12.5"])
+def test_bigint_columns_refuse_what_is_not_a_bigint(value):
+    with pytest.raises(NormalizationError, match="bad bigint value"):
+        normalize_resources([res("purchases", "1", {"amount_in_cents": value})],
+                            site_id="1", extracted_at=AT)
+
+
+def test_null_values_of_typed_columns_stay_null():
+    attrs = {"amount_in_cents": None, "created_at": None, "amount": None, "subscribed": None}
+    (row,) = normalize_resources([res("purchases", "1", attrs)], site_id="1", extracted_at=AT)["purchases"]
+    assert {k: row[k] for k in attrs} == dict.fromkeys(attrs)
