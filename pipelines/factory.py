@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,12 +130,48 @@ def remember_secret_hints() -> None:
             module.is_secret_hint = is_secret_hint  # type: ignore[attr-defined]
 
 
+def remember_type_hints() -> None:
+    """Resolve each TypedDict's type hints once in dlt's `validate_dict`, not per call.
+
+    dlt validates a table schema for every item a resource yields (and schemas at each step),
+    and each validation calls `typing.get_type_hints` for the table and again for each of its
+    columns (dlt's own TODO says "very slow ... should cache"): ~4.8 ms per item of a
+    21-column table, 0.6 ms with the hints kept. Hints of a class in its module's namespace do
+    not change after import, so they are kept per class when asked in its own module's
+    namespace (what `validate_dict` passes); other calls pass through.
+    `validate_dict` only reads the result. Idempotent; a dlt without the name is left alone.
+    """
+    from dlt.common import validation
+
+    original = getattr(validation, "get_type_hints", None)
+    if original is None or getattr(original, "remembered", False):
+        return
+    known: dict[Any, Any] = {}
+
+    def get_type_hints(obj: Any, globalns: Any = None, localns: Any = None,
+                       include_extras: bool = False) -> Any:
+        module = sys.modules.get(getattr(obj, "__module__", None) or "")
+        if localns is not None or include_extras or globalns is not getattr(module, "__dict__", None):
+            return original(obj, globalns=globalns, localns=localns, include_extras=include_extras)
+        try:
+            return known[obj]
+        except KeyError:
+            hints = known[obj] = original(obj, globalns=globalns)
+            return hints
+        except TypeError:  # unhashable: resolve every time
+            return original(obj, globalns=globalns)
+
+    get_type_hints.remembered = True  # type: ignore[attr-defined]
+    validation.get_type_hints = get_type_hints  # type: ignore[attr-defined]
+
+
 def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pipeline:
     """The dlt pipeline for `warehouse` (any dlt destination; DuckDB by path).
 
     `fresh_load`: this run fills a new warehouse (or `--full-refresh`); see the vacuum note.
     """
     remember_secret_hints()
+    remember_type_hints()
     if warehouse.destination == "duckdb":
         assert warehouse.duckdb_path is not None
         Path(warehouse.duckdb_path).parent.mkdir(parents=True, exist_ok=True)

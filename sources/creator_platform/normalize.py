@@ -46,10 +46,12 @@ LINK_MARKER = ""
 LINE_MARKER = 0  # line numbers start at 1
 _RESERVED = frozenset({"id", "site_id", "_extracted_at", "_is_deleted"})
 _PARENTS: Any = ("__parents__",)  # bookkeeping key inside a link bucket
-META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", "_extracted_at": "timestamp"}
+EXTRACTED_AT = "_extracted_at"
+META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", EXTRACTED_AT: "timestamp"}
 _QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
 _MAX_DECIMAL = Decimal(10) ** (DECIMAL_PRECISION[0] - DECIMAL_PRECISION[1])
 _INT_RE = re.compile(r"^[+-]?\d+$")
+_MIN_BIGINT, _MAX_BIGINT = -(2**63), 2**63
 
 
 # ------------------------------------------------------------------ context for errors
@@ -77,9 +79,13 @@ def _preview(value: Any, limit: int = 40) -> str:
 
 def parse_timestamp(value: Any) -> datetime | None:
     """ISO 8601 with any offset (or `Z`, or a bare date) -> aware UTC datetime."""
-    if value is None or value == "":
+    if type(value) is str and value:  # the common case: one C call, already UTC ("Z")
+        dt = datetime.fromisoformat(value.strip())
+        if dt.tzinfo is UTC:
+            return dt
+    elif value is None or value == "":
         return None
-    if isinstance(value, datetime):
+    elif isinstance(value, datetime):
         dt = value
     elif isinstance(value, date):
         dt = datetime(value.year, value.month, value.day)
@@ -132,7 +138,7 @@ def to_bigint(value: Any) -> int | None:
         result = int(value.strip())
     else:
         raise ValueError(f"expected an integer, got {value!r}")
-    if not -(2**63) <= result < 2**63:
+    if not _MIN_BIGINT <= result < _MAX_BIGINT:
         raise ValueError(f"integer out of BIGINT range: {value!r}")
     return result
 
@@ -198,9 +204,15 @@ CONVERTERS = {
 }
 
 
+# column_type and link_table are pure functions of the facts table; a record calls them once per
+# attribute and relationship, so they are remembered (bounded: drifted names are few)
+_column_kind = functools.lru_cache(maxsize=4096)(column_type)
+_link_table = functools.lru_cache(maxsize=4096)(link_table)
+
+
 def _observed_type(name: str, value: Any) -> ColumnType:
     """Type for an attribute the contract does not declare (schema drift)."""
-    declared = column_type(name)
+    declared = _column_kind(name)
     if declared != "text":
         return declared
     if isinstance(value, dict | list):
@@ -264,20 +276,27 @@ def normalize_resource(
             f"record attributes must be an object, got {type(attributes).__name__}", rid, "attributes"
         )
     lines = info.lines
+    lines_attribute = lines.attribute if lines is not None else None
     items: Any = None
     for name, value in attributes.items():
-        if lines is not None and name == lines.attribute:
+        if name == lines_attribute:
             items = value  # its own table, below
             continue
         if name in _RESERVED:
             name = f"attr_{name}"  # never let an attribute overwrite our keys
-        kind = column_type(name)
+        kind = _column_kind(name)
         if kind == "text":
             if value is None or type(value) is str:
                 row[name] = value  # the common case, no conversion
                 continue
             if isinstance(value, dict | list):
                 kind = "json"
+        elif value is None:  # every converter maps None to None
+            row[name] = None
+            continue
+        elif kind == "bigint" and type(value) is int and _MIN_BIGINT <= value < _MAX_BIGINT:
+            row[name] = value  # what to_bigint returns, without the call
+            continue
         try:
             row[name] = CONVERTERS[kind](value)
         except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
@@ -320,7 +339,7 @@ def normalize_resource(
         child_type = next(
             (i.get("type") for i in items if isinstance(i, dict) and i.get("type")), None
         )
-        table, parent_col, child_col = link_table(info.table, rel, child_type)
+        table, parent_col, child_col = _link_table(info.table, rel, child_type)
         bucket = links.setdefault(table, {})
         parents = bucket.setdefault(_PARENTS, set())  # type: ignore[arg-type]
         if rid in parents:  # the parent came twice in one batch: keep only its last links
@@ -386,7 +405,12 @@ REDACTED_COLUMNS: dict[tuple[str, str], Callable[[Any], Any]] = {
 }
 
 
+_REDACTED_TABLES = frozenset(name for name, _ in REDACTED_COLUMNS)
+
+
 def _redact(table: str, row: dict[str, Any]) -> None:
+    if table not in _REDACTED_TABLES:
+        return
     for (name, column), mask in REDACTED_COLUMNS.items():
         if name == table and row.get(column) is not None:
             row[column] = mask(row[column])
@@ -413,7 +437,8 @@ def normalize_resources(
     links: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     for item in resources:
         table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links, where=where)
-        apply_pii(row, pii, pii_salt)
+        if pii is not None:
+            apply_pii(row, pii, pii_salt)
         _redact(table, row)
         tables.setdefault(table, {})[row["id"]] = row
     out: dict[str, list[dict[str, Any]]] = {t: list(rows.values()) for t, rows in tables.items()}
@@ -492,16 +517,35 @@ def rows_to_arrow(
         cols = declared_columns(table, observed)
         if pii == "drop":
             cols = {c: t for c, t in cols.items() if c not in PII_COLUMNS}
-        # arrow reads the dicts in C++ (missing keys -> null): ~4x cheaper than a list per column
-        out[table] = pa.Table.from_pylist(rows, schema=_arrow_schema(table, tuple(cols.items())))
+        schema, stamp, rest = _arrow_schema(table, tuple(cols.items()))
+        at = rows[0].get(EXTRACTED_AT)
+        if stamp >= 0 and at is not None and all(row.get(EXTRACTED_AT) is at for row in rows):
+            # one batch shares one `_extracted_at` object: a constant column, instead of
+            # converting the same aware datetime once per row (a fifth of the arrow work)
+            stamps = pa.repeat(pa.scalar(at, type=schema.field(stamp).type), len(rows))
+            out[table] = _from_rows(rows, rest).add_column(stamp, schema.field(stamp), stamps)
+        else:
+            out[table] = _from_rows(rows, schema)
     return out
 
 
+def _from_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """The rows as a table of `schema` (missing keys -> null, other keys ignored): the same
+    table as `pa.Table.from_pylist`, but arrow reads the dicts in C++ as one struct array
+    (from_pylist first builds a Python list per column: ~25 % slower)."""
+    return pa.Table.from_struct_array(pa.array(rows, type=pa.struct(schema)))
+
+
 @functools.lru_cache(maxsize=1024)
-def _arrow_schema(table: str, cols: tuple[tuple[str, ColumnType], ...]) -> pa.Schema:
-    """Arrow schema of a table's columns (cached: pages of a table repeat the same columns)."""
+def _arrow_schema(
+    table: str, cols: tuple[tuple[str, ColumnType], ...]
+) -> tuple[pa.Schema, int, pa.Schema]:
+    """Arrow schema of a table's columns (cached: pages of a table repeat the same columns),
+    the position of `_extracted_at` in it (-1: none) and the schema without it."""
     keys = {"id"} if any(c == "id" for c, _ in cols) else set(link_columns(table, [c for c, _ in cols]))
-    return pa.schema([pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols])
+    schema = pa.schema([pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols])
+    stamp = schema.get_field_index(EXTRACTED_AT)
+    return schema, stamp, (schema.remove(stamp) if stamp >= 0 else schema)
 
 
 def table_hints(table: str, columns: Mapping[str, ColumnType] | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from sources.creator_platform.errors import NormalizationError
 from sources.creator_platform.normalize import (
     LINK_MARKER,
     normalize_resources,
+    parse_timestamp,
     rows_to_arrow,
     table_hints,
 )
@@ -233,3 +234,96 @@ def test_missing_or_non_object_attributes_are_refused(doc):
     with pytest.raises(NormalizationError, match="attributes") as err:
         normalize_resources([doc], site_id="1", extracted_at=AT, resource="orders", url="https://h/v1/orders")
     assert "id=1" in str(err.value) and "resource=orders" in str(err.value)
+
+
+# ---------------------------------------------------------------- fast paths keep the values
+@pytest.mark.parametrize("text", [
+    "2025-01-01T10:00:00Z", "2025-01-01T10:00:00.123456Z", "2025-01-01T10:00:00+00:00",
+    "2025-01-01T10:00:00-05:00", "2025-01-01T23:30:00+05:30", "2025-01-01T10:00:00",
+    "2025-01-01", " 2025-01-01T10:00:00Z ",
+])
+def test_parse_timestamp_is_aware_utc_and_the_same_instant(text):
+    got = parse_timestamp(text)
+    # reference: the same instant computed without the fast path
+    want = datetime.fromisoformat(text.strip())
+    want = want.replace(tzinfo=UTC) if want.tzinfo is None else want.astimezone(UTC)
+    assert got == want and got.tzinfo is UTC and got.utcoffset().total_seconds() == 0
+
+
+@pytest.mark.parametrize("bad", ["   ", "yesterday", "2025-13-01T00:00:00Z", 12, 1.5])
+def test_parse_timestamp_still_refuses_what_is_not_a_timestamp(bad):
+    with pytest.raises(ValueError):
+        parse_timestamp(bad)
+
+
+def _tricky_page():
+    """Records that exercise every column kind: nulls, drift, nested objects, links, unicode,
+    big integers, money strings and a record that comes twice."""
+    return [
+        res("contacts", "1", {"name": "Zoë 🚀 Ünïcødé", "email": None, "subscribed": True,
+                              "created_at": "2025-01-01T10:00:00-05:00",
+                              "brand_new_field": {"nested": [1, {"a": None}]},
+                              "visits_count": 2**62, "score_in_cents": "-12"},
+            {"site": one("sites", "5"), "tags": many("tags", "7", "8"), "offers": many("offers")}),
+        res("contacts", "2", {"name": None, "created_at": None, "later_at": "2025-02-01T00:00:00Z"},
+            {"tags": many("tags")}),
+        res("contacts", "1", {"name": "Zoë again", "created_at": "2025-01-02T00:00:00Z"},
+            {"tags": many("tags", "9")}),
+        res("purchases", "3", {"amount": "12.34", "amount_in_cents": 1234,
+                               "created_at": "2025-01-01T00:00:00+00:00"}),
+        res("tags", "7", {"name": "VIP"}),
+    ]
+
+
+def test_rows_to_arrow_equals_the_per_row_conversion_on_tricky_records():
+    rows = normalize_resources(_tricky_page(), site_id="42", extracted_at=AT)
+    tables = rows_to_arrow(rows)
+    assert set(tables) == {t for t, r in rows.items() if r}
+    for table, tbl in tables.items():
+        reference = pa.Table.from_pylist(rows[table], schema=tbl.schema)  # row by row
+        assert tbl.equals(reference), table
+        assert tbl.column("_extracted_at").to_pylist() == [AT] * tbl.num_rows
+    contacts = tables["contacts"].to_pylist()
+    assert [r["id"] for r in contacts] == ["1", "2"]
+    assert contacts[0]["name"] == "Zoë again" and contacts[1]["later_at"] == datetime(2025, 2, 1, tzinfo=UTC)
+
+
+def test_rows_to_arrow_keeps_each_rows_own_extracted_at_when_they_differ():
+    later = datetime(2025, 6, 2, tzinfo=UTC)
+    first = normalize_resources([res("contacts", "1", {"name": "a"})], site_id="1", extracted_at=AT)
+    second = normalize_resources([res("contacts", "2", {"name": "b"})], site_id="1", extracted_at=later)
+    same_instant = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)  # equal to AT, another object
+    third = normalize_resources([res("contacts", "3", {})], site_id="1", extracted_at=same_instant)
+    rows = {"contacts": first["contacts"] + second["contacts"] + third["contacts"]}
+    tbl = rows_to_arrow(rows)["contacts"]
+    assert tbl.column("_extracted_at").to_pylist() == [AT, later, AT]
+    assert tbl.equals(pa.Table.from_pylist(rows["contacts"], schema=tbl.schema))
+
+
+def test_rows_to_arrow_of_rows_without_extracted_at():
+    rows = {"contacts": [{"id": "1", "name": "a"}, {"id": "2", "name": None}]}
+    tbl = rows_to_arrow(rows)["contacts"]
+    assert tbl.column("_extracted_at").to_pylist() == [None, None]
+    assert tbl.equals(pa.Table.from_pylist(rows["contacts"], schema=tbl.schema))
+
+
+@pytest.mark.parametrize(("value", "want"), [
+    (2**63 - 1, 2**63 - 1), (-(2**63), -(2**63)), (0, 0), ("12", 12), (12.0, 12), (None, None),
+])
+def test_bigint_columns_keep_in_range_integers(value, want):
+    (row,) = normalize_resources([res("purchases", "1", {"amount_in_cents": value})],
+                                 site_id="1", extracted_at=AT)["purchases"]
+    assert row["amount_in_cents"] == want and type(row["amount_in_cents"]) is type(want)
+
+
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, True, 12.5, "12.5"])
+def test_bigint_columns_refuse_what_is_not_a_bigint(value):
+    with pytest.raises(NormalizationError, match="bad bigint value"):
+        normalize_resources([res("purchases", "1", {"amount_in_cents": value})],
+                            site_id="1", extracted_at=AT)
+
+
+def test_null_values_of_typed_columns_stay_null():
+    attrs = {"amount_in_cents": None, "created_at": None, "amount": None, "subscribed": None}
+    (row,) = normalize_resources([res("purchases", "1", attrs)], site_id="1", extracted_at=AT)["purchases"]
+    assert {k: row[k] for k in attrs} == dict.fromkeys(attrs)
