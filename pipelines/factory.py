@@ -14,6 +14,7 @@ import contextlib
 import ctypes
 import logging
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ FRESH_LOAD_VACUUM_TASKS = 0
 HOLD_OPEN_MAX_BYTES = 16 * 1024 * 1024
 # DuckDB checkpoints a commit that leaves at least this much WAL behind (see build_pipeline)
 WAL_CHECKPOINT = "256KB"
+# while a sync extracts, glibc's free pages go back to the OS this often (see trimmed_heap)
+TRIM_EVERY_S = 10.0
 
 
 def release_free_memory() -> None:
@@ -51,12 +54,45 @@ def release_free_memory() -> None:
         pa.default_memory_pool().release_unused()
     except Exception:  # an arrow build without the call: nothing to release there
         log.debug("arrow pool: release_unused not available")
-    try:  # the symbols the process already has: no `ldconfig` run to find libc
-        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-    except OSError:
-        trim = None
+    trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def _malloc_trim() -> Any:
+    """glibc's `malloc_trim`, or None where the libc has none."""
+    try:  # the symbols the process already has: no `ldconfig` run to find libc
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except OSError:
+        return None
+
+
+@contextlib.contextmanager
+def trimmed_heap(every_s: float = TRIM_EVERY_S) -> Iterator[None]:
+    """Hand glibc's free pages back to the OS every `every_s` seconds while the block runs.
+
+    During extraction the threads' malloc arenas keep what page bodies and parsed JSON freed:
+    at `large` they grew 67 -> 196 MiB in 5 minutes with 40-90 MiB in use, and trimming every
+    40 s kept RSS ~75 MiB lower after 4 minutes (finding 12). A trim takes milliseconds and
+    runs without the GIL (ctypes releases it).
+    """
+    trim = _malloc_trim()
+    if trim is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every_s):
+            trim(0)
+
+    thread = threading.Thread(target=loop, name="creator-sync-trim", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def package_bytes(warehouse: Warehouse) -> int:

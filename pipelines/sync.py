@@ -60,6 +60,7 @@ from .factory import (
     held_open,
     package_bytes,
     release_free_memory,
+    trimmed_heap,
 )
 from .postload import (
     data_tables,
@@ -252,7 +253,7 @@ def run_sync(
             with _warehouse_guard(wh):
                 kept = kept_tables(pipeline, dropped)
         stats = RunStats()
-        with progress_reporter(stats, enabled=show_progress):
+        with progress_reporter(stats, enabled=show_progress), trimmed_heap():
             source = creator_platform_source(**source_arguments(settings), host=Runtime(
                 stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
                 on_page=_page_kill_hook()))

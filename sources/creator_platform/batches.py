@@ -94,9 +94,8 @@ class Batches:
 
     A table not in `kept` did not exist in the destination before this run: if only `resource`
     writes it (its own table, link tables and line table, and no other resource includes that
-    type), it
-    is loaded with dlt's `append`, since there is nothing to merge into and a merge would
-    stage, sort and copy the whole collection (memory growing with data, finding 9). An
+    type), it is loaded with dlt's `append`, since there is nothing to merge into and a merge
+    would stage, sort and copy the whole collection (memory growing with data, finding 9). An
     append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
     change feed, two groups of one page), so for those tables a record (a link or line table: a
     parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
@@ -237,6 +236,7 @@ class IdSet:
             self._ints = array("q")
             self._ints.frombytes(ints.tobytes())
             self._compacted = len(self._ints)
+        # a copy: a view would pin the array's buffer, and the next `update` could not grow it
         return np.frombuffer(self._ints, dtype=np.int64).copy() if self._ints else np.empty(0, np.int64)
 
     def __len__(self) -> int:

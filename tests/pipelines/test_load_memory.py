@@ -68,3 +68,23 @@ def test_release_free_memory_returns_freed_heap_pages():
     for guard in guards:
         libc.free(guard)
     assert before - after > 32 * 1024, (before, after)
+
+
+def test_trimmed_heap_trims_while_the_block_runs_and_stops_after(monkeypatch):
+    import threading
+    import time
+
+    import pipelines.factory as factory
+
+    calls: list[int] = []
+    monkeypatch.setattr(factory, "_malloc_trim", lambda: calls.append)
+    with factory.trimmed_heap(every_s=0.01):
+        time.sleep(0.2)
+        assert any(t.name == "creator-sync-trim" for t in threading.enumerate())
+    during = len(calls)
+    time.sleep(0.1)
+    assert during >= 3 and calls == [0] * during  # malloc_trim(0), and nothing after the block
+    assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
+    monkeypatch.setattr(factory, "_malloc_trim", lambda: None)  # not glibc: the block just runs
+    with factory.trimmed_heap(every_s=0.01):
+        assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
