@@ -29,7 +29,10 @@ def test_full_then_incremental_with_deletes_and_link_replacement(fake_api, setti
     gone = fake_api.collections["products"].pop(0)
     fake_api.collections["contacts"][3]["relationships"]["tags"] = {"data": []}
     second = run_sync(settings, transport=fake_api.transport(), show_progress=False)
-    assert second.tables["contacts"][0] == 0  # nothing new, every contact re-read in the window
+    # nothing new; the contacts re-read in the window unchanged are not loaded again (only the
+    # one whose tags changed may be), so the table may be missing from the summary
+    new, updated = second.tables.get("contacts", (0, 0))
+    assert new == 0 and updated <= 1
     assert second.deleted == {"products": 1}
     deleted = query(db, "select id from creator_platform.products where _is_deleted")
     assert deleted == [(gone["id"],)]
