@@ -103,8 +103,8 @@ def mark_deleted(
     marked: dict[str, int] = {}
     listed = listed or {}
     seen = seen or {}
-    if not load_ids and not seen:
-        return marked
+    if not load_ids and not seen and not listed:
+        return marked  # a listing that read nothing still decides (every record gone)
     with pipeline.sql_client() as client:
         pairs = list(complete)
         existing = _existing(client, {t for t, _ in pairs})

@@ -208,3 +208,20 @@ def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
     first_today = min(n for n in range(1, 100)
                       if started - timedelta(minutes=20 * (100 - n)) >= anchor)
     assert {first_today, first_today + 1} <= kept
+
+
+def test_a_dimension_emptied_upstream_is_marked_deleted_when_nothing_else_is_read(
+        fake_api, settings_for):
+    """Nothing loaded and nothing seen this run: the empty complete listing still decides."""
+    _world(fake_api, tags=["4000000001"])
+    settings = settings_for(resources=("products",))
+    db = settings.warehouse.duckdb_path
+    _run(fake_api, settings)
+    _run(fake_api, settings)  # hashes of every row in place
+
+    _world(fake_api, tags=["4000000001"], products=0)
+    emptied = _run(fake_api, settings)
+    assert _loaded(emptied) == {}
+    assert emptied.deleted.get("products") == 4
+    assert [deleted for _, deleted in query(db, "select id, _is_deleted from creator_platform.products")] \
+        == [True] * 4
