@@ -14,7 +14,6 @@ import contextlib
 import ctypes
 import logging
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import dlt
 from common.config import SYNC_SECTION, setting
 from common.duckdb_names import catalog_qualified_duckdb
 from common.files import make_state_dir
+from common.repeating import every
 from common.warehouse import Warehouse
 
 log = logging.getLogger("creator_sync.factory")
@@ -80,19 +80,8 @@ def trimmed_heap(every_s: float = TRIM_EVERY_S) -> Iterator[None]:
     if trim is None:
         yield
         return
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.wait(every_s):
-            trim(0)
-
-    thread = threading.Thread(target=loop, name="creator-sync-trim", daemon=True)
-    thread.start()
-    try:
+    with every(every_s, lambda: trim(0), name="creator-sync-trim"):
         yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def package_bytes(warehouse: Warehouse) -> int:

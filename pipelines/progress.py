@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import threading
 from collections.abc import Iterator
 
+from common.repeating import every
 from sources.creator_platform.stats import RunStats
 
 
@@ -30,7 +30,6 @@ def progress_reporter(
     if enabled is False:
         yield
         return
-    stop = threading.Event()
     if enabled or sys.stderr.isatty():
         from rich.console import Console
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -46,8 +45,10 @@ def progress_reporter(
             transient=True,
         )
 
-        def tick(task: int) -> None:
-            while not stop.wait(0.25):
+        with progress:
+            task = progress.add_task("sync", total=None, detail="")
+
+            def tick() -> None:
                 progress.update(
                     task,
                     completed=sum(stats.pages.values()),
@@ -56,25 +57,10 @@ def progress_reporter(
                     f"{stats.retries} retries",
                 )
 
-        with progress:
-            task = progress.add_task("sync", total=None, detail="")
-            thread = threading.Thread(target=tick, args=(task,), daemon=True)
-            thread.start()
-            try:
+            with every(0.25, tick, name="creator-sync-progress"):
                 yield
-            finally:
-                stop.set()
-                thread.join()
         return
 
-    def log_lines() -> None:
-        while not stop.wait(interval):
-            print(_line(stats), file=sys.stderr, flush=True)
-
-    thread = threading.Thread(target=log_lines, daemon=True)
-    thread.start()
-    try:
+    with every(interval, lambda: print(_line(stats), file=sys.stderr, flush=True),
+               name="creator-sync-progress"):
         yield
-    finally:
-        stop.set()
-        thread.join()
