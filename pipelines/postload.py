@@ -250,6 +250,35 @@ def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -
     return frozenset(have)
 
 
+def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Per table, the keys of rows the webhook loader wrote last (their `_dlt_load_id` is its).
+
+    A run drops re-read rows whose hash matches what it read last time
+    (`sources.creator_platform.unchanged`); a row a delivery wrote since may differ from that
+    (a missed or out-of-order event), so those keys are loaded again: the pull stays the source
+    of truth. Bounded by the deliveries since the last sync: the pull's next write of a row
+    replaces the webhook load id.
+    """
+    from pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
+
+    wanted = set(tables)
+    out: dict[str, frozenset[str]] = {}
+    columns = data_tables(pipeline)
+    with sql_client(pipeline) as client:
+        for table in sorted(wanted & set(columns)):
+            if "_dlt_load_id" not in columns[table]:
+                continue
+            key = client.escape_column_name(_key_column(pipeline, table))
+            q = client.make_qualified_table_name(table)
+            rows = client.execute_sql(
+                f"SELECT DISTINCT CAST({key} AS VARCHAR) FROM {q} WHERE _dlt_load_id LIKE %s",
+                f"{PUSHED_LOAD_ID_PREFIX}%",
+            ) or []
+            if rows:
+                out[table] = frozenset(str(r[0]) for r in rows)
+    return out
+
+
 def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
     """Remove duplicate keys from tables the schema loads with `append` (DuckDB only).
 

@@ -69,6 +69,7 @@ from .postload import (
     finish_sync,
     kept_tables,
     loaded_counts,
+    pushed_keys,
     row_counts,
 )
 from .progress import progress_reporter
@@ -248,14 +249,17 @@ def run_sync(
                 pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
         kept: frozenset[str] | None = None
+        pushed: dict[str, frozenset[str]] = {}
         if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
             dropped = (settings.resources or tuple(RESOURCES)) if settings.full_refresh else ()
             with _warehouse_guard(wh):
                 kept = kept_tables(pipeline, dropped)
+                pushed = pushed_keys(pipeline, kept)
         stats = RunStats()
         with progress_reporter(stats, enabled=show_progress), trimmed_heap():
             source = creator_platform_source(**source_arguments(settings), host=Runtime(
                 stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
+                pushed_keys=pushed,
                 on_page=_page_kill_hook()))
             run = sync_run(source)
             try:

@@ -220,7 +220,7 @@ class Loader:
                         continue
                     events.append(self._event_row(seq, delivery))
                 loaded_at = datetime.now(UTC)
-                load_id = f"webhooks.{loaded_at.timestamp():.6f}"
+                load_id = f"{warehouse.PUSHED_LOAD_ID_PREFIX}{loaded_at.timestamp():.6f}"
                 rows_written: dict[str, int] = {}
                 for table in rows.table_batches(load_id, self.pii):
                     if table.parent_column is None:

@@ -22,6 +22,9 @@ import pyarrow as pa
 from common.duckdb_names import quote_ident, quote_literal
 from sources.creator_platform.normalize import declared_columns, table_hints
 
+# the `_dlt_load_id` of every row the webhook loader writes starts so: the pull sync reloads such
+# rows when it re-reads them, even unchanged (see `pipelines.postload.pushed_keys`)
+PUSHED_LOAD_ID_PREFIX = "webhooks."
 PRESENT = "__present"  # list<string> column: which columns this row's payload actually carried
 # dlt's DuckDB types for our logical types (timestamps are UTC-aware: TIMESTAMPTZ).
 DUCKDB_TYPES = {

@@ -203,7 +203,8 @@ class Listing:
                 lambda table, keys: self.report.add_seen(table, site, keys),
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
-                anchor=next_day_window(res, started)),
+                anchor=next_day_window(res, started),
+                pushed=self.options.pushed_keys),
         )
 
     def _may_skip(self, table: str) -> bool:

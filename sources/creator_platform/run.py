@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,8 +44,9 @@ class SourceOptions:
     # per-record include reads (order_items, course modules/lessons/media, form fields): one
     # request per record; False skips them (faster, those tables stay empty)
     details: bool = True
-    # see `Runtime.kept_tables`
+    # see `Runtime.kept_tables` and `Runtime.pushed_keys`
     kept_tables: frozenset[str] | None = None
+    pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
     payouts_path: str | None = None
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
@@ -147,6 +148,9 @@ class Runtime:
     - `kept_tables`: tables the destination holds and keeps this run: a table not in it is
       loaded with `append` by the resource that alone writes it (see `batches.Batches`);
       None means unknown, and everything is merged;
+    - `pushed_keys`: per table, the keys (see `unchanged.keyed`) of rows another writer (the
+      webhook loader) wrote last: re-read, they are loaded even when unchanged since the last
+      run, so that the pull keeps healing missed or out-of-order deliveries;
     - `on_page(resource, page_number)`: called before each listed page is processed (the crash
       drills kill the process there).
     """
@@ -155,6 +159,7 @@ class Runtime:
     transport: Any = None
     verify: bool = True
     kept_tables: frozenset[str] | None = None
+    pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_page: PageHook | None = None
 
 

@@ -314,6 +314,7 @@ def _options(
         freeze_finance_schema=freeze_finance_schema,
         details=details,
         kept_tables=host.kept_tables,
+        pushed_keys=host.pushed_keys,
         payouts_path=path,
         on_page=host.on_page,
     )

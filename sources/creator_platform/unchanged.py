@@ -90,14 +90,18 @@ class Unchanged:
     may rows of this table be dropped (it exists in the destination, no full refresh);
     `on_seen(table, keys)`: the keys dropped, for `_is_deleted` marking; `recent`: (the primary
     table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension;
-    `anchor`: where the next run's window starts when the server filters by day.
+    `anchor`: where the next run's window starts when the server filters by day; `pushed`:
+    per table, keys another writer (the webhook loader) wrote last, never dropped (the stored
+    row may not be what this run read).
     """
 
     def __init__(
         self, known: Mapping[str, Mapping[str, str]] | None, may_skip: Callable[[str], bool],
         on_seen: Callable[[str, set[str]], None], *, recent: tuple[str, str] | None = None,
         keep_all: bool = False, anchor: datetime | None = None,
+        pushed: Mapping[str, frozenset[str]] | None = None,
     ) -> None:
+        self._pushed = pushed or {}
         self._known = known or {}
         self._may_skip = may_skip
         self._on_seen = on_seen
@@ -119,9 +123,10 @@ class Unchanged:
                 continue
             kept: list[dict[str, Any]] = []
             dropped: set[str] = set()
+            pushed = self._pushed.get(table, frozenset())
             for key, group in keyed(table, table_rows).items():
                 old = known.get(key)
-                if old is not None and old == group_hash(group):
+                if old is not None and key not in pushed and old == group_hash(group):
                     dropped.add(key)
                 else:
                     kept.extend(group)

@@ -225,3 +225,32 @@ def test_a_dimension_emptied_upstream_is_marked_deleted_when_nothing_else_is_rea
     assert emptied.deleted.get("products") == 4
     assert [deleted for _, deleted in query(db, "select id, _is_deleted from creator_platform.products")] \
         == [True] * 4
+
+
+def test_a_row_a_webhook_wrote_since_is_reloaded_even_when_the_api_did_not_change(
+        fake_api, settings_for):
+    """The pull heals what deliveries got wrong (README: the pull stays the source of truth):
+    a row the webhook loader wrote last is loaded again when re-read, hash or no hash."""
+    import duckdb
+
+    from pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
+
+    _world(fake_api, tags=["4000000001"])
+    settings = settings_for(resources=("products",))
+    db = settings.warehouse.duckdb_path
+    _run(fake_api, settings)
+    _run(fake_api, settings)  # hashes of every row in place
+    want = query(db, "select id, title from creator_platform.products order by id")
+
+    # an out-of-order delivery wrote an older title over one product
+    con = duckdb.connect(db)
+    con.execute("update creator_platform.products set title = 'stale', _dlt_load_id = ? "
+                "where id = '3000000101'", [f"{PUSHED_LOAD_ID_PREFIX}1700000000.000000"])
+    con.close()
+
+    healed = _run(fake_api, settings)
+    assert _loaded(healed) == {"products": 1}  # that row only; the others still dropped
+    assert query(db, "select id, title from creator_platform.products order by id") == want
+    assert query(db, "select count(*) from creator_platform.products "
+                     f"where _dlt_load_id like '{PUSHED_LOAD_ID_PREFIX}%'") == [(0,)]
+    assert _loaded(_run(fake_api, settings)) == {}  # and then nothing again
