@@ -105,6 +105,7 @@ def mark_deleted(
     seen = seen or {}
     if not load_ids and not seen and not listed:
         return marked  # a listing that read nothing still decides (every record gone)
+    columns = data_tables(pipeline)  # once: each read of the schema costs ~45 ms
     with pipeline.sql_client() as client:
         pairs = list(complete)
         existing = _existing(client, {t for t, _ in pairs})
@@ -115,15 +116,14 @@ def mark_deleted(
                 count = _mark_unlisted(client, table, site, listed[(table, site)], load_ids, extract_started)
             else:
                 count = _mark_unwritten(client, table, site, load_ids, extract_started,
-                                        seen.get((table, site)), _key_column(pipeline, table))
+                                        seen.get((table, site)), _key_column(table, columns.get(table, [])))
             if count:
                 marked[table] = marked.get(table, 0) + count
     return marked
 
 
-def _key_column(pipeline: dlt.Pipeline, table: str) -> str:
+def _key_column(table: str, columns: list[str]) -> str:
     """The column `unchanged.keyed` keys a table's rows by: `id`, or a link table's parent."""
-    columns = data_tables(pipeline).get(table, [])
     return "id" if "id" in columns else link_columns(table, columns)[0]
 
 
@@ -268,7 +268,7 @@ def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, froz
         for table in sorted(wanted & set(columns)):
             if "_dlt_load_id" not in columns[table]:
                 continue
-            key = client.escape_column_name(_key_column(pipeline, table))
+            key = client.escape_column_name(_key_column(table, columns[table]))
             q = client.make_qualified_table_name(table)
             rows = client.execute_sql(
                 f"SELECT DISTINCT CAST({key} AS VARCHAR) FROM {q} WHERE _dlt_load_id LIKE %s",
