@@ -250,7 +250,7 @@ def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -
     return frozenset(have)
 
 
-def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, frozenset[str]]:
+def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
     """Per table, the keys of rows the webhook loader wrote last (their `_dlt_load_id` is its).
 
     A run drops re-read rows whose hash matches what it read last time
@@ -261,6 +261,8 @@ def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, froz
     """
     from pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
 
+    if tables is None:  # kept tables unknown: nothing is dropped, nothing to force
+        return {}
     wanted = set(tables)
     out: dict[str, frozenset[str]] = {}
     columns = data_tables(pipeline)
