@@ -127,6 +127,7 @@ class Workspace:
             proc = subprocess.Popen(
                 argv, cwd=self.root / "cwd", env=self.env(), stdout=fo, stderr=fe,
                 stdin=subprocess.DEVNULL, start_new_session=True,
+                preexec_fn=_signals_as_a_terminal_gives_them,
             )
         return proc, out, err
 
@@ -221,6 +222,14 @@ class Workspace:
 
 def _nonempty(path: Path) -> bool:
     return path.is_dir() and any(path.iterdir())
+
+
+def _signals_as_a_terminal_gives_them() -> None:
+    """SIGINT and SIGTERM at their defaults in the drilled process, whoever started pytest: a
+    suite started in the background (`make test &`) ignores SIGINT, the child would inherit
+    that, and `creator-sync` rightly keeps a signal its parent ignores ignored."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
