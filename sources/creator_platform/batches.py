@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,16 @@ def _included_tables() -> frozenset[str]:
         for path in group
         for name in path.split(".")
     )
+
+
+def _file_keys(keys: Iterable[str], add_int: Callable[[int], object], other: set[str]) -> None:
+    """Canonical integer keys to `add_int` (8 bytes each where it packs them), the rest to `other`."""
+    for key in keys:
+        n = canonical_int(key)
+        if n is None:
+            other.add(key)
+        else:
+            add_int(n)
 
 
 class SeenKeys:
@@ -72,12 +82,7 @@ class SeenKeys:
         return out
 
     def remember(self, keys: set[str]) -> None:
-        for key in keys:
-            n = canonical_int(key)
-            if n is None:
-                self._other.add(key)
-            else:
-                self._pending.add(n)
+        _file_keys(keys, self._pending.add, self._other)
         if len(self._pending) >= self.PENDING_MAX:
             new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
             new.sort()
@@ -220,12 +225,7 @@ class IdSet:
         self.update(ids)
 
     def update(self, ids: Iterable[str]) -> None:
-        for key in ids:
-            n = canonical_int(key)
-            if n is None:
-                self._other.add(key)
-            else:
-                self._ints.append(n)
+        _file_keys(ids, self._ints.append, self._other)
         if len(self._ints) >= 2 * self._compacted + self.COMPACT_MIN:
             self._unique()
 
