@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import logging
 import sys
 from collections.abc import Iterator
@@ -39,6 +40,9 @@ HOLD_OPEN_MAX_BYTES = 16 * 1024 * 1024
 WAL_CHECKPOINT = "256KB"
 # while a sync extracts, glibc's free pages go back to the OS this often (see trimmed_heap)
 TRIM_EVERY_S = 10.0
+# allocations (net of frees) between the cyclic GC's young collections in a sync; CPython's
+# default is 700 (see settle_gc)
+GC_YOUNG_THRESHOLD = 10_000
 
 
 def release_free_memory() -> None:
@@ -190,6 +194,27 @@ def remember_type_hints() -> None:
     validation.get_type_hints = get_type_hints  # type: ignore[attr-defined]
 
 
+def settle_gc() -> None:
+    """Keep CPython's cyclic garbage collector from re-walking what a sync never frees.
+
+    A full `small` sync parses ~2,000 JSON pages into millions of short-lived dicts and lists:
+    with the default thresholds the collector ran ~1,600 young, ~150 middle and 13 full
+    collections, each full one walking every object the imports made (dlt, pyarrow, duckdb,
+    sqlglot): 2.1-3.2 s of a ~20 s sync's CPU. Once imports are done, the objects alive are
+    moved to the permanent generation (`gc.freeze`: never walked again; collected first, so
+    no garbage is kept), and the young threshold is raised so that most pages are freed by
+    reference counting before a collection sees them: ~1 s left. Memory: cycles wait a little
+    longer (peak RSS within a few MiB). Once per process.
+    """
+    if getattr(settle_gc, "done", False):
+        return
+    settle_gc.done = True  # type: ignore[attr-defined]
+    gc.collect()
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
 def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pipeline:
     """The dlt pipeline for `warehouse` (any dlt destination; DuckDB by path).
 
@@ -197,6 +222,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
     """
     remember_secret_hints()
     remember_type_hints()
+    settle_gc()
     if warehouse.destination == "duckdb":
         assert warehouse.duckdb_path is not None
         Path(warehouse.duckdb_path).parent.mkdir(parents=True, exist_ok=True)
