@@ -9,6 +9,7 @@ run gathers for the steps after it (customers listed and named).
 from __future__ import annotations
 
 import functools
+import re
 from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -21,10 +22,26 @@ from .settings import RESOURCES, Resource, type_info
 
 
 def canonical_int(key: str) -> int | None:
-    """`key` as an int64 if it is a canonical decimal ("7", not "007"), else None."""
-    if key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
+    """`key` as an int64 if it is a canonical decimal ("7", not "007" nor "٧"), else None."""
+    if key.isascii() and key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
         return int(key)
     return None
+
+
+# canonical decimals (as `canonical_int` accepts them), joined by commas
+_ALL_CANONICAL = re.compile(r"(?:0|[1-9][0-9]{0,17})(?:,(?:0|[1-9][0-9]{0,17}))*", re.ASCII)
+
+
+def canonical_ints(keys: list[str]) -> list[int] | None:
+    """Every key as an int64 if every one is canonical (`canonical_int`), else None: one regex
+    over the joined keys and one C-level `map(int, ...)` instead of a Python call per key (ids
+    are integers in practice, so a page's keys almost always are)."""
+    if not keys:
+        return []
+    joined = ",".join(keys)
+    if _ALL_CANONICAL.fullmatch(joined) is None or joined.count(",") != len(keys) - 1:
+        return None  # (a key holding a comma would pass the regex as two keys)
+    return list(map(int, keys))
 
 
 @functools.cache
@@ -60,9 +77,26 @@ class SeenKeys:
         self._pending: set[int] = set()
         self._other: set[str] = set()
 
-    def seen(self, keys: list[str]) -> list[bool]:
-        """Per key: emitted by an earlier `remember`."""
-        out = [False] * len(keys)
+    def seen(self, keys: list[str], ints: list[int] | None = None) -> np.ndarray:
+        """Per key (a bool array): emitted by an earlier `remember`. `ints`: the caller's
+        `canonical_ints(keys)`, if it has it."""
+        if ints is None:
+            ints = canonical_ints(keys)
+        if ints is None:  # some key is not a canonical integer: key by key
+            return self._seen_each(keys)
+        out = np.zeros(len(ints), dtype=np.bool_)
+        if self._pending and not self._pending.isdisjoint(ints):
+            out |= np.fromiter((n in self._pending for n in ints), dtype=np.bool_, count=len(ints))
+        if len(self._sorted):
+            out |= self._in_sorted(np.asarray(ints, dtype=np.int64))
+        return out
+
+    def _in_sorted(self, arr: np.ndarray) -> np.ndarray:
+        pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
+        return self._sorted[pos] == arr
+
+    def _seen_each(self, keys: list[str]) -> np.ndarray:
+        out = np.zeros(len(keys), dtype=np.bool_)
         ints: list[int] = []
         where: list[int] = []
         for i, key in enumerate(keys):
@@ -75,14 +109,18 @@ class SeenKeys:
                 ints.append(n)
                 where.append(i)
         if ints and len(self._sorted):
-            arr = np.asarray(ints, dtype=np.int64)
-            pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
-            for i, hit in zip(where, (self._sorted[pos] == arr).tolist(), strict=True):
-                out[i] = hit
+            out[where] = self._in_sorted(np.asarray(ints, dtype=np.int64))
         return out
 
-    def remember(self, keys: set[str]) -> None:
-        _file_keys(keys, self._pending.add, self._other)
+    def remember(self, keys: Iterable[str], ints: list[int] | None = None) -> None:
+        """Note `keys` as emitted (`ints`: the caller's `canonical_ints(keys)`, if it has it)."""
+        keys = list(keys)
+        if ints is None:
+            ints = canonical_ints(keys)
+        if ints is None:
+            _file_keys(keys, self._pending.add, self._other)
+        else:
+            self._pending.update(ints)
         if len(self._pending) >= self.PENDING_MAX:
             new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
             new.sort()
@@ -144,21 +182,31 @@ class Batches:
         return parent == f"{type_info(res.jtype).singular}_id"
 
     def _dedupe(self, table: str, tbl: pa.Table) -> pa.Table:
-        """Rows of `tbl` not emitted before (entity: by id; link table: by parent)."""
+        """Rows of `tbl` not emitted before (entity: by id; link table: by parent), and of
+        rows repeated within `tbl` (entity: id; link table: parent and child) the first."""
         link = "id" not in tbl.column_names
         key_col, child_col = link_columns(table, tbl.column_names) if link else ("id", "id")
-        keys = [str(k) for k in tbl.column(key_col).to_pylist()]
-        children = tbl.column(child_col).to_pylist() if link else keys
+        column = tbl.column(key_col)
+        keys = column.to_pylist()
+        if column.null_count or not pa.types.is_string(column.type):
+            keys = [str(k) for k in keys]
+        marks: list[Any] = list(zip(keys, tbl.column(child_col).to_pylist(), strict=True)) if link else keys
         seen = self._seen.setdefault(table, SeenKeys())
-        earlier = seen.seen(keys)
-        keep: list[bool] = []
-        here: set[Any] = set()
-        for key, child, old in zip(keys, children, earlier, strict=True):
-            mark = (key, child) if link else key
-            keep.append(not old and mark not in here)
-            here.add(mark)
-        seen.remember({k for k, kept in zip(keys, keep, strict=True) if kept})
-        return tbl if all(keep) else tbl.filter(pa.array(keep, type=pa.bool_()))
+        ints = canonical_ints(keys)
+        keep = ~seen.seen(keys, ints)
+        if len(set(marks)) != len(marks):  # rare: a row repeated within the batch
+            here: set[Any] = set()
+            first = np.fromiter(
+                (not (mark in here or here.add(mark)) for mark in marks),  # type: ignore[func-returns-value]
+                dtype=np.bool_, count=len(marks))
+            keep &= first
+        if keep.all():
+            seen.remember(keys, ints)
+            return tbl
+        flags = keep.tolist()
+        seen.remember([k for k, kept in zip(keys, flags, strict=True) if kept],
+                      None if ints is None else [n for n, kept in zip(ints, flags, strict=True) if kept])
+        return tbl.filter(pa.array(keep, type=pa.bool_()))
 
     def add(self, table: str, tbl: pa.Table) -> None:
         if self.appends(table, tbl.column_names):

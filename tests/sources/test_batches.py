@@ -74,9 +74,66 @@ def test_seen_keys_across_the_bulk_merge_and_non_integer_keys():
     seen.remember(set(first))
     seen.remember({"007", "abc"})
     probe = ["0", "3", "1", "7", "007", "abc", "abd", str(3 * SeenKeys.PENDING_MAX), str(2**70)]
-    assert seen.seen(probe) == [True, True, False, False, True, True, False, False, False]
+    assert seen.seen(probe).tolist() == [True, True, False, False, True, True, False, False, False]
     seen.remember({"1"})
-    assert seen.seen(["1", "2"]) == [True, False]
+    assert seen.seen(["1", "2"]).tolist() == [True, False]
+    # a page of canonical integers takes the whole-page path: the same answers
+    assert seen.seen(["0", "3", "1", "2"]).tolist() == [True, True, True, False]
+
+
+def test_canonical_ints_is_canonical_int_for_the_whole_page():
+    """The one-regex page path agrees with the per-key rule, and falls back on any odd key."""
+    from sources.creator_platform.batches import canonical_int, canonical_ints
+
+    page = ["0", "7", "10", "999999999999999999", "2400000001"]
+    assert canonical_ints(page) == [canonical_int(k) for k in page]
+    assert canonical_ints([]) == []
+    for odd in ("007", "1000000000000000000", "-1", "+1", " 1", "1 ", "1,2", "", "٧", "²", "1a", "0x1"):
+        assert canonical_ints([*page, odd]) is None, odd
+        assert canonical_int(odd) is None, odd
+
+
+def _reference_dedupe(pages: list[list[tuple[str, str]]], link: bool) -> list[tuple[str, str]]:
+    """The per-key rule: a key emitted by an earlier page is dropped; within a page, the first
+    of each mark (entity: key; link: key and child) is kept."""
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for page in pages:
+        here: set[object] = set()
+        kept = []
+        for key, child in page:
+            mark = (key, child) if link else key
+            if key not in seen and mark not in here:
+                kept.append((key, child))
+            here.add(mark)
+        seen.update(k for k, _ in kept)
+        out.extend(kept)
+    return out
+
+
+def test_dedupe_matches_the_per_key_rule_on_mixed_keys_across_many_pages():
+    import random
+
+    rng = random.Random(11)
+    odd = ["007", "cus_é", "٧", "7", "", "x,1", str(2**70), "0"]
+    for link in (False, True):
+        pages = []
+        for _ in range(60):  # enough pages to cross SeenKeys.PENDING_MAX
+            size = rng.randrange(1, 150)
+            page = [(str(rng.randrange(0, 20_000)), f"t{rng.randrange(4)}") for _ in range(size)]
+            if rng.random() < 0.3:
+                page.append((rng.choice(odd), "t0"))
+            if rng.random() < 0.3:
+                page.append(page[0])  # repeated within the page
+            pages.append(page)
+        batches = Batches(RESOURCES["contacts"], frozenset())
+        table = "contacts_tags" if link else "contacts"
+        for page in pages:
+            part = links(page) if link else entity([k for k, _ in page], [c for _, c in page])
+            batches.add(table, part)
+        got = drained(batches, table)
+        got_pairs = [(r["contact_id"], r["tag_id"]) if link else (r["id"], r["name"]) for r in got]
+        assert got_pairs == _reference_dedupe(pages, link)
 
 
 def test_id_set_matches_a_set_of_strings_across_compaction():
