@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
@@ -248,6 +250,101 @@ def _record_id(value: Any, where: _Where, jtype: Any) -> str:
     return str(value)
 
 
+_TEXT_VALUES = frozenset({str, type(None)})  # text-column values kept as they are
+# what `_attribute_plan` returns: typed (name, kind) in attribute order, a getter of the text
+# attributes' values, and the line array attribute if it is among them
+_Plan = tuple[tuple[tuple[str, ColumnType], ...], Callable[[Any], tuple[Any, ...]] | None, str | None]
+_FAILED: Any = object()  # `_convert_planned` could not convert a value
+
+
+@functools.lru_cache(maxsize=4096)
+def _attribute_plan(names: tuple[str, ...], lines_attribute: str | None) -> _Plan | None:
+    """How to convert an attributes object with these keys, in this order (records of a type
+    repeat a few key tuples): None where a name needs renaming (`_RESERVED`)."""
+    if not _RESERVED.isdisjoint(names):
+        return None
+    typed: list[tuple[str, ColumnType]] = []
+    text: list[str] = []
+    for name in names:
+        if name == lines_attribute:
+            continue
+        kind = _column_kind(name)
+        (text.append(name) if kind == "text" else typed.append((name, kind)))
+    getter: Callable[[Any], tuple[Any, ...]] | None = None
+    if len(text) == 1:
+        only = text[0]
+        getter = lambda attributes: (attributes[only],)  # noqa: E731
+    elif text:
+        getter = operator.itemgetter(*text)
+    return tuple(typed), getter, lines_attribute if lines_attribute in names else None
+
+
+def _convert_planned(row: dict[str, Any], attributes: dict[str, Any], plan: _Plan) -> Any:
+    """`attributes` into `row` by `plan`: copied at once, then the typed values converted and
+    the rare non-string text values rendered; returns the line array (None: absent). `_FAILED`
+    (row half done) where a value fails to convert: the caller redoes the record attribute by
+    attribute, which names the failure exactly as before."""
+    typed, text, lines_attribute = plan
+    row.update(attributes)
+    items = None if lines_attribute is None else row.pop(lines_attribute)
+    for name, kind in typed:
+        value = row[name]
+        if value is None or (kind == "bigint" and type(value) is int and _MIN_BIGINT <= value < _MAX_BIGINT):
+            continue  # every converter maps None to None; what to_bigint returns, without the call
+        try:
+            row[name] = CONVERTERS[kind](value)
+        except (ValueError, TypeError, InvalidOperation, OverflowError):
+            return _FAILED
+    if text is not None and not _TEXT_VALUES.issuperset(map(type, text(attributes))):
+        for name, value in attributes.items():
+            if (type(value) is not str and value is not None and name != lines_attribute
+                    and _column_kind(name) == "text"):
+                try:
+                    row[name] = to_text(value)  # a number or bool as text, an object as JSON
+                except (ValueError, TypeError, OverflowError):
+                    return _FAILED
+    return items
+
+
+def _convert_each(
+    row: dict[str, Any], attributes: dict[str, Any], lines_attribute: str | None, rid: str,
+    where: _Where,
+) -> Any:
+    """`attributes` into `row` one by one (the reference path); returns the line array."""
+    items: Any = None
+    for name, value in attributes.items():
+        if name == lines_attribute:
+            items = value  # its own table, below
+            continue
+        if name in _RESERVED:
+            name = f"attr_{name}"  # never let an attribute overwrite our keys
+        kind = _column_kind(name)
+        if kind == "text":
+            if value is None or type(value) is str:
+                row[name] = value  # the common case, no conversion
+                continue
+            if isinstance(value, dict | list):
+                kind = "json"
+        elif value is None:  # every converter maps None to None
+            row[name] = None
+            continue
+        elif kind == "bigint" and type(value) is int and _MIN_BIGINT <= value < _MAX_BIGINT:
+            row[name] = value  # what to_bigint returns, without the call
+            continue
+        try:
+            row[name] = CONVERTERS[kind](value)
+        except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
+            reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
+            raise where.fail(f"bad {kind} value {_preview(value)}: {reason}", rid, name) from None
+    return items
+
+
+@functools.lru_cache(maxsize=4096)
+def _id_column(relationship: str) -> str:
+    """The column of a to-one relationship's id."""
+    return f"{relationship}_id"
+
+
 def normalize_resource(
     resource: Mapping[str, Any],
     *,
@@ -277,31 +374,11 @@ def normalize_resource(
         )
     lines = info.lines
     lines_attribute = lines.attribute if lines is not None else None
-    items: Any = None
-    for name, value in attributes.items():
-        if name == lines_attribute:
-            items = value  # its own table, below
-            continue
-        if name in _RESERVED:
-            name = f"attr_{name}"  # never let an attribute overwrite our keys
-        kind = _column_kind(name)
-        if kind == "text":
-            if value is None or type(value) is str:
-                row[name] = value  # the common case, no conversion
-                continue
-            if isinstance(value, dict | list):
-                kind = "json"
-        elif value is None:  # every converter maps None to None
-            row[name] = None
-            continue
-        elif kind == "bigint" and type(value) is int and _MIN_BIGINT <= value < _MAX_BIGINT:
-            row[name] = value  # what to_bigint returns, without the call
-            continue
-        try:
-            row[name] = CONVERTERS[kind](value)
-        except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
-            reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
-            raise where.fail(f"bad {kind} value {_preview(value)}: {reason}", rid, name) from None
+    plan = _attribute_plan(tuple(attributes), lines_attribute)
+    items = _FAILED if plan is None else _convert_planned(row, attributes, plan)
+    if items is _FAILED:  # reserved names, or a value failed to convert: attribute by attribute
+        row = {"id": rid}
+        items = _convert_each(row, attributes, lines_attribute, rid, where)
     if info.table == "payouts" and isinstance(row.get("status"), str):
         row["status"] = row["status"].lower()
 
@@ -317,10 +394,10 @@ def normalize_resource(
         if isinstance(data, list):
             to_many.append((rel, data))
         elif data is None:
-            row[f"{rel}_id"] = None
+            row[_id_column(rel)] = None
         elif isinstance(data, dict):
             related = data.get("id")
-            row[f"{rel}_id"] = None if related is None else str(related)
+            row[_id_column(rel)] = None if related is None else str(related)
             if rel == "site" and related is not None:
                 row_site = str(related)
         else:
@@ -336,7 +413,8 @@ def normalize_resource(
         bucket.update(_line_rows(lines, rid, items, row_site, extracted_at, where, bucket))
 
     for rel, items in to_many:
-        child_type = next(
+        first = items[0] if items else None
+        child_type = first["type"] if type(first) is dict and first.get("type") else next(
             (i.get("type") for i in items if isinstance(i, dict) and i.get("type")), None
         )
         table, parent_col, child_col = _link_table(info.table, rel, child_type)
@@ -351,8 +429,9 @@ def normalize_resource(
         for item in items:
             if not isinstance(item, dict) or item.get("id") is None:
                 raise where.fail("to-many relationship item has no id", rid, rel)
-            child = str(item["id"])
-            bucket[(rid, child)] = _link_row(parent_col, rid, child_col, child, row_site, extracted_at)
+            child = str(item["id"])  # (the row as `_link_row` builds it, without the call)
+            bucket[(rid, child)] = {parent_col: rid, child_col: child, "site_id": row_site,
+                                    "_extracted_at": extracted_at}
     return info.table, row
 
 
@@ -519,7 +598,9 @@ def rows_to_arrow(
             cols = {c: t for c, t in cols.items() if c not in PII_COLUMNS}
         schema, stamp, rest = _arrow_schema(table, tuple(cols.items()))
         at = rows[0].get(EXTRACTED_AT)
-        if stamp >= 0 and at is not None and all(row.get(EXTRACTED_AT) is at for row in rows):
+        if stamp >= 0 and at is not None and all(
+            map(operator.is_, map(dict.get, rows, itertools.repeat(EXTRACTED_AT)), itertools.repeat(at))
+        ):
             # one batch shares one `_extracted_at` object: a constant column, instead of
             # converting the same aware datetime once per row (a fifth of the arrow work)
             stamps = pa.repeat(pa.scalar(at, type=schema.field(stamp).type), len(rows))

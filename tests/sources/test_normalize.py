@@ -327,3 +327,76 @@ def test_null_values_of_typed_columns_stay_null():
     attrs = {"amount_in_cents": None, "created_at": None, "amount": None, "subscribed": None}
     (row,) = normalize_resources([res("purchases", "1", attrs)], site_id="1", extracted_at=AT)["purchases"]
     assert {k: row[k] for k in attrs} == dict.fromkeys(attrs)
+
+
+def _per_attribute(monkeypatch, fn):
+    """`fn()` with every record converted attribute by attribute (`_convert_each`, the
+    reference path the planned one must equal)."""
+    from sources.creator_platform import normalize
+
+    with monkeypatch.context() as patched:
+        patched.setattr(normalize, "_attribute_plan", lambda names, lines_attribute: None)
+        return fn()
+
+
+def _outcome(records, **kwargs):
+    """Rows, arrow tables (with their key order: column order) or the error, as comparable data."""
+    try:
+        rows = normalize_resources(records, site_id="42", extracted_at=AT, resource="r", url="u",
+                                   **kwargs)
+    except NormalizationError as exc:
+        return ("error", str(exc), exc.record_id, exc.field)
+    tables = rows_to_arrow(rows, pii=kwargs.get("pii"))
+    return ({t: [list(r.items()) for r in rs] for t, rs in rows.items()},
+            {t: (tbl.schema, tbl.to_pylist()) for t, tbl in tables.items()})
+
+
+def _drift_page():
+    """Every path a planned conversion can take: text columns holding numbers, booleans,
+    objects and lists; typed columns holding nulls, strings and out-of-range integers; reserved
+    names; a payout's line array beside non-string text; the same keys in another order."""
+    payout_type = "platform_payments_payouts"
+    return [
+        *_tricky_page(),
+        res("contacts", "10", {"name": 12, "email": True, "note": 1.5, "tags_text": [1, "a"],
+                               "meta": {"b": 1, "a": [None, "é"]}, "visits_count": None,
+                               "score_in_cents": "9223372036854775807"[:-1]}),
+        res("contacts", "11", {"visits_count": None, "meta": {"a": 1}, "email": True, "name": 12,
+                               "note": 1.5, "tags_text": [1, "a"], "score_in_cents": None}),
+        res("contacts", "12", {"id": "overwrite?", "site_id": "x", "_extracted_at": "2025-01-01T00:00:00Z",
+                               "name": "n"}),
+        res(payout_type, "p1", {"amount": "10.50", "status": "PAID", "description": 7,
+                                "transactions": [{"amount": "1.25", "customer_id": 5, "extra": {"k": 1}},
+                                                 {"amount": None, "fee": 0.1}]}),
+        res(payout_type, "p2", {"amount": 3, "status": None, "transactions": []}),
+        res(payout_type, "p3", {"status": "Open", "transactions": None, "note": {"x": [1]}}),
+        res("orders", "2400000000000000001", {"total_in_cents": 2**63 - 1, "quantity": "12",
+                                              "created_at": "2025-03-01", "subscribed": "true",
+                                              "duration_in_minutes": "2.5", "socials": {"x": "y"}}),
+    ]
+
+
+def test_planned_conversion_equals_the_per_attribute_path_on_drifting_records(monkeypatch):
+    page = _drift_page()
+    for kwargs in ({}, {"pii": "hash", "pii_salt": "s"}, {"pii": "drop"}):
+        planned = _outcome(page, **kwargs)
+        reference = _per_attribute(monkeypatch, lambda kwargs=kwargs: _outcome(page, **kwargs))
+        assert planned == reference, kwargs
+        assert planned[0] != "error"
+    contacts = {r["id"]: r for r in map(dict, _outcome(page)[0]["contacts"])}
+    contact = contacts["10"]  # numbers and booleans as text, objects as JSON
+    assert (contact["name"], contact["email"], contact["meta"]) == ("12", "true", '{"a":[null,"é"],"b":1}')
+    assert contacts["12"]["attr_id"] == "overwrite?"
+    rows = _outcome(page)[0]
+    assert [dict(r)["line_number"] for r in rows["payout_lines"]] == [1, 2, 0]
+
+
+@pytest.mark.parametrize("bad", [
+    {"visits_count": 12.5}, {"created_at": "yesterday"}, {"amount_in_cents": 2**63},
+    {"name": "ok", "subscribed": "maybe"}, {"amount": "1.0000000000001"}, {"amount": "abc"},
+])
+def test_planned_conversion_fails_exactly_as_the_per_attribute_path(monkeypatch, bad):
+    page = [res("contacts", "1", {"name": "a"}), res("purchases", "7", {"email": 5, **bad})]
+    planned = _outcome(page)
+    assert planned[0] == "error" and planned[2] == "7"
+    assert planned == _per_attribute(monkeypatch, lambda: _outcome(page))
