@@ -43,6 +43,9 @@ from .unchanged import STATE_KEY, Unchanged, next_day_window
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
 BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
+# a page whose detail reads carry more rows than this is normalised and batched in parts of
+# about this many rows, whole records each (a payout's lines: thousands each at `large`)
+PAGE_PART_ROWS = BATCH_ROWS
 Rows = dict[str, list[dict[str, Any]]]
 
 
@@ -71,31 +74,23 @@ def _with_details(
     resource: Resource,
     page: Page,
     gate: DetailGate,
-) -> tuple[list[tuple[str, list[Any]]], list[Any]]:
+) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
     """Page records, re-read with their detail where the gate says so (concurrently, order
-    kept), as (url, records) groups; and the records the detail reads returned (the list
-    record where the single read answered 404)."""
+    kept), as (url, records) groups per record, each with the record its detail read returned
+    (the list record where the single read answered 404; None when not re-read). The records
+    not re-read come first, as one group; then one record's reads at a time, so that a page
+    whose details carry thousands of lines each is never held whole (finding 13)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
-    fetched = dict(zip(
-        (str(r["id"]) for r in todo),
-        client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo),
-        strict=True,
-    ))
-    gone = {rid for rid, groups in fetched.items() if groups is None}  # 404: list record stands
+    wanted = {id(r) for r in todo}
     # (url, records) groups, so that an error names the response the bad record came from
-    out: list[tuple[str, list[Any]]] = [(page.url, [])]
-    details: list[Any] = []
-    for record in records:
-        groups = fetched.get(str(record["id"]))
-        if groups is None:
-            out[0][1].append(record)
-            if str(record["id"]) in gone:
-                details.append(record)
+    yield [(page.url, [r for r in records if id(r) not in wanted])], None
+    reads = client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo)
+    for record, groups in zip(todo, reads, strict=True):
+        if groups is None:  # 404: the list record stands
+            yield [(page.url, [record])], record
         else:
-            out.extend(groups)
-            details.append(groups[-1][1][0])  # the record, as its own read returned it
-    return out, details
+            yield groups, groups[-1][1][0]  # the record, as its own read returned it
 
 
 def _lacking_lines(resource: Resource, records: list[Any]) -> int:
@@ -277,32 +272,43 @@ class Listing:
         self.client.stats.add_page(self.resource.name)
         if self.options.on_page is not None:
             self.options.on_page(self.resource.name, page.number)
-        rows = self._page_rows(run, page)
-        self._note(run, rows)
-        if self.resource.writes:  # a fallback read: only what the owner's tables need
-            rows = {t: r for t, r in rows.items() if t in self.resource.writes}
-        if run.unchanged is not None:
-            rows = run.unchanged.filter(page.number, rows)
-        self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
-        yield from self._batch(rows)
+        for rows in self._page_rows(run, page):
+            self._note(run, rows)
+            if self.resource.writes:  # a fallback read: only what the owner's tables need
+                rows = {t: r for t, r in rows.items() if t in self.resource.writes}
+            if run.unchanged is not None:
+                rows = run.unchanged.filter(page.number, rows)
+            self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
+            yield from self._batch(rows)
 
-    def _page_rows(self, run: SiteListing, page: Page) -> Rows:
-        """The page's records (re-read with their details where the gate says) as rows per table."""
+    def _page_rows(self, run: SiteListing, page: Page) -> Iterator[Rows]:
+        """The page's records (re-read with their details where the gate says) as rows per
+        table: in one part, or in parts of whole records once they pass `PAGE_PART_ROWS`."""
         if self.with_details:
-            groups, details = _with_details(self.client, self.resource, page, run.gate)
-            self.report.count("without_lines", self.owner.name, _lacking_lines(self.resource, details))
+            reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
+                self.client, self.resource, page, run.gate)
         else:
-            groups = [(page.url, page.data + page.included)]
+            reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}
+        held = parts = lacking = 0
         extracted_at = datetime.now(UTC)
-        for url, records in groups:
-            part = normalize_resources(
-                records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
-                pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
-            )
-            for table, table_rows in part.items():
-                rows.setdefault(table, []).extend(table_rows)
-        return rows
+        for groups, detail in reads:
+            if detail is not None:
+                lacking += _lacking_lines(self.resource, [detail])
+            for url, records in groups:
+                part = normalize_resources(
+                    records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
+                    pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
+                )
+                for table, table_rows in part.items():
+                    rows.setdefault(table, []).extend(table_rows)
+                    held += len(table_rows)
+            if held >= PAGE_PART_ROWS:
+                yield rows
+                rows, held, parts = {}, 0, parts + 1
+        self.report.count("without_lines", self.owner.name, lacking)
+        if rows or not parts:  # an empty page still counts (its number, for unchanged.py)
+            yield rows
 
     # ------------------------------------------------------------------ 4. cursor
     def _note(self, run: SiteListing, rows: Rows) -> None:
