@@ -15,7 +15,9 @@ Per site (`SiteListing`, the explicit state of one listing):
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,6 +48,8 @@ BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt item
 # a page whose detail reads carry more rows than this is normalised and batched in parts of
 # about this many rows, whole records each (a payout's lines: thousands each at `large`)
 PAGE_PART_ROWS = BATCH_ROWS
+# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow)
+DETAIL_ROWS_AHEAD = 2 * PAGE_PART_ROWS
 Rows = dict[str, list[dict[str, Any]]]
 
 
@@ -69,28 +73,64 @@ def _later(a: datetime | None, b: datetime | None) -> datetime | None:
     return b if a is None or (b is not None and b > a) else a
 
 
+class DetailWindow:
+    """How many of one resource's detail reads run ahead of the record being normalised: as
+    many as the pool takes, fewer when each read carries many rows (a payout's lines: ~1,700 on
+    average and up to 14,401 at `large`), so that the parsed reads held at once stay near
+    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.rows = 0
+        self.reads = 0
+
+    def size(self) -> int:
+        if not self.reads:
+            return 1  # nothing known yet: the first read alone tells how big they are
+        return max(1, min(self.most, int(DETAIL_ROWS_AHEAD * self.reads / max(1, self.rows))))
+
+    def note(self, rows: int) -> None:
+        """One detail read normalised into `rows` rows."""
+        self.rows += rows
+        self.reads += 1
+
+
 def _with_details(
     client: CreatorPlatformClient,
     resource: Resource,
     page: Page,
     gate: DetailGate,
+    window: DetailWindow,
 ) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
-    """Page records, re-read with their detail where the gate says so (concurrently, order
-    kept), as (url, records) groups per record, each with the record its detail read returned
-    (the list record where the single read answered 404; None when not re-read). The records
-    not re-read come first, as one group; then one record's reads at a time, so that a page
-    whose details carry thousands of lines each is never held whole (finding 13)."""
+    """Page records, re-read with their detail where the gate says so (concurrently, at most
+    `window.size()` ahead, order kept), as (url, records) groups per record, each with the
+    record its detail read returned (the list record where the single read answered 404; None
+    when not re-read). The records not re-read come first, as one group; then one record's
+    reads at a time, so that a page whose details carry thousands of lines each is never held
+    whole (finding 13)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     wanted = {id(r) for r in todo}
     # (url, records) groups, so that an error names the response the bad record came from
     yield [(page.url, [r for r in records if id(r) not in wanted])], None
-    reads = client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo)
-    for record, groups in zip(todo, reads, strict=True):
-        if groups is None:  # 404: the list record stands
-            yield [(page.url, [record])], record
-        else:
-            yield groups, groups[-1][1][0]  # the record, as its own read returned it
+    waiting = iter(todo)
+    ahead: deque[tuple[dict[str, Any], Future[Any]]] = deque()
+    try:
+        while True:
+            while len(ahead) < window.size() and (record := next(waiting, None)) is not None:
+                ahead.append((record, client.detail_pool.submit(
+                    read_detail, client, resource, str(record["id"]), gate)))
+            if not ahead:
+                return
+            record, read = ahead.popleft()
+            groups = read.result()
+            if groups is None:  # 404: the list record stands
+                yield [(page.url, [record])], record
+            else:
+                yield groups, groups[-1][1][0]  # the record, as its own read returned it
+    finally:  # a failed page: reads not started yet are not needed
+        for _, read in ahead:
+            read.cancel()
 
 
 def _lacking_lines(resource: Resource, records: list[Any]) -> int:
@@ -145,6 +185,7 @@ class Listing:
         self.hinted: set[str] = set()  # tables whose first item carried the table hints
         self.cursor_field = resource.incremental.cursor_field or "created_at"
         self.with_details = resource.reads_details and options.details
+        self.window = DetailWindow(client.detail_concurrency)
 
     def rows(
         self, sites: list[str], state: dict[str, Any], prefetched: list[Page] | None = None
@@ -286,15 +327,14 @@ class Listing:
         table: in one part, or in parts of whole records once they pass `PAGE_PART_ROWS`."""
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
-                self.client, self.resource, page, run.gate)
+                self.client, self.resource, page, run.gate, self.window)
         else:
             reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}
         held = parts = lacking = 0
         extracted_at = datetime.now(UTC)
         for groups, detail in reads:
-            if detail is not None:
-                lacking += _lacking_lines(self.resource, [detail])
+            before = held
             for url, records in groups:
                 part = normalize_resources(
                     records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
@@ -303,6 +343,9 @@ class Listing:
                 for table, table_rows in part.items():
                     rows.setdefault(table, []).extend(table_rows)
                     held += len(table_rows)
+            if detail is not None:
+                lacking += _lacking_lines(self.resource, [detail])
+                self.window.note(held - before)
             if held >= PAGE_PART_ROWS:
                 yield rows
                 rows, held, parts = {}, 0, parts + 1
