@@ -15,7 +15,9 @@ Per site (`SiteListing`, the explicit state of one listing):
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -43,6 +45,11 @@ from .unchanged import STATE_KEY, Unchanged, next_day_window
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
 BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
+# a page whose detail reads carry more rows than this is normalised and batched in parts of
+# about this many rows, whole records each (a payout's lines: thousands each at `large`)
+PAGE_PART_ROWS = BATCH_ROWS
+# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow)
+DETAIL_ROWS_AHEAD = 2 * PAGE_PART_ROWS
 Rows = dict[str, list[dict[str, Any]]]
 
 
@@ -66,36 +73,64 @@ def _later(a: datetime | None, b: datetime | None) -> datetime | None:
     return b if a is None or (b is not None and b > a) else a
 
 
+class DetailWindow:
+    """How many of one resource's detail reads run ahead of the record being normalised: as
+    many as the pool takes, fewer when each read carries many rows (a payout's lines: ~1,700 on
+    average and up to 14,401 at `large`), so that the parsed reads held at once stay near
+    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.rows = 0
+        self.reads = 0
+
+    def size(self) -> int:
+        if not self.reads:
+            return 1  # nothing known yet: the first read alone tells how big they are
+        return max(1, min(self.most, int(DETAIL_ROWS_AHEAD * self.reads / max(1, self.rows))))
+
+    def note(self, rows: int) -> None:
+        """One detail read normalised into `rows` rows."""
+        self.rows += rows
+        self.reads += 1
+
+
 def _with_details(
     client: CreatorPlatformClient,
     resource: Resource,
     page: Page,
     gate: DetailGate,
-) -> tuple[list[tuple[str, list[Any]]], list[Any]]:
-    """Page records, re-read with their detail where the gate says so (concurrently, order
-    kept), as (url, records) groups; and the records the detail reads returned (the list
-    record where the single read answered 404)."""
+    window: DetailWindow,
+) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
+    """Page records, re-read with their detail where the gate says so (concurrently, at most
+    `window.size()` ahead, order kept), as (url, records) groups per record, each with the
+    record its detail read returned (the list record where the single read answered 404; None
+    when not re-read). The records not re-read come first, as one group; then one record's
+    reads at a time, so that a page whose details carry thousands of lines each is never held
+    whole (finding 13)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
-    fetched = dict(zip(
-        (str(r["id"]) for r in todo),
-        client.detail_pool.map(lambda r: read_detail(client, resource, str(r["id"]), gate), todo),
-        strict=True,
-    ))
-    gone = {rid for rid, groups in fetched.items() if groups is None}  # 404: list record stands
+    wanted = {id(r) for r in todo}
     # (url, records) groups, so that an error names the response the bad record came from
-    out: list[tuple[str, list[Any]]] = [(page.url, [])]
-    details: list[Any] = []
-    for record in records:
-        groups = fetched.get(str(record["id"]))
-        if groups is None:
-            out[0][1].append(record)
-            if str(record["id"]) in gone:
-                details.append(record)
-        else:
-            out.extend(groups)
-            details.append(groups[-1][1][0])  # the record, as its own read returned it
-    return out, details
+    yield [(page.url, [r for r in records if id(r) not in wanted])], None
+    waiting = iter(todo)
+    ahead: deque[tuple[dict[str, Any], Future[Any]]] = deque()
+    try:
+        while True:
+            while len(ahead) < window.size() and (record := next(waiting, None)) is not None:
+                ahead.append((record, client.detail_pool.submit(
+                    read_detail, client, resource, str(record["id"]), gate)))
+            if not ahead:
+                return
+            record, read = ahead.popleft()
+            groups = read.result()
+            if groups is None:  # 404: the list record stands
+                yield [(page.url, [record])], record
+            else:
+                yield groups, groups[-1][1][0]  # the record, as its own read returned it
+    finally:  # a failed page: reads not started yet are not needed
+        for _, read in ahead:
+            read.cancel()
 
 
 def _lacking_lines(resource: Resource, records: list[Any]) -> int:
@@ -150,6 +185,7 @@ class Listing:
         self.hinted: set[str] = set()  # tables whose first item carried the table hints
         self.cursor_field = resource.incremental.cursor_field or "created_at"
         self.with_details = resource.reads_details and options.details
+        self.window = DetailWindow(client.detail_concurrency)
 
     def rows(
         self, sites: list[str], state: dict[str, Any], prefetched: list[Page] | None = None
@@ -277,32 +313,45 @@ class Listing:
         self.client.stats.add_page(self.resource.name)
         if self.options.on_page is not None:
             self.options.on_page(self.resource.name, page.number)
-        rows = self._page_rows(run, page)
-        self._note(run, rows)
-        if self.resource.writes:  # a fallback read: only what the owner's tables need
-            rows = {t: r for t, r in rows.items() if t in self.resource.writes}
-        if run.unchanged is not None:
-            rows = run.unchanged.filter(page.number, rows)
-        self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
-        yield from self._batch(rows)
+        for rows in self._page_rows(run, page):
+            self._note(run, rows)
+            if self.resource.writes:  # a fallback read: only what the owner's tables need
+                rows = {t: r for t, r in rows.items() if t in self.resource.writes}
+            if run.unchanged is not None:
+                rows = run.unchanged.filter(page.number, rows)
+            self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
+            yield from self._batch(rows)
 
-    def _page_rows(self, run: SiteListing, page: Page) -> Rows:
-        """The page's records (re-read with their details where the gate says) as rows per table."""
+    def _page_rows(self, run: SiteListing, page: Page) -> Iterator[Rows]:
+        """The page's records (re-read with their details where the gate says) as rows per
+        table: in one part, or in parts of whole records once they pass `PAGE_PART_ROWS`."""
         if self.with_details:
-            groups, details = _with_details(self.client, self.resource, page, run.gate)
-            self.report.count("without_lines", self.owner.name, _lacking_lines(self.resource, details))
+            reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
+                self.client, self.resource, page, run.gate, self.window)
         else:
-            groups = [(page.url, page.data + page.included)]
+            reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}
+        held = parts = lacking = 0
         extracted_at = datetime.now(UTC)
-        for url, records in groups:
-            part = normalize_resources(
-                records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
-                pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
-            )
-            for table, table_rows in part.items():
-                rows.setdefault(table, []).extend(table_rows)
-        return rows
+        for groups, detail in reads:
+            before = held
+            for url, records in groups:
+                part = normalize_resources(
+                    records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
+                    pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
+                )
+                for table, table_rows in part.items():
+                    rows.setdefault(table, []).extend(table_rows)
+                    held += len(table_rows)
+            if detail is not None:
+                lacking += _lacking_lines(self.resource, [detail])
+                self.window.note(held - before)
+            if held >= PAGE_PART_ROWS:
+                yield rows
+                rows, held, parts = {}, 0, parts + 1
+        self.report.count("without_lines", self.owner.name, lacking)
+        if rows or not parts:  # an empty page still counts (its number, for unchanged.py)
+            yield rows
 
     # ------------------------------------------------------------------ 4. cursor
     def _note(self, run: SiteListing, rows: Rows) -> None:
