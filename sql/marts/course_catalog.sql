@@ -39,7 +39,9 @@ lesson_media as (
     select
         media_edges.lesson_id,
         count(*) as media_count,
-        sum(coalesce(media.duration_in_minutes, 0)) as media_minutes
+        -- summed as DECIMAL: a DOUBLE sum depends on the order DuckDB's threads add in, so the
+        -- same data gave 434.36999999999995 in one build and 434.3699999999999 in the next
+        sum(cast(coalesce(media.duration_in_minutes, 0) as decimal(18, 4))) as media_minutes
     from media_edges
     inner join media
         on media_edges.media_id = media.media_id
@@ -69,8 +71,8 @@ final as (
         lessons.lesson_status,
         lessons.publishing_option as lesson_publishing_option,
         cast(coalesce(lesson_media.media_count, 0) as bigint) as media_count,
-        coalesce(lesson_media.media_minutes, 0) as media_minutes,
-        sum(coalesce(lesson_media.media_minutes, 0)) over (partition by structure.course_id)
+        coalesce(lesson_media.media_minutes, 0)::decimal(18, 4) as media_minutes,
+        sum(coalesce(lesson_media.media_minutes, 0)) over (partition by structure.course_id)::decimal(18, 4)
             as course_media_minutes,
         cast(coalesce(course_offers.offers_count, 0) as bigint) as course_offers_count
     from structure

@@ -65,3 +65,30 @@ def test_offer_performance_keeps_archived_offers_with_sales(raw_db) -> None:
     assert (rows["O_GONE"]["net_revenue_in_cents"], rows["O_GONE"]["is_deleted"]) == (4900, True)
     assert rows["O_GONE"]["currency"] == "USD"
     assert (rows["O_LIVE"]["net_revenue_in_cents"], rows["O_LIVE"]["is_deleted"]) == (0, False)
+
+
+def test_media_minutes_are_summed_exactly_so_every_build_agrees(raw_db) -> None:
+    """A DOUBLE sum depends on the order DuckDB's threads add in (the demo's catalogue read
+    434.36999999999995 in one build and 434.3699999999999 in the next); DECIMAL does not."""
+    from decimal import Decimal
+
+    path = raw_db({
+        "transactions": [TXN],
+        "courses": [{"id": "C1", "site_id": S, "title": "Python"}],
+        "courses_modules": [{"course_id": "C1", "module_id": "M1", "site_id": S}],
+        "modules": [{"id": "M1", "site_id": S, "title": "Basics", "position": 1}],
+        "modules_lessons": [{"module_id": "M1", "lesson_id": "L1", "site_id": S},
+                            {"module_id": "M1", "lesson_id": "L2", "site_id": S}],
+        "lessons": [{"id": "L1", "site_id": S, "title": "Hello", "position": 1},
+                    {"id": "L2", "site_id": S, "title": "Loops", "position": 2}],
+        "media": [{"id": "V1", "site_id": S, "duration_in_minutes": 0.1},
+                  {"id": "V2", "site_id": S, "duration_in_minutes": 0.2},
+                  {"id": "V3", "site_id": S, "duration_in_minutes": 0.7}],
+        "lessons_media": [{"lesson_id": "L1", "media_id": "V1", "site_id": S},
+                          {"lesson_id": "L1", "media_id": "V2", "site_id": S},
+                          {"lesson_id": "L2", "media_id": "V3", "site_id": S}],
+    })
+    run_models(path)
+    rows = fetch_dicts(path, "select * from analytics.course_catalog order by lesson_key")
+    assert [r["media_minutes"] for r in rows] == [Decimal("0.3"), Decimal("0.7")]
+    assert {r["course_media_minutes"] for r in rows} == {Decimal("1.0")}
