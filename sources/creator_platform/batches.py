@@ -20,16 +20,16 @@ import pyarrow as pa
 from .normalize import is_link_table, link_columns
 from .settings import RESOURCES, Resource, type_info
 
+# a canonical decimal that fits an int64 ("7", not "007" nor "٧"): written once, used alone
+# and for a comma-joined page of keys
+_CANONICAL = r"(?:0|[1-9][0-9]{0,17})"
+_ONE_CANONICAL = re.compile(_CANONICAL, re.ASCII)
+_ALL_CANONICAL = re.compile(rf"{_CANONICAL}(?:,{_CANONICAL})*", re.ASCII)
+
 
 def canonical_int(key: str) -> int | None:
-    """`key` as an int64 if it is a canonical decimal ("7", not "007" nor "٧"), else None."""
-    if key.isascii() and key.isdigit() and len(key) < 19 and (key[0] != "0" or key == "0"):
-        return int(key)
-    return None
-
-
-# canonical decimals (as `canonical_int` accepts them), joined by commas
-_ALL_CANONICAL = re.compile(r"(?:0|[1-9][0-9]{0,17})(?:,(?:0|[1-9][0-9]{0,17}))*", re.ASCII)
+    """`key` as an int64 if it is a canonical decimal (`_CANONICAL`), else None."""
+    return int(key) if _ONE_CANONICAL.fullmatch(key) else None
 
 
 def canonical_ints(keys: list[str]) -> list[int] | None:

@@ -280,10 +280,10 @@ def _attribute_plan(names: tuple[str, ...], lines_attribute: str | None) -> _Pla
 
 
 def _convert_planned(row: dict[str, Any], attributes: dict[str, Any], plan: _Plan) -> Any:
-    """`attributes` into `row` by `plan`: copied at once, then the typed values converted and
-    the rare non-string text values rendered; returns the line array (None: absent). `_FAILED`
-    (row half done) where a value fails to convert: the caller redoes the record attribute by
-    attribute, which names the failure exactly as before."""
+    """`attributes` into `row` by `plan`: copied at once, then the typed values converted;
+    returns the line array (None: absent). `_FAILED` (row half done) where a value fails to
+    convert or a text column holds a non-string: the caller redoes the record attribute by
+    attribute (`_convert_each`), which renders it, or names the failure, exactly as before."""
     typed, text, lines_attribute = plan
     row.update(attributes)
     items = None if lines_attribute is None else row.pop(lines_attribute)
@@ -296,13 +296,7 @@ def _convert_planned(row: dict[str, Any], attributes: dict[str, Any], plan: _Pla
         except (ValueError, TypeError, InvalidOperation, OverflowError):
             return _FAILED
     if text is not None and not _TEXT_VALUES.issuperset(map(type, text(attributes))):
-        for name, value in attributes.items():
-            if (type(value) is not str and value is not None and name != lines_attribute
-                    and _column_kind(name) == "text"):
-                try:
-                    row[name] = to_text(value)  # a number or bool as text, an object as JSON
-                except (ValueError, TypeError, OverflowError):
-                    return _FAILED
+        return _FAILED  # a number, bool or object in a text column (rare): the reference path
     return items
 
 
@@ -429,9 +423,8 @@ def normalize_resource(
         for item in items:
             if not isinstance(item, dict) or item.get("id") is None:
                 raise where.fail("to-many relationship item has no id", rid, rel)
-            child = str(item["id"])  # (the row as `_link_row` builds it, without the call)
-            bucket[(rid, child)] = {parent_col: rid, child_col: child, "site_id": row_site,
-                                    "_extracted_at": extracted_at}
+            child = str(item["id"])
+            bucket[(rid, child)] = _link_row(parent_col, rid, child_col, child, row_site, extracted_at)
     return info.table, row
 
 
