@@ -67,15 +67,31 @@ def _file_keys(keys: Iterable[str], add_int: Callable[[int], object], other: set
 
 
 class SeenKeys:
-    """Keys already emitted in this run: 8 bytes per integer key (a sorted array), so that
-    memory stays small at a million records; other keys go to a set."""
+    """Keys already emitted in this run, for the in-run dedupe of appended tables.
 
-    PENDING_MAX = 4_096  # recent integer keys, merged into the sorted array in bulk
+    Integer keys are held in chunks of `CHUNK` consecutive values: a chunk with at least
+    `DENSE_MIN` keys is a bitmap (8 KiB, one bit per value), the others stay in one sorted
+    int64 array (8 bytes per key). So a key never costs more than 8 bytes, and ids handed out
+    in sequence (dense, as in the sandbox) cost about one bit: at `large` a sorted array of
+    every key (~11M, ~90 MB plus a copy at each merge) grew with the data (finding 15). Other
+    keys go to a set.
+    """
+
+    PENDING_MAX = 4_096  # recent integer keys, merged into the chunks in bulk
+    SHIFT = 16
+    CHUNK = 1 << SHIFT  # values per chunk
+    DENSE_MIN = CHUNK // 64  # keys from which a chunk's bitmap (CHUNK bits) is no bigger
 
     def __init__(self) -> None:
-        self._sorted = np.empty(0, dtype=np.int64)
+        self._sorted = np.empty(0, dtype=np.int64)  # keys of sparse chunks
+        self._dense: dict[int, np.ndarray] = {}  # chunk number -> its bitmap (CHUNK bools, packed)
         self._pending: set[int] = set()
         self._other: set[str] = set()
+
+    def __len__(self) -> int:
+        """Integer keys held (merged or pending) plus the others."""
+        bits = sum(int(np.unpackbits(b).sum()) for b in self._dense.values())
+        return len(self._sorted) + bits + len(self._pending) + len(self._other)
 
     def seen(self, keys: list[str], ints: list[int] | None = None) -> np.ndarray:
         """Per key (a bool array): emitted by an earlier `remember`. `ints`: the caller's
@@ -87,13 +103,25 @@ class SeenKeys:
         out = np.zeros(len(ints), dtype=np.bool_)
         if self._pending and not self._pending.isdisjoint(ints):
             out |= np.fromiter((n in self._pending for n in ints), dtype=np.bool_, count=len(ints))
-        if len(self._sorted):
-            out |= self._in_sorted(np.asarray(ints, dtype=np.int64))
+        if len(ints):
+            out |= self._merged(np.asarray(ints, dtype=np.int64))
         return out
 
-    def _in_sorted(self, arr: np.ndarray) -> np.ndarray:
-        pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
-        return self._sorted[pos] == arr
+    def _merged(self, arr: np.ndarray) -> np.ndarray:
+        """Per integer key: in a dense chunk's bitmap or in the sorted array."""
+        out = np.zeros(len(arr), dtype=np.bool_)
+        if len(self._sorted):
+            pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
+            out |= self._sorted[pos] == arr
+        if self._dense:
+            chunks = arr >> self.SHIFT
+            for chunk in np.unique(chunks).tolist():
+                bits = self._dense.get(chunk)
+                if bits is not None:
+                    where = chunks == chunk
+                    low = arr[where] & (self.CHUNK - 1)
+                    out[where] |= (bits[low >> 3] >> (7 - (low & 7)).astype(np.uint8)) & 1 == 1
+        return out
 
     def _seen_each(self, keys: list[str]) -> np.ndarray:
         out = np.zeros(len(keys), dtype=np.bool_)
@@ -108,8 +136,8 @@ class SeenKeys:
             else:
                 ints.append(n)
                 where.append(i)
-        if ints and len(self._sorted):
-            out[where] = self._in_sorted(np.asarray(ints, dtype=np.int64))
+        if ints:
+            out[where] = self._merged(np.asarray(ints, dtype=np.int64))
         return out
 
     def remember(self, keys: Iterable[str], ints: list[int] | None = None) -> None:
@@ -122,14 +150,41 @@ class SeenKeys:
         else:
             self._pending.update(ints)
         if len(self._pending) >= self.PENDING_MAX:
-            new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
-            new.sort()
-            pos = np.searchsorted(self._sorted, new)
-            if len(self._sorted):  # (np.isin would sort a copy of the whole array: 5x its size)
-                fresh = self._sorted[np.minimum(pos, len(self._sorted) - 1)] != new
-                new, pos = new[fresh], pos[fresh]
-            self._sorted = np.insert(self._sorted, pos, new)
-            self._pending.clear()
+            self._merge()
+
+    def _merge(self) -> None:
+        """The pending keys into the dense bitmaps or the sorted array; a chunk of the array
+        that reaches `DENSE_MIN` keys becomes a bitmap."""
+        new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
+        self._pending.clear()
+        new = np.sort(new[~self._merged(new)])
+        chunks = new >> self.SHIFT
+        grown: list[int] = []
+        for chunk in np.unique(chunks).tolist():
+            bits = self._dense.get(chunk)
+            if bits is not None:
+                self._set_bits(bits, new[chunks == chunk])
+            else:
+                grown.append(chunk)
+        if self._dense:
+            new = new[np.isin(chunks, grown)]
+        if not len(new):
+            return
+        # (np.isin on the whole array would sort a copy of it: 5x its size)
+        self._sorted = np.insert(self._sorted, np.searchsorted(self._sorted, new), new)
+        for chunk in grown:
+            lo, hi = np.searchsorted(self._sorted, [chunk << self.SHIFT, (chunk + 1) << self.SHIFT])
+            if hi - lo >= self.DENSE_MIN:
+                bits = np.zeros(self.CHUNK // 8, dtype=np.uint8)
+                self._set_bits(bits, self._sorted[lo:hi])
+                self._dense[chunk] = bits
+                self._sorted = np.concatenate((self._sorted[:lo], self._sorted[hi:]))
+
+    def _set_bits(self, bits: np.ndarray, keys: np.ndarray) -> None:
+        low = keys & (self.CHUNK - 1)
+        mask = np.zeros(self.CHUNK, dtype=np.bool_)
+        mask[low] = True
+        bits |= np.packbits(mask)
 
 
 class Batches:

@@ -81,6 +81,41 @@ def test_seen_keys_across_the_bulk_merge_and_non_integer_keys():
     assert seen.seen(["0", "3", "1", "2"]).tolist() == [True, True, True, False]
 
 
+def test_seen_keys_dense_and_sparse_chunks_answer_like_a_set():
+    """Keys in sequence become bitmaps (about a bit each), scattered ones stay 8 bytes each in
+    the sorted array, and both answer exactly like a set of the keys remembered."""
+    import random
+
+    rng = random.Random(5)
+    base = 3_900_000_000
+    for spread, dense in ((1, True), (3, True), (2_000, False)):  # ids 1, 3, 2,000 apart
+        seen, ref = SeenKeys(), set()
+        for _ in range(200):
+            keys = [str(base + rng.randrange(0, 150_000) * spread) for _ in range(rng.randrange(1, 300))]
+            probe = keys + [str(base + rng.randrange(0, 150_000) * spread) for _ in range(40)]
+            assert seen.seen(probe).tolist() == [k in ref for k in probe]
+            fresh = sorted({k for k in keys if k not in ref})
+            seen.remember(fresh)
+            ref.update(fresh)
+        assert len(seen) == len(ref)
+        assert bool(seen._dense) is dense
+        held = seen._sorted.nbytes + sum(b.nbytes for b in seen._dense.values())
+        assert held <= 8 * len(ref)
+        if dense:  # a bit per id value the keys span (and two edge chunks), not 8 bytes a key
+            ints = [int(k) for k in ref]
+            edges = 2 * max(seen.CHUNK // 8, 8 * seen.DENSE_MIN)
+            assert held <= (max(ints) - min(ints)) // 8 + edges < 8 * len(ref)
+    # a chunk turning dense keeps the keys it held in the array, and a key on a chunk edge
+    seen = SeenKeys()
+    edge = SeenKeys.CHUNK * 100
+    keys = [str(edge + i) for i in range(-1, SeenKeys.DENSE_MIN + SeenKeys.PENDING_MAX)]
+    for start in range(0, len(keys), 1_000):
+        seen.remember(keys[start:start + 1_000])
+    seen.remember([str(i) for i in range(SeenKeys.PENDING_MAX)])  # force the last merge
+    assert seen.seen(keys).all()
+    assert not seen.seen([str(edge - 2), str(edge + len(keys)), str(SeenKeys.PENDING_MAX)]).any()
+
+
 def test_canonical_ints_is_canonical_int_for_the_whole_page():
     """The one-regex page path agrees with the per-key rule, and falls back on any odd key."""
     from sources.creator_platform.batches import canonical_int, canonical_ints
