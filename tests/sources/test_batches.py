@@ -207,3 +207,23 @@ def test_a_sparse_table_holds_few_parts_and_keeps_every_row_in_order():
     rows = drained(batches, "contacts_tags")
     assert [r["contact_id"] for r in rows] == [str(i) for i in range(pages)]
     assert [r["note"] for r in rows[-3:]] == [None, "x", None]
+
+
+def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
+    """The drift check's count: an id twice (two passes' overlap, a record on two pages) once,
+    digit ids by value ("007" is 7), the rest as text, dense and scattered ids alike."""
+    import random
+
+    from sources.creator_platform.batches import IdTally
+
+    rng = random.Random(7)
+    tally, ref = IdTally(), set()
+    for _ in range(120):
+        ids: list[object] = [rng.choice((rng.randrange(0, 50_000), 10**12 + 997 * rng.randrange(0, 9_000)))
+                             for _ in range(rng.randrange(0, 200))]
+        ids += rng.sample(["007", "7", "cus_1", None, "10000000000000000000"], 2)
+        tally.add([{"id": i} for i in ids] + ["not a record"])
+        for i in [*ids, None]:
+            text = str(i)
+            ref.add(int(text) if text.isdigit() and len(text) < 19 else text)
+    assert tally.distinct() == len(ref) > SeenKeys.PENDING_MAX
