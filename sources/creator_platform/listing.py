@@ -77,22 +77,31 @@ class DetailWindow:
     """How many of one resource's detail reads run ahead of the record being normalised: as
     many as the pool takes, fewer when each read carries many rows (a payout's lines: ~1,700 on
     average and up to 14,401 at `large`), so that the parsed reads held at once stay near
-    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13)."""
+    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13).
+
+    Rows per read are estimated by the larger of the mean and a moving average that follows
+    the recent reads (weight `RECENT_WEIGHT`): a listing in date order reads ever bigger
+    payouts at `large`, and the mean of all reads so far lagged behind them (finding 15)."""
+
+    RECENT_WEIGHT = 0.25
 
     def __init__(self, most: int) -> None:
         self.most = most
         self.rows = 0
         self.reads = 0
+        self.recent = 0.0  # moving average of rows per read
 
     def size(self) -> int:
         if not self.reads:
             return 1  # nothing known yet: the first read alone tells how big they are
-        return max(1, min(self.most, int(DETAIL_ROWS_AHEAD * self.reads / max(1, self.rows))))
+        per_read = max(self.rows / self.reads, self.recent, 1.0)
+        return max(1, min(self.most, int(DETAIL_ROWS_AHEAD / per_read)))
 
     def note(self, rows: int) -> None:
         """One detail read normalised into `rows` rows."""
         self.rows += rows
         self.reads += 1
+        self.recent = rows if self.reads == 1 else self.recent + self.RECENT_WEIGHT * (rows - self.recent)
 
 
 def _with_details(

@@ -89,3 +89,20 @@ def test_detail_reads_run_ahead_by_rows():
     assert big.size() == 4
     big.note(listing.DETAIL_ROWS_AHEAD * 3)
     assert big.size() == 1
+
+
+def test_detail_window_follows_reads_that_grow():
+    """Payouts listed in date order carry ever more lines: the window shrinks with the recent
+    reads, not only with the mean of all reads so far (which lagged behind at `large`)."""
+    window = listing.DetailWindow(16)
+    for _ in range(40):
+        window.note(listing.DETAIL_ROWS_AHEAD // 40)  # early payouts: a few hundred lines
+    assert window.size() == 16
+    for _ in range(4):
+        window.note(listing.DETAIL_ROWS_AHEAD // 2)  # recent ones: thousands each
+    mean = window.rows / window.reads
+    assert int(listing.DETAIL_ROWS_AHEAD / mean) >= 8  # the mean alone would keep 8+ ahead
+    assert window.size() <= 3
+    for _ in range(40):  # and it widens again once reads are small
+        window.note(10)
+    assert window.size() == 16
