@@ -240,8 +240,17 @@ class Listing:
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
                 anchor=next_day_window(res, started),
-                pushed=self.options.pushed_keys),
+                pushed=self.options.pushed_keys, newest=(self._newest_first(), 2 * opts.page_size)),
         )
+
+    def _newest_first(self) -> tuple[str, ...]:
+        """Fields the next run lists newest first by: a newest-first window's cursor, a change
+        feed's field (unchanged.py keeps the newest records by each, wherever listed)."""
+        res = self.resource
+        fields = [self.cursor_field] if res.incremental.order == "desc" else []
+        if res.change_feed is not None:
+            fields.append(res.change_feed.field)
+        return tuple(fields)
 
     def _may_skip(self, table: str) -> bool:
         """May rows of `table` the last run stored unchanged be dropped? Only from a table the
