@@ -4,6 +4,10 @@
 destination that one resource alone writes) and then drops records already emitted;
 `IdTally` counts the distinct ids of one listing for the drift check; `IdSet` holds the ids a
 run gathers for the steps after it (customers listed and named).
+
+numpy and pyarrow (~0.2 s of CPU to import) are imported by the methods that use them, not
+with this module: a run with nothing new reads pages but builds no arrow data, and its
+listings are small enough to count without numpy (`IdTally.SMALL`).
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ import functools
 import re
 from array import array
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from .normalize import is_link_table, link_columns
 from .settings import RESOURCES, Resource, type_info
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
 
 # a canonical decimal that fits an int64 ("7", not "007" nor "٧"): written once, used alone
 # and for a comma-joined page of keys
@@ -73,6 +78,8 @@ class SeenKeys:
     PENDING_MAX = 4_096  # recent integer keys, merged into the sorted array in bulk
 
     def __init__(self) -> None:
+        import numpy as np
+
         self._sorted = np.empty(0, dtype=np.int64)
         self._pending: set[int] = set()
         self._other: set[str] = set()
@@ -80,6 +87,8 @@ class SeenKeys:
     def seen(self, keys: list[str], ints: list[int] | None = None) -> np.ndarray:
         """Per key (a bool array): emitted by an earlier `remember`. `ints`: the caller's
         `canonical_ints(keys)`, if it has it."""
+        import numpy as np
+
         if ints is None:
             ints = canonical_ints(keys)
         if ints is None:  # some key is not a canonical integer: key by key
@@ -92,10 +101,14 @@ class SeenKeys:
         return out
 
     def _in_sorted(self, arr: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
         return self._sorted[pos] == arr
 
     def _seen_each(self, keys: list[str]) -> np.ndarray:
+        import numpy as np
+
         out = np.zeros(len(keys), dtype=np.bool_)
         ints: list[int] = []
         where: list[int] = []
@@ -114,6 +127,8 @@ class SeenKeys:
 
     def remember(self, keys: Iterable[str], ints: list[int] | None = None) -> None:
         """Note `keys` as emitted (`ints`: the caller's `canonical_ints(keys)`, if it has it)."""
+        import numpy as np
+
         keys = list(keys)
         if ints is None:
             ints = canonical_ints(keys)
@@ -184,6 +199,9 @@ class Batches:
     def _dedupe(self, table: str, tbl: pa.Table) -> pa.Table:
         """Rows of `tbl` not emitted before (entity: by id; link table: by parent), and of
         rows repeated within `tbl` (entity: id; link table: parent and child) the first."""
+        import numpy as np
+        import pyarrow as pa
+
         link = "id" not in tbl.column_names
         key_col, child_col = link_columns(table, tbl.column_names) if link else ("id", "id")
         column = tbl.column(key_col)
@@ -234,12 +252,18 @@ class Batches:
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
+    import pyarrow as pa
+
     # pages may differ in columns (drift): missing ones become nulls
     return pa.concat_tables(parts, promote_options="permissive")
 
 
 class IdTally:
     """Distinct record ids of one listing, 8 bytes each (ids are integers in practice)."""
+
+    # up to this many ids a set counts them (~4 MiB at most, for a moment): a run with nothing
+    # new lists small dimensions only, and importing numpy would cost it ~0.15 s of CPU
+    SMALL = 65_536
 
     def __init__(self) -> None:
         self._ints = array("q")
@@ -255,8 +279,11 @@ class IdTally:
                 self._other.add(text)
 
     def distinct(self) -> int:
-        ints = np.unique(np.frombuffer(self._ints, dtype=np.int64)) if self._ints else ()
-        return len(ints) + len(self._other)
+        if len(self._ints) <= self.SMALL:
+            return len(set(self._ints)) + len(self._other)
+        import numpy as np
+
+        return len(np.unique(np.frombuffer(self._ints, dtype=np.int64))) + len(self._other)
 
 
 class IdSet:
@@ -279,6 +306,8 @@ class IdSet:
 
     def _unique(self) -> np.ndarray:
         """The integer ids, sorted and deduplicated (and kept so)."""
+        import numpy as np
+
         if len(self._ints) != self._compacted:
             ints = np.unique(np.frombuffer(self._ints, dtype=np.int64))
             self._ints = array("q")
@@ -290,18 +319,26 @@ class IdSet:
     def __len__(self) -> int:
         return len(self._unique()) + len(self._other)
 
+    def __bool__(self) -> bool:
+        """Any id at all (without deduplicating: the usual answer of a run with nothing new)."""
+        return bool(self._ints or self._other)
+
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
         n = canonical_int(key)
         if n is None:
             return key in self._other
+        import numpy as np
+
         ints = self._unique()
         pos = int(np.searchsorted(ints, n))
         return pos < len(ints) and int(ints[pos]) == n
 
     def without(self, other: IdSet | None) -> list[str]:
         """The ids here and not in `other`, sorted as text."""
+        import numpy as np
+
         ints, rest = self._unique(), self._other
         if other is not None:
             ints = np.setdiff1d(ints, other._unique(), assume_unique=True)

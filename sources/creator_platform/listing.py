@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dlt
-import pyarrow as pa
 
 from .batches import Batches, IdTally
 from .client import CreatorPlatformClient
@@ -41,6 +40,9 @@ from .refresh import FEEDERS, TARGET
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
 from .unchanged import STATE_KEY, Unchanged, next_day_window
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
