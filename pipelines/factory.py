@@ -52,10 +52,10 @@ def release_free_memory() -> None:
     with its own jemalloc and cannot reuse it, so without this the load's peak stacks on top of
     it (finding 9). A few milliseconds, once per sync; a no-op where glibc is not the libc.
     """
+    pa = sys.modules.get("pyarrow")  # not imported: this run built no arrow data to release
     try:
-        import pyarrow as pa
-
-        pa.default_memory_pool().release_unused()
+        if pa is not None:
+            pa.default_memory_pool().release_unused()
     except Exception:  # an arrow build without the call: nothing to release there
         log.debug("arrow pool: release_unused not available")
     trim = _malloc_trim()

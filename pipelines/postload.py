@@ -263,22 +263,23 @@ def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[st
 
     if tables is None:  # kept tables unknown: nothing is dropped, nothing to force
         return {}
-    wanted = set(tables)
-    out: dict[str, frozenset[str]] = {}
     columns = data_tables(pipeline)
+    names = [t for t in sorted(set(tables) & set(columns)) if "_dlt_load_id" in columns[t]]
+    if not names:
+        return {}
+    found: dict[str, set[str]] = {}
     with sql_client(pipeline) as client:
-        for table in sorted(wanted & set(columns)):
-            if "_dlt_load_id" not in columns[table]:
-                continue
-            key = client.escape_column_name(_key_column(table, columns[table]))
-            q = client.make_qualified_table_name(table)
-            rows = client.execute_sql(
-                f"SELECT DISTINCT CAST({key} AS VARCHAR) FROM {q} WHERE _dlt_load_id LIKE %s",
-                f"{PUSHED_LOAD_ID_PREFIX}%",
-            ) or []
-            if rows:
-                out[table] = frozenset(str(r[0]) for r in rows)
-    return out
+        # one statement for every table (~40): a statement each cost ~70 ms a run
+        selects = [
+            f"SELECT {i} AS t, CAST({client.escape_column_name(_key_column(t, columns[t]))} AS VARCHAR)"
+            f" FROM {client.make_qualified_table_name(t)} WHERE _dlt_load_id LIKE %s"
+            for i, t in enumerate(names)
+        ]
+        rows = client.execute_sql(
+            " UNION ALL ".join(selects), *[f"{PUSHED_LOAD_ID_PREFIX}%"] * len(selects)) or []
+        for i, key in rows:
+            found.setdefault(names[i], set()).add(str(key))
+    return {table: frozenset(keys) for table, keys in found.items()}
 
 
 def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:

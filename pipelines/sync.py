@@ -252,7 +252,7 @@ def run_sync(
         pushed: dict[str, frozenset[str]] = {}
         if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
             dropped = (settings.resources or tuple(RESOURCES)) if settings.full_refresh else ()
-            with _warehouse_guard(wh):
+            with _warehouse_guard(wh), held_open(wh):  # two reads, one open of the file
                 kept = kept_tables(pipeline, dropped)
                 pushed = pushed_keys(pipeline, kept)
         stats = RunStats()

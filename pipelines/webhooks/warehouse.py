@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from common.duckdb_names import quote_ident, quote_literal
 from sources.creator_platform.normalize import declared_columns, table_hints
+
+if TYPE_CHECKING:  # imported where arrow data is built: a pull sync reads only the constants
+    import pyarrow as pa
 
 # the `_dlt_load_id` of every row the webhook loader writes starts so: the pull sync reloads such
 # rows when it re-reads them, even unchanged (see `pipelines.postload.pushed_keys`)
@@ -179,6 +182,8 @@ def upsert_resources(
 
 def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch) -> int:
     """Link rows of each delivered parent are replaced as a set (architecture doc)."""
+    import pyarrow as pa
+
     assert batch.parent_column is not None
     target = f"{quote_ident(schema)}.{quote_ident(batch.name)}"
     data = batch.rows
@@ -214,6 +219,8 @@ def new_event_keys(
     con: duckdb.DuckDBPyConnection, schema: str, keys: Iterable[tuple[str, str, str]]
 ) -> set[tuple[str, str, str]]:
     """Which (event, resource id, payload hash) keys are not in webhook_events yet."""
+    import pyarrow as pa
+
     keys = list(dict.fromkeys(keys))
     if not keys:
         return set()
@@ -267,6 +274,8 @@ def insert_dead_letters(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Ta
 
 
 def events_table(rows: list[dict], loaded_at: datetime) -> pa.Table:
+    import pyarrow as pa
+
     schema = pa.schema(
         [
             ("event", pa.string()),
@@ -283,6 +292,8 @@ def events_table(rows: list[dict], loaded_at: datetime) -> pa.Table:
 
 
 def dead_letters_table(rows: list[dict], loaded_at: datetime) -> pa.Table:
+    import pyarrow as pa
+
     schema = pa.schema(
         [
             ("reason", pa.string()),

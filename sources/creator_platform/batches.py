@@ -4,6 +4,10 @@
 destination that one resource alone writes) and then drops records already emitted;
 `IdTally` counts the distinct ids of one listing for the drift check; `IdSet` holds the ids a
 run gathers for the steps after it (customers listed and named).
+
+numpy and pyarrow (~0.2 s of CPU to import) are imported by the methods that use them, not
+with this module: a run with nothing new reads pages but builds no arrow data, and its
+listings are small enough to count without numpy (`IdTally.SMALL`).
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ import functools
 import re
 from array import array
 from collections.abc import Callable, Iterable
-from typing import Any
-
-import numpy as np
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from .normalize import is_link_table, link_columns
 from .settings import RESOURCES, Resource, type_info
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
 
 # a canonical decimal that fits an int64 ("7", not "007" nor "٧"): written once, used alone
 # and for a comma-joined page of keys
@@ -73,7 +78,7 @@ class SeenKeys:
     `DENSE_MIN` keys is a bitmap (8 KiB, one bit per value), the others stay in one sorted
     int64 array (8 bytes per key). So a key never costs more than 8 bytes, and ids handed out
     in sequence (dense, as in the sandbox) cost about one bit: at `large` a sorted array of
-    every key (~11M, ~90 MB plus a copy at each merge) grew with the data (finding 15). Other
+    every key (~11M, ~90 MB plus a copy at each merge) grew with the data (finding 16). Other
     keys go to a set.
     """
 
@@ -83,13 +88,17 @@ class SeenKeys:
     DENSE_MIN = CHUNK // 64  # keys from which a chunk's bitmap (CHUNK bits) is no bigger
 
     def __init__(self) -> None:
-        self._sorted = np.empty(0, dtype=np.int64)  # keys of sparse chunks
+        self._sorted: np.ndarray | None = None  # keys of sparse chunks (numpy on first merge)
         self._dense: dict[int, np.ndarray] = {}  # chunk number -> its bitmap (CHUNK bools, packed)
         self._pending: set[int] = set()
         self._other: set[str] = set()
 
     def __len__(self) -> int:
         """Distinct keys held."""
+        if self._sorted is None:  # never merged: no numpy needed
+            return len(self._pending) + len(self._other)
+        import numpy as np
+
         self._merge()
         bits = sum(int(np.unpackbits(b).sum()) for b in self._dense.values())
         return len(self._sorted) + bits + len(self._other)
@@ -97,6 +106,8 @@ class SeenKeys:
     def seen(self, keys: list[str], ints: list[int] | None = None) -> np.ndarray:
         """Per key (a bool array): emitted by an earlier `remember`. `ints`: the caller's
         `canonical_ints(keys)`, if it has it."""
+        import numpy as np
+
         if ints is None:
             ints = canonical_ints(keys)
         if ints is None:  # some key is not a canonical integer: key by key
@@ -104,14 +115,16 @@ class SeenKeys:
         out = np.zeros(len(ints), dtype=np.bool_)
         if self._pending and not self._pending.isdisjoint(ints):
             out |= np.fromiter((n in self._pending for n in ints), dtype=np.bool_, count=len(ints))
-        if len(ints):
+        if len(ints) and self._sorted is not None:
             out |= self._merged(np.asarray(ints, dtype=np.int64))
         return out
 
     def _merged(self, arr: np.ndarray) -> np.ndarray:
         """Per integer key: in a dense chunk's bitmap or in the sorted array."""
+        import numpy as np
+
         out = np.zeros(len(arr), dtype=np.bool_)
-        if len(self._sorted):
+        if self._sorted is not None and len(self._sorted):
             pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
             out |= self._sorted[pos] == arr
         if self._dense:
@@ -125,6 +138,8 @@ class SeenKeys:
         return out
 
     def _seen_each(self, keys: list[str]) -> np.ndarray:
+        import numpy as np
+
         out = np.zeros(len(keys), dtype=np.bool_)
         ints: list[int] = []
         where: list[int] = []
@@ -137,7 +152,7 @@ class SeenKeys:
             else:
                 ints.append(n)
                 where.append(i)
-        if ints:
+        if ints and self._sorted is not None:
             out[where] = self._merged(np.asarray(ints, dtype=np.int64))
         return out
 
@@ -161,6 +176,10 @@ class SeenKeys:
     def _merge(self) -> None:
         """The pending keys into the dense bitmaps or the sorted array; a chunk of the array
         that reaches `DENSE_MIN` keys becomes a bitmap."""
+        import numpy as np
+
+        if self._sorted is None:
+            self._sorted = np.empty(0, dtype=np.int64)
         if not self._pending:
             return
         new = np.fromiter(self._pending, dtype=np.int64, count=len(self._pending))
@@ -189,6 +208,8 @@ class SeenKeys:
                 self._sorted = np.concatenate((self._sorted[:lo], self._sorted[hi:]))
 
     def _set_bits(self, bits: np.ndarray, keys: np.ndarray) -> None:
+        import numpy as np
+
         low = keys & (self.CHUNK - 1)
         mask = np.zeros(self.CHUNK, dtype=np.bool_)
         mask[low] = True
@@ -247,6 +268,9 @@ class Batches:
     def _dedupe(self, table: str, tbl: pa.Table) -> pa.Table:
         """Rows of `tbl` not emitted before (entity: by id; link table: by parent), and of
         rows repeated within `tbl` (entity: id; link table: parent and child) the first."""
+        import numpy as np
+        import pyarrow as pa
+
         link = "id" not in tbl.column_names
         key_col, child_col = link_columns(table, tbl.column_names) if link else ("id", "id")
         column = tbl.column(key_col)
@@ -297,16 +321,23 @@ class Batches:
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
+    import pyarrow as pa
+
     # pages may differ in columns (drift): missing ones become nulls
     return pa.concat_tables(parts, promote_options="permissive")
 
 
 class IdTally:
-    """Distinct record ids of one listing: held as `SeenKeys` (about a bit per id in sequence,
-    at most 8 bytes; an int64 per record appended to an array grew with the listing: 13 MB
-    for a `large` site's transactions, reallocated as it grew, finding 15)."""
+    """Distinct record ids of one listing, for the drift check: a set while the listing is
+    small (a run with nothing new lists small dimensions only, and importing numpy would cost
+    it ~0.15 s of CPU), then `SeenKeys` (about a bit per id in sequence, at most 8 bytes: an
+    int64 appended per record grew with the listing, 13 MB for one `large` site's
+    transactions, finding 16)."""
+
+    SMALL = 65_536  # ids held in a set (~4 MiB at most) before they move to SeenKeys
 
     def __init__(self) -> None:
+        self._small: set[int] | None = set()
         self._keys = SeenKeys()
 
     def add(self, records: list[Any]) -> None:
@@ -318,10 +349,15 @@ class IdTally:
                 ints.append(int(text))
             else:
                 self._keys._other.add(text)
+        if self._small is not None:
+            self._small.update(ints)
+            if len(self._small) <= self.SMALL:
+                return
+            ints, self._small = list(self._small), None
         self._keys.add_ints(ints)
 
     def distinct(self) -> int:
-        return len(self._keys)
+        return len(self._keys) + (len(self._small) if self._small is not None else 0)
 
 
 class IdSet:
@@ -344,6 +380,8 @@ class IdSet:
 
     def _unique(self) -> np.ndarray:
         """The integer ids, sorted and deduplicated (and kept so)."""
+        import numpy as np
+
         if len(self._ints) != self._compacted:
             ints = np.unique(np.frombuffer(self._ints, dtype=np.int64))
             self._ints = array("q")
@@ -355,18 +393,26 @@ class IdSet:
     def __len__(self) -> int:
         return len(self._unique()) + len(self._other)
 
+    def __bool__(self) -> bool:
+        """Any id at all (without deduplicating: the usual answer of a run with nothing new)."""
+        return bool(self._ints or self._other)
+
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
         n = canonical_int(key)
         if n is None:
             return key in self._other
+        import numpy as np
+
         ints = self._unique()
         pos = int(np.searchsorted(ints, n))
         return pos < len(ints) and int(ints[pos]) == n
 
     def without(self, other: IdSet | None) -> list[str]:
         """The ids here and not in `other`, sorted as text."""
+        import numpy as np
+
         ints, rest = self._unique(), self._other
         if other is not None:
             ints = np.setdiff1d(ints, other._unique(), assume_unique=True)

@@ -20,10 +20,9 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dlt
-import pyarrow as pa
 
 from .batches import Batches, IdTally
 from .client import CreatorPlatformClient
@@ -41,6 +40,9 @@ from .refresh import FEEDERS, TARGET
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
 from .unchanged import STATE_KEY, Unchanged, next_day_window
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
@@ -81,7 +83,7 @@ class DetailWindow:
 
     Rows per read are estimated by the larger of the mean and a moving average that follows
     the recent reads (weight `RECENT_WEIGHT`): a listing in date order reads ever bigger
-    payouts at `large`, and the mean of all reads so far lagged behind them (finding 15)."""
+    payouts at `large`, and the mean of all reads so far lagged behind them (finding 16)."""
 
     RECENT_WEIGHT = 0.25
 
@@ -249,8 +251,17 @@ class Listing:
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
                 anchor=next_day_window(res, started),
-                pushed=self.options.pushed_keys),
+                pushed=self.options.pushed_keys, newest=(self._newest_first(), 2 * opts.page_size)),
         )
+
+    def _newest_first(self) -> tuple[str, ...]:
+        """Fields the next run lists newest first by: a newest-first window's cursor, a change
+        feed's field (unchanged.py keeps the newest records by each, wherever listed)."""
+        res = self.resource
+        fields = [self.cursor_field] if res.incremental.order == "desc" else []
+        if res.change_feed is not None:
+            fields.append(res.change_feed.field)
+        return tuple(fields)
 
     def _may_skip(self, table: str) -> bool:
         """May rows of `table` the last run stored unchanged be dropped? Only from a table the

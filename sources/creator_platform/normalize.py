@@ -24,10 +24,9 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
-import pyarrow as pa
 
 from .errors import NormalizationError
 from .redact import redact_target_url
@@ -42,6 +41,9 @@ from .settings import (
     link_table,
     type_info,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 PiiMode = Literal["hash", "drop"] | None
 LINK_MARKER = ""
@@ -525,6 +527,8 @@ def normalize_resources(
 
 # ------------------------------------------------------------------ arrow + dlt hints
 def _arrow_type(kind: ColumnType) -> pa.DataType:
+    import pyarrow as pa
+
     return {
         "text": pa.string(),
         "bigint": pa.int64(),
@@ -576,11 +580,14 @@ def rows_to_arrow(
     *,
     pii: PiiMode = None,
 ) -> dict[str, pa.Table]:
-    """Rows (as produced by `normalize_resources`) -> arrow tables with the declared types."""
+    """Rows (as produced by `normalize_resources`) -> arrow tables with the declared types.
+    pyarrow (and numpy, which it imports: ~0.2 s of CPU) is imported by the functions that
+    build arrow data, not with this module: a run with nothing to load never needs it."""
     out: dict[str, pa.Table] = {}
     for table, rows in rows_by_table.items():
         if not rows:
             continue
+        import pyarrow as pa
         observed = dict.fromkeys(rows[0])
         first = rows[0].keys()
         for row in rows:
@@ -606,6 +613,8 @@ def rows_to_arrow(
 @functools.lru_cache(maxsize=16)
 def _stamp(at: datetime, arrow_type: pa.DataType) -> pa.Scalar:
     """`at` as an arrow scalar: a page's tables share one `_extracted_at` (~10 us each)."""
+    import pyarrow as pa
+
     return pa.scalar(at, type=arrow_type)
 
 
@@ -613,6 +622,8 @@ def _from_rows(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     """The rows as a table of `schema` (missing keys -> null, other keys ignored): the same
     table as `pa.Table.from_pylist`, but arrow reads the dicts in C++ as one struct array
     (from_pylist first builds a Python list per column: ~25 % slower)."""
+    import pyarrow as pa
+
     return pa.Table.from_struct_array(pa.array(rows, type=pa.struct(schema)))
 
 
@@ -622,6 +633,8 @@ def _arrow_schema(
 ) -> tuple[pa.Schema, int, pa.Schema]:
     """Arrow schema of a table's columns (cached: pages of a table repeat the same columns),
     the position of `_extracted_at` in it (-1: none) and the schema without it."""
+    import pyarrow as pa
+
     keys = {"id"} if any(c == "id" for c, _ in cols) else set(link_columns(table, [c for c, _ in cols]))
     schema = pa.schema([pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols])
     stamp = schema.get_field_index(EXTRACTED_AT)

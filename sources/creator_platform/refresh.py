@@ -30,8 +30,8 @@ def stale_customers(report: Any) -> dict[str | None, list[str]]:
     """Site -> customer ids referenced by this run's feeders but not listed this run."""
     out: dict[str | None, list[str]] = {}
     for site, refs in report.customer_refs.items():
-        if site in report.customers_full:
-            continue  # a complete listing already read every customer of the site
+        if site in report.customers_full or not refs:
+            continue  # a complete listing already read every customer of the site; none named
         todo = refs.without(report.customers_listed.get(site))
         if todo:
             out[site] = todo

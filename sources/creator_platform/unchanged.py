@@ -9,8 +9,14 @@ first `KEEP_FIRST` and last `KEEP_LAST` pages by number, and every page holding 
 records among equal timestamps), and for a window filtered by day (`date_range`: the next run
 lists from midnight of its window's first day) the `ANCHORED` pages that hold that midnight's
 first records; a dimension listed in full every run keeps all its pages.
-The next run drops a row whose key and hash match. Bounded: at most `MAX_PAGES` pages per
-(resource, site), whatever the data size.
+Pages do not cover what the next run reads newest first by a field this listing is not sorted
+by (a full listing by `created_at`, then `-updated_at` or a change feed's `-fulfilled_at`): for
+each such field (`newest`) the rows of the `2 x page size` records newest by it are kept too,
+wherever they were listed (else the first run after a full sync loads ~440 unchanged rows at
+`small`, finding 15). The next run drops a row whose key and hash match. Bounded: at most
+`MAX_PAGES` pages and `2 x page size` records per field per (resource, site), whatever the
+data size. A key read twice in a run with different rows keeps no hash (which one the
+destination holds is dlt's merge's choice): the next run loads it.
 
 Keys: an entity row by `id`; a link or line table (merged per parent: `merge_key` = parent,
 see `normalize.table_hints`) by its parent, all of that parent's rows as one group, so a
@@ -98,7 +104,8 @@ class Unchanged:
     table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension;
     `anchor`: where the next run's window starts when the server filters by day; `pushed`:
     per table, keys another writer (the webhook loader) wrote last, never dropped (the stored
-    row may not be what this run read).
+    row may not be what this run read); `newest`: (fields of the primary table the next run
+    lists newest first by, how many of the newest records by each to keep).
     """
 
     def __init__(
@@ -106,6 +113,7 @@ class Unchanged:
         on_seen: Callable[[str, set[str]], None], *, recent: tuple[str, str] | None = None,
         keep_all: bool = False, anchor: datetime | None = None,
         pushed: Mapping[str, frozenset[str]] | None = None,
+        newest: tuple[tuple[str, ...], int] = ((), 0),
     ) -> None:
         self._pushed = pushed or {}
         self._known = known or {}
@@ -118,6 +126,7 @@ class Unchanged:
         # the pages worth keeping
         self._pages: dict[int, tuple[datetime | None, Rows, set[str]]] = {}
         self._newest: datetime | None = None
+        self._top = _Newest(recent[0] if recent else "", *newest)
 
     def filter(self, number: int, rows: Rows) -> Rows:
         """`rows` of page `number` without the groups stored unchanged."""
@@ -153,6 +162,7 @@ class Unchanged:
     def _remember(self, number: int, rows: Rows) -> None:
         """Keep the rows of the pages worth keeping (a page read twice, by a drift pass or a
         change feed, adds to its number's rows); the rest are let go as the listing goes."""
+        self._top.add(rows)
         newest = self._page_newest(rows)
         old_newest, page, too_big = self._pages.get(number, (None, {}, set()))
         for table, table_rows in rows.items():
@@ -189,11 +199,69 @@ class Unchanged:
     def save(self, state: dict[str, Any]) -> None:
         """The hashes of the kept pages become the state the next run compares with."""
         merged: Entries = {}
-        for number in sorted(self._pages):
-            for table, entries in hashes(self._pages[number][1]).items():
-                merged.setdefault(table, {}).update(entries)
+        torn: set[tuple[str, str]] = set()  # (table, key) read with different rows
+        parts = [self._pages[number][1] for number in sorted(self._pages)] + self._top.groups()
+        for part in parts:
+            for table, entries in hashes(part).items():
+                have = merged.setdefault(table, {})
+                for key, digest in entries.items():
+                    if have.setdefault(key, digest) != digest:
+                        torn.add((table, key))
+        for table, key in torn:
+            del merged[table][key]
+        merged = {table: entries for table, entries in merged.items() if entries}
         if merged:
             state[STATE_KEY] = merged
         else:
             state.pop(STATE_KEY, None)
         self._pages.clear()
+
+
+class _Newest:
+    """The rows of the `count` records newest by each of `fields` of the primary `table`, with
+    their link and line rows (keyed by that record), wherever in the listing they came: what
+    the next run's newest-first first page re-reads. A record read twice keeps both reads."""
+
+    def __init__(self, table: str, fields: tuple[str, ...], count: int) -> None:
+        self._table = table
+        self._count = count if fields else 0
+        self._values: dict[str, dict[str, datetime]] = {f: {} for f in fields}  # field -> key -> value
+        self._rows: dict[str, Rows] = {}  # key -> its rows per table
+
+    def add(self, rows: Rows) -> None:
+        if not self._count or not rows.get(self._table):
+            return
+        fresh: set[str] = set()  # keys newly among the newest, or held already (a re-read)
+        for row in rows[self._table]:
+            key = str(row["id"])
+            for field, values in self._values.items():
+                value = row.get(field)
+                if isinstance(value, datetime) and (key not in values or value > values[key]):
+                    values[key] = value
+                    fresh.add(key)
+            if key in self._rows:
+                fresh.add(key)
+        if not fresh:
+            return
+        for table, table_rows in rows.items():  # the entity's own rows and its link groups
+            if table != self._table and (not table_rows or "id" in table_rows[0]):
+                continue  # an included entity: not keyed by this record
+            for key, group in keyed(table, table_rows).items():
+                if key in fresh:
+                    self._rows.setdefault(key, {}).setdefault(table, []).extend(group)
+        if any(len(v) > 2 * self._count for v in self._values.values()):
+            self._prune()
+
+    def _prune(self) -> None:
+        """Only the newest `count` per field (amortised: every `count` records or so)."""
+        for field, values in self._values.items():
+            top = sorted(values.items(), key=lambda kv: kv[1], reverse=True)[:self._count]
+            self._values[field] = dict(top)
+        held = set().union(*self._values.values())
+        self._rows = {k: v for k, v in self._rows.items() if k in held}
+
+    def groups(self) -> list[Rows]:
+        self._prune()
+        out = list(self._rows.values())
+        self._rows.clear()
+        return out

@@ -76,6 +76,20 @@ def _copy_warehouse(src: Path, dst: Path) -> None:
     shutil.copytree(a.pipelines_dir, b.pipelines_dir)
 
 
+def _assert_a_fresh_sync_writes_the_same(sandbox: Any, db: Path, tmp_path: Path) -> None:
+    """`db` after a small delta equals a fresh full sync: tables, `_is_deleted`, cursors."""
+    fresh = tmp_path / "fresh.duckdb"
+    sync(sandbox, fresh)
+    got, want = snapshot(db), snapshot(fresh)
+    assert got.keys() == want.keys()
+    for table in set(want) - PERSON_TABLES:
+        assert got[table] == want[table], f"{table} differs after a small delta"
+    deleted_got, deleted_want = _deleted_flags(db), _deleted_flags(fresh)
+    for table in set(deleted_want) - PERSON_TABLES:
+        assert deleted_got[table] == deleted_want[table], f"{table}: _is_deleted differs"
+    assert _cursors(db) == _cursors(fresh)
+
+
 @pytest.fixture
 def held(monkeypatch):
     """Records whether each sync's load ran through one open database."""
@@ -113,17 +127,33 @@ def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, 
     delta = sync(sandbox, db)
     assert held[-1] is True
     assert sum(new for new, _ in delta.tables.values()) > 0
-    fresh = tmp_path / "fresh.duckdb"
-    sync(sandbox, fresh)
-    got, want = snapshot(db), snapshot(fresh)
-    assert got.keys() == want.keys()
-    for table in set(want) - PERSON_TABLES:
-        assert got[table] == want[table], f"{table} differs after a small delta"
-    deleted_got, deleted_want = _deleted_flags(db), _deleted_flags(fresh)
-    for table in set(deleted_want) - PERSON_TABLES:
-        assert deleted_got[table] == deleted_want[table], f"{table}: _is_deleted differs"
-    assert _cursors(db) == _cursors(fresh)
+    _assert_a_fresh_sync_writes_the_same(sandbox, db, tmp_path)
     assert any(cursor != "2026-03-01T12:00:00Z" for cursor in _cursors(db).values())  # moved
+
+
+def test_the_first_run_after_a_full_sync_loads_nothing_when_nothing_is_new(sandbox_factory,
+                                                                          tmp_path):
+    """A full listing is sorted by `created_at`; the next run reads contact notes newest first
+    by `updated_at` and orders and order items by `-fulfilled_at` (the change feed), records
+    spread over pages a full listing does not keep. Their hashes are kept all the same
+    (`unchanged._Newest`), so that run loads nothing; a delta after it still equals a fresh
+    sync. At `demo`, where a page holds fewer than those records (at `tiny` it does not)."""
+    sandbox = sandbox_factory(sites=2, scale="demo")
+    db = tmp_path / "inc.duckdb"
+    sync(sandbox, db)
+    before, flags, cursors = snapshot(db), _deleted_flags(db), _cursors(db)
+
+    again = sync(sandbox, db)
+    assert {t: n for t, n in again.tables.items() if sum(n)} == {}  # not one row loaded
+    assert again.deleted == {}
+    assert snapshot(db) == before
+    assert _deleted_flags(db) == flags
+    assert _cursors(db) == cursors
+
+    sandbox.activity(60)  # new, changed (fulfilled, edited) and deleted records
+    delta = sync(sandbox, db)
+    assert sum(new + updated for new, updated in delta.tables.values()) > 0
+    _assert_a_fresh_sync_writes_the_same(sandbox, db, tmp_path)
 
 
 def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tmp_path, held,

@@ -210,6 +210,40 @@ def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
     assert {first_today, first_today + 1} <= kept
 
 
+def test_the_newest_records_by_another_field_are_kept_wherever_listed_and_bounded():
+    """A listing sorted by `created_at` keeps the records the next run reads first by
+    `-updated_at`, with their link groups, however far apart; at most `count` of them."""
+    from datetime import UTC, datetime, timedelta
+
+    from sources.creator_platform import unchanged
+
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+    keep = Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"),
+                     newest=(("updated_at",), 3))
+    for n in range(1, 200):  # updated long after creation, the newest edits on middle pages
+        row = {"id": str(n), "created_at": t0 + timedelta(minutes=n),
+               "updated_at": t0 + timedelta(days=1, minutes=(n * 37) % 199)}
+        keep.filter(n, {"t": [row], "t_tags": [{"t_id": str(n), "tag_id": "9"}]})
+    state: dict = {}
+    keep.save(state)
+    newest = {str(n) for n in sorted(range(1, 200), key=lambda n: (n * 37) % 199)[-3:]}
+    kept = state[unchanged.STATE_KEY]
+    assert newest <= set(kept["t"]) and newest <= set(kept["t_tags"])
+    assert len(kept["t"]) <= unchanged.MAX_PAGES + 3
+
+
+def test_a_key_read_twice_with_different_rows_keeps_no_hash():
+    """Which read the destination holds is the merge's choice: the next run loads the key."""
+    from sources.creator_platform import unchanged
+
+    keep = Unchanged(None, lambda t: True, lambda t, k: None)
+    keep.filter(1, {"t": [{"id": "1", "title": "a"}, {"id": "2", "title": "x"}]})
+    keep.filter(2, {"t": [{"id": "1", "title": "b"}]})  # moved to the last page, and changed
+    state: dict = {}
+    keep.save(state)
+    assert set(state[unchanged.STATE_KEY]["t"]) == {"2"}
+
+
 def test_a_dimension_emptied_upstream_is_marked_deleted_when_nothing_else_is_read(
         fake_api, settings_for):
     """Nothing loaded and nothing seen this run: the empty complete listing still decides."""

@@ -218,6 +218,7 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
 
     rng = random.Random(7)
     tally, ref = IdTally(), set()
+    tally.SMALL = 1_000  # a set up to this many ids, SeenKeys after: both paths are counted
     for _ in range(120):
         ids: list[object] = [rng.choice((rng.randrange(0, 50_000), 10**12 + 997 * rng.randrange(0, 9_000)))
                              for _ in range(rng.randrange(0, 200))]
@@ -226,4 +227,7 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
         for i in [*ids, None]:
             text = str(i)
             ref.add(int(text) if text.isdigit() and len(text) < 19 else text)
+        if len(ref) < 900:
+            assert tally._small is not None and tally.distinct() == len(ref)
+    assert tally._small is None
     assert tally.distinct() == len(ref) > SeenKeys.PENDING_MAX
