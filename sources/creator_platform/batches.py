@@ -127,15 +127,25 @@ class SeenKeys:
         if self._sorted is not None and len(self._sorted):
             pos = np.minimum(np.searchsorted(self._sorted, arr), len(self._sorted) - 1)
             out |= self._sorted[pos] == arr
-        if self._dense:
+        if self._dense and len(arr):
             chunks = arr >> self.SHIFT
+            first = int(chunks[0])
+            if int(chunks.min()) == int(chunks.max()):  # the usual page: one chunk
+                bits = self._dense.get(first)
+                if bits is not None:
+                    out |= self._bits_set(bits, arr)
+                return out
             for chunk in np.unique(chunks).tolist():
                 bits = self._dense.get(chunk)
                 if bits is not None:
                     where = chunks == chunk
-                    low = arr[where] & (self.CHUNK - 1)
-                    out[where] |= (bits[low >> 3] >> (7 - (low & 7)).astype(np.uint8)) & 1 == 1
+                    out[where] |= self._bits_set(bits, arr[where])
         return out
+
+    def _bits_set(self, bits: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Per key of one chunk: its bit in `bits`."""
+        low = keys & (self.CHUNK - 1)
+        return (bits[low >> 3] >> (7 - (low & 7))) & 1 == 1
 
     def _seen_each(self, keys: list[str]) -> np.ndarray:
         import numpy as np
