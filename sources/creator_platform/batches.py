@@ -349,6 +349,7 @@ class IdTally:
     def __init__(self) -> None:
         self._small: set[int] | None = set()
         self._keys = SeenKeys()
+        self._other: set[str] = set()  # ids that are not canonical integers
 
     def add(self, records: list[Any]) -> None:
         ints: list[int] = []
@@ -358,7 +359,7 @@ class IdTally:
             if text.isdigit() and len(text) < 19:
                 ints.append(int(text))
             else:
-                self._keys._other.add(text)
+                self._other.add(text)
         if self._small is not None:
             self._small.update(ints)
             if len(self._small) <= self.SMALL:
@@ -367,7 +368,8 @@ class IdTally:
         self._keys.add_ints(ints)
 
     def distinct(self) -> int:
-        return len(self._keys) + (len(self._small) if self._small is not None else 0)
+        small = len(self._small) if self._small is not None else 0
+        return len(self._keys) + small + len(self._other)
 
 
 class IdSet:
