@@ -16,7 +16,9 @@ wherever they were listed (else the first run after a full sync loads ~440 uncha
 `small`, finding 15). The next run drops a row whose key and hash match. Bounded: at most
 `MAX_PAGES` pages and `2 x page size` records per field per (resource, site), whatever the
 data size. A key read twice in a run with different rows keeps no hash (which one the
-destination holds is dlt's merge's choice): the next run loads it.
+destination holds is dlt's merge's choice): the next run loads it. A listing that loads no row
+keeps the hashes it was given instead (still true of the destination, and a superset of what it
+would keep): its state does not move, so a nothing-new run has no state row to load.
 
 Keys: an entity row by `id`; a link or line table (merged per parent: `merge_key` = parent,
 see `normalize.table_hints`) by its parent, all of that parent's rows as one group, so a
@@ -127,6 +129,7 @@ class Unchanged:
         self._pages: dict[int, tuple[datetime | None, Rows, set[str]]] = {}
         self._newest: datetime | None = None
         self._top = _Newest(recent[0] if recent else "", *newest)
+        self._passed = False  # a row went on to be loaded
 
     def filter(self, number: int, rows: Rows) -> Rows:
         """`rows` of page `number` without the groups stored unchanged."""
@@ -150,6 +153,7 @@ class Unchanged:
                 self._on_seen(table, dropped)
             if kept:
                 out[table] = kept
+        self._passed = self._passed or any(out.values())
         return out
 
     def _page_newest(self, rows: Rows) -> datetime | None:
@@ -197,7 +201,12 @@ class Unchanged:
                 del self._pages[n]
 
     def save(self, state: dict[str, Any]) -> None:
-        """The hashes of the kept pages become the state the next run compares with."""
+        """The hashes of the kept pages become the state the next run compares with; a listing
+        that loads nothing leaves the hashes it was given (see `_keeps_known`)."""
+        if self._keeps_known():
+            self._pages.clear()
+            self._top.groups()
+            return
         merged: Entries = {}
         torn: set[tuple[str, str]] = set()  # (table, key) read with different rows
         parts = [self._pages[number][1] for number in sorted(self._pages)] + self._top.groups()
@@ -215,6 +224,15 @@ class Unchanged:
         else:
             state.pop(STATE_KEY, None)
         self._pages.clear()
+
+    def _keeps_known(self) -> bool:
+        """Every row this listing read matched a hash it was given and none is loaded: the
+        destination's rows are as they were, so every hash given still describes them, and
+        the ones this run would keep are among them (a row is only dropped if its hash was
+        given). Keeping them leaves the resource state as it was, so dlt has no state row to
+        load: the first nothing-new run after a full sync (whose hashes cover more pages)
+        skips normalise and load like any later one (finding 18)."""
+        return bool(self._known) and not self._passed
 
 
 class _Newest:

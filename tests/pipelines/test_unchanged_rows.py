@@ -244,6 +244,41 @@ def test_a_key_read_twice_with_different_rows_keeps_no_hash():
     assert set(state[unchanged.STATE_KEY]["t"]) == {"2"}
 
 
+def test_a_listing_that_loads_nothing_leaves_the_hashes_it_was_given():
+    """A full listing keeps the hashes of more pages than the window after it re-reads. When
+    that window loads nothing, the state stays as the full listing left it (so dlt has no
+    state row to load); once a row is loaded, the state is what this run kept."""
+    from datetime import UTC, datetime, timedelta
+
+    from sources.creator_platform import unchanged
+
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def page(n: int, title: str = "x") -> dict:
+        return {"t": [{"id": str(n), "created_at": t0 + timedelta(days=n), "title": title}]}
+
+    full = Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"))
+    for n in range(1, 40):
+        full.filter(n, page(n))
+    state: dict = {}
+    full.save(state)
+    after_full = copy.deepcopy(state)
+    assert len(after_full[unchanged.STATE_KEY]["t"]) > 2
+
+    seen: set[str] = set()
+    window = Unchanged(state[unchanged.STATE_KEY], lambda t: True,
+                       lambda t, k: seen.update(k), recent=("t", "created_at"))
+    assert window.filter(1, page(39)) == {}  # the newest record, unchanged: dropped
+    window.save(state)
+    assert state == after_full and seen == {"39"}
+
+    changed = Unchanged(state[unchanged.STATE_KEY], lambda t: True, lambda t, k: None,
+                        recent=("t", "created_at"))
+    assert changed.filter(1, page(39, title="y")) == page(39, title="y")  # loaded
+    changed.save(state)
+    assert state[unchanged.STATE_KEY] == {"t": {"39": group_hash(page(39, title="y")["t"])}}
+
+
 def test_a_dimension_emptied_upstream_is_marked_deleted_when_nothing_else_is_read(
         fake_api, settings_for):
     """Nothing loaded and nothing seen this run: the empty complete listing still decides."""
