@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 _CANONICAL = r"(?:0|[1-9][0-9]{0,17})"
 _ONE_CANONICAL = re.compile(_CANONICAL, re.ASCII)
 _ALL_CANONICAL = re.compile(rf"{_CANONICAL}(?:,{_CANONICAL})*", re.ASCII)
+SMALL_KEYS = 65_536  # keys held in a set (a few MiB at most) before they move to SeenKeys
 
 
 def canonical_int(key: str) -> int | None:
@@ -226,6 +227,38 @@ class SeenKeys:
         bits |= np.packbits(mask)
 
 
+class KeySet:
+    """Text keys, with membership: a set while few (`SMALL_KEYS`: a run with nothing new lists
+    little, and numpy costs it ~0.15 s of CPU to import), then `SeenKeys` (at most 8 bytes a
+    key, about a bit for ids in sequence). For unchanged.py's check of keys read twice."""
+
+    def __init__(self) -> None:
+        self._small: set[str] | None = set()
+        self._big = SeenKeys()
+
+    def having(self, keys: list[str], ints: list[int] | None = None) -> list[str]:
+        """The keys of `keys` held (`ints`: the caller's `canonical_ints(keys)`, if it has it)."""
+        if self._small is not None:
+            small = self._small
+            return [] if small.isdisjoint(keys) else [k for k in keys if k in small]
+        held = self._big.seen(keys, ints)
+        return [k for k, h in zip(keys, held.tolist(), strict=True) if h] if held.any() else []
+
+    def add(self, keys: list[str]) -> list[str]:
+        """Hold `keys` (distinct); returns those held already."""
+        if self._small is not None:
+            before = self.having(keys)
+            self._small.update(keys)
+            if len(self._small) > SMALL_KEYS:
+                self._big.remember(list(self._small))
+                self._small = None
+            return before
+        ints = canonical_ints(keys)
+        before = self.having(keys, ints)
+        self._big.remember(keys, ints)
+        return before
+
+
 class Batches:
     """Arrow tables per warehouse table, held until enough rows to yield as one item.
 
@@ -344,7 +377,7 @@ class IdTally:
     int64 appended per record grew with the listing, 13 MB for one `large` site's
     transactions, finding 16)."""
 
-    SMALL = 65_536  # ids held in a set (~4 MiB at most) before they move to SeenKeys
+    SMALL = SMALL_KEYS
 
     def __init__(self) -> None:
         self._small: set[int] | None = set()
