@@ -15,8 +15,9 @@ each such field (`newest`) the rows of the `2 x page size` records newest by it 
 wherever they were listed (else the first run after a full sync loads ~440 unchanged rows at
 `small`, finding 15). The next run drops a row whose key and hash match. Bounded: at most
 `MAX_PAGES` pages and `2 x page size` records per field per (resource, site), whatever the
-data size. A key read twice in a run with different rows keeps no hash (which one the
-destination holds is dlt's merge's choice): the next run loads it.
+data size. A key read twice in a run keeps no hash if the reads differ, or if one of them was
+let go and cannot be compared (`_Reads`): which read the destination holds is not the later
+one (an append keeps the first, a merge any), so the next run loads it.
 
 Keys: an entity row by `id`; a link or line table (merged per parent: `merge_key` = parent,
 see `normalize.table_hints`) by its parent, all of that parent's rows as one group, so a
