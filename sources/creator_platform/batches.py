@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 _CANONICAL = r"(?:0|[1-9][0-9]{0,17})"
 _ONE_CANONICAL = re.compile(_CANONICAL, re.ASCII)
 _ALL_CANONICAL = re.compile(rf"{_CANONICAL}(?:,{_CANONICAL})*", re.ASCII)
-SMALL_KEYS = 65_536  # keys held in a set (a few MiB at most) before they move to SeenKeys
 
 
 def canonical_int(key: str) -> int | None:
@@ -228,9 +227,12 @@ class SeenKeys:
 
 
 class KeySet:
-    """Text keys, with membership: a set while few (`SMALL_KEYS`: a run with nothing new lists
+    """Text keys, with membership: a set while few (`SMALL`: a run with nothing new lists
     little, and numpy costs it ~0.15 s of CPU to import), then `SeenKeys` (at most 8 bytes a
-    key, about a bit for ids in sequence). For unchanged.py's check of keys read twice."""
+    key, about a bit for ids in sequence). For unchanged.py's check of keys read twice: every
+    listing running at once holds one per table, so the set stays small (~0.4 MB)."""
+
+    SMALL = SeenKeys.PENDING_MAX
 
     def __init__(self) -> None:
         self._small: set[str] | None = set()
@@ -249,7 +251,7 @@ class KeySet:
         if self._small is not None:
             before = self.having(keys)
             self._small.update(keys)
-            if len(self._small) > SMALL_KEYS:
+            if len(self._small) > self.SMALL:
                 self._big.remember(list(self._small))
                 self._small = None
             return before
@@ -377,7 +379,7 @@ class IdTally:
     int64 appended per record grew with the listing, 13 MB for one `large` site's
     transactions, finding 16)."""
 
-    SMALL = SMALL_KEYS
+    SMALL = 65_536  # ids held in a set (~4 MiB at most) before they move to SeenKeys
 
     def __init__(self) -> None:
         self._small: set[int] | None = set()

@@ -236,9 +236,7 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
 def test_key_set_answers_like_a_set_before_and_after_it_outgrows_one(monkeypatch):
     """`add` returns the keys held already, in the small set and once moved to `SeenKeys`
     (mixed keys: integers in and out of sequence, text)."""
-    from sources.creator_platform import batches
-
-    monkeypatch.setattr(batches, "SMALL_KEYS", 50)
+    monkeypatch.setattr(KeySet, "SMALL", 50)
     keys, want = KeySet(), set()
     pages = [[str(n) for n in range(i * 7, i * 7 + 10)] + [f"k{i % 5}", str(10**12 + i % 3)]
              for i in range(40)]
