@@ -93,7 +93,7 @@ def customer_refresh(
             log.info("customers site=%s: %s re-read after new transactions", site, tbl.num_rows)
             yield tbl
 
-    return dlt.resource(rows(), name="customers_refresh", table_name=TARGET,
+    return dlt.resource(rows, name="customers_refresh", table_name=TARGET,
                         write_disposition="merge", primary_key="id")
 
 
