@@ -92,6 +92,10 @@ class SeenKeys:
         self._dense: dict[int, np.ndarray] = {}  # chunk number -> its bitmap (CHUNK bools, packed)
         self._pending: set[int] = set()
         self._other: set[str] = set()
+        # the least and greatest integer key held: a page of keys outside them (ids in sequence,
+        # read in either order: the usual page) holds none, answered without numpy's per-call cost
+        self._lo: int | None = None
+        self._hi: int | None = None
 
     def __len__(self) -> int:
         """Distinct keys held."""
@@ -113,9 +117,12 @@ class SeenKeys:
         if ints is None:  # some key is not a canonical integer: key by key
             return self._seen_each(keys)
         out = np.zeros(len(ints), dtype=np.bool_)
+        lo, hi = self._lo, self._hi
+        if not ints or lo is None or hi is None or min(ints) > hi or max(ints) < lo:
+            return out
         if self._pending and not self._pending.isdisjoint(ints):
             out |= np.fromiter((n in self._pending for n in ints), dtype=np.bool_, count=len(ints))
-        if len(ints) and self._sorted is not None:
+        if self._sorted is not None:
             out |= self._merged(np.asarray(ints, dtype=np.int64))
         return out
 
@@ -172,13 +179,17 @@ class SeenKeys:
         if ints is None:
             ints = canonical_ints(keys)
         if ints is None:
-            _file_keys(keys, self._pending.add, self._other)
-        else:
-            self._pending.update(ints)
-        self.add_ints(())
+            ints = []
+            _file_keys(keys, ints.append, self._other)
+        self.add_ints(ints)
 
-    def add_ints(self, ints: Iterable[int]) -> None:
+    def add_ints(self, ints: list[int]) -> None:
         """Note integer keys (0 <= n < 2**63), whether held already or not."""
+        if not ints:
+            return
+        lo, hi = min(ints), max(ints)
+        self._lo = lo if self._lo is None else min(lo, self._lo)
+        self._hi = hi if self._hi is None else max(hi, self._hi)
         self._pending.update(ints)
         if len(self._pending) >= self.PENDING_MAX:
             self._merge()
@@ -226,17 +237,38 @@ class SeenKeys:
         bits |= np.packbits(mask)
 
 
-class KeySet:
-    """Text keys, with membership: a set while few (`SMALL`: a run with nothing new lists
-    little, and numpy costs it ~0.15 s of CPU to import), then `SeenKeys` (at most 8 bytes a
-    key, about a bit for ids in sequence). For unchanged.py's check of keys read twice: every
-    listing running at once holds one per table, so the set stays small (~0.4 MB)."""
+class _SetThenSeen:
+    """Keys in a plain set while few (`SMALL`), then in `SeenKeys` (at most 8 bytes a key, about
+    a bit for ids in sequence): a run with nothing new lists little, and importing numpy would
+    cost it ~0.15 s of CPU. The base of `KeySet` (text keys, with membership) and `IdTally`
+    (integer ids, counted)."""
 
     SMALL = SeenKeys.PENDING_MAX
 
     def __init__(self) -> None:
-        self._small: set[str] | None = set()
+        self._small: set[Any] | None = set()
         self._big = SeenKeys()
+
+    def _hold(self, keys: Iterable[Any], spill: Callable[[list[Any]], None]) -> bool:
+        """Add `keys` to the small set if it is still in use (True); past `SMALL` keys, they all
+        go to `spill` (a `SeenKeys` method) and the set is done with."""
+        small = self._small
+        if small is None:
+            return False
+        small.update(keys)
+        if len(small) > self.SMALL:
+            self._small = None
+            spill(list(small))
+        return True
+
+    def __len__(self) -> int:
+        """Distinct keys held."""
+        return len(self._small) if self._small is not None else len(self._big)
+
+
+class KeySet(_SetThenSeen):
+    """Text keys, with membership. For unchanged.py's check of keys read twice: every listing
+    running at once holds one per table, so the set stays small (~0.4 MB)."""
 
     def having(self, keys: list[str], ints: list[int] | None = None) -> list[str]:
         """The keys of `keys` held (`ints`: the caller's `canonical_ints(keys)`, if it has it)."""
@@ -250,10 +282,7 @@ class KeySet:
         """Hold `keys` (distinct); returns those held already."""
         if self._small is not None:
             before = self.having(keys)
-            self._small.update(keys)
-            if len(self._small) > self.SMALL:
-                self._big.remember(list(self._small))
-                self._small = None
+            self._hold(keys, self._big.remember)
             return before
         ints = canonical_ints(keys)
         before = self.having(keys, ints)
@@ -372,19 +401,16 @@ def _concat(parts: list[pa.Table]) -> pa.Table:
     return pa.concat_tables(parts, promote_options="permissive")
 
 
-class IdTally:
-    """Distinct record ids of one listing, for the drift check: a set while the listing is
-    small (a run with nothing new lists small dimensions only, and importing numpy would cost
-    it ~0.15 s of CPU), then `SeenKeys` (about a bit per id in sequence, at most 8 bytes: an
-    int64 appended per record grew with the listing, 13 MB for one `large` site's
-    transactions, finding 16)."""
+class IdTally(_SetThenSeen):
+    """Distinct record ids of one listing, for the drift check: only a count, so no membership
+    is asked (an int64 appended per record grew with the listing, 13 MB for one `large` site's
+    transactions, finding 16). Digit ids by value ("007" is 7), the rest as text."""
 
     SMALL = 65_536  # ids held in a set (~4 MiB at most) before they move to SeenKeys
 
     def __init__(self) -> None:
-        self._small: set[int] | None = set()
-        self._keys = SeenKeys()
-        self._other: set[str] = set()  # ids that are not canonical integers
+        super().__init__()
+        self._other: set[str] = set()  # ids that are not digit strings
 
     def add(self, records: list[Any]) -> None:
         ints: list[int] = []
@@ -395,16 +421,11 @@ class IdTally:
                 ints.append(int(text))
             else:
                 self._other.add(text)
-        if self._small is not None:
-            self._small.update(ints)
-            if len(self._small) <= self.SMALL:
-                return
-            ints, self._small = list(self._small), None
-        self._keys.add_ints(ints)
+        if not self._hold(ints, self._big.add_ints):
+            self._big.add_ints(ints)
 
     def distinct(self) -> int:
-        small = len(self._small) if self._small is not None else 0
-        return len(self._keys) + small + len(self._other)
+        return len(self) + len(self._other)
 
 
 class IdSet:

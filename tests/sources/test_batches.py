@@ -116,6 +116,43 @@ def test_seen_keys_dense_and_sparse_chunks_answer_like_a_set():
     assert not seen.seen([str(edge - 2), str(edge + len(keys)), str(SeenKeys.PENDING_MAX)]).any()
 
 
+def test_seen_keys_answers_pages_at_and_beyond_the_edges_of_the_keys_it_holds():
+    """A page wholly below or above the keys held is answered without a lookup (the usual page:
+    ids in sequence, newest or oldest first); a page touching the least or greatest key held,
+    or reaching across the held range, still finds them, pending or merged."""
+    seen, ref = SeenKeys(), set()
+    low, high = 10**12, 10**12 + 3 * SeenKeys.PENDING_MAX
+    pages = [list(range(n, n + 100)) for n in range(low, high, 100)]
+    for page in pages[:len(pages) // 2] + list(reversed(pages[len(pages) // 2:])):  # both ways
+        keys = [str(n) for n in page]
+        assert not seen.seen(keys).any() and not any(k in ref for k in keys)
+        seen.remember(keys)
+        ref.update(keys)
+    lo, hi = min(map(int, ref)), max(map(int, ref))
+    probes = [[lo - 2, lo - 1], [hi + 1, hi + 2], [lo - 1, lo], [hi, hi + 1], [lo - 1, hi + 1],
+              [(lo + hi) // 2], [2**62]]
+    for ints in probes:
+        keys = [str(n) for n in ints]
+        assert seen.seen(keys).tolist() == [k in ref for k in keys]
+    seen.remember(["x"])  # a text key only: integer pages still answered as before
+    assert seen.seen([str(lo - 1), str(lo)]).tolist() == [False, True]
+    assert SeenKeys().seen(["1", "2"]).tolist() == [False, False]
+
+
+def test_key_set_and_id_tally_share_the_small_set_then_seen_keys():
+    """One mechanism: both hold a set up to their `SMALL` and `SeenKeys` past it, and count alike."""
+    from sources.creator_platform.batches import IdTally
+
+    keys, tally = KeySet(), IdTally()
+    keys.SMALL = tally.SMALL = 100
+    for start in range(0, 300, 50):
+        page = list(range(start, start + 60))  # 10 overlap with the page before
+        keys.add([str(n) for n in page])
+        tally.add([{"id": n} for n in page])
+        assert len(keys) == tally.distinct() == start + 60
+        assert (keys._small is None) is (tally._small is None) is (start + 60 > 100)
+
+
 def test_canonical_ints_is_canonical_int_for_the_whole_page():
     """The one-regex page path agrees with the per-key rule, and falls back on any odd key."""
     from sources.creator_platform.batches import canonical_int, canonical_ints
