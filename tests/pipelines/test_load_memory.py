@@ -88,3 +88,54 @@ def test_trimmed_heap_trims_while_the_block_runs_and_stops_after(monkeypatch):
     monkeypatch.setattr(factory, "_malloc_trim", lambda: None)  # not glibc: the block just runs
     with factory.trimmed_heap(every_s=0.01):
         assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
+
+
+_ALLOCATORS_PROBE = r"""
+import ctypes, os, sys, tempfile, threading
+from pipelines.factory import tune_allocators
+tune_allocators()
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+start = threading.Barrier(16)
+def work():
+    start.wait()
+    for _ in range(20_000):  # contention: glibc gives a thread that finds its arena busy another
+        libc.free(libc.malloc(256))
+threads = [threading.Thread(target=work) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+path = os.path.join(tempfile.mkdtemp(), "info.xml")
+fp = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, fp)
+libc.fclose(fp)
+import pyarrow as pa
+print(open(path).read().count("<heap nr="), pa.default_memory_pool().backend_name)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc heap")
+@pytest.mark.parametrize("pool", [None, "system"])
+def test_a_sync_keeps_two_malloc_arenas_and_gives_arrow_jemalloc_unless_told(pool, monkeypatch):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    import pipelines.factory as factory
+
+    if not hasattr(ctypes.CDLL(None), "malloc_info"):
+        pytest.skip("not glibc")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if pool:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = pool  # the user's choice wins
+    root = Path(factory.__file__).resolve().parents[1]
+    env["PYTHONPATH"] = str(root)
+    out = subprocess.run([sys.executable, "-c", _ALLOCATORS_PROBE], env=env, cwd=root,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) <= factory.MALLOC_ARENAS, out
+    assert out[1] == (pool or factory.ARROW_POOL)
