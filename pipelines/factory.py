@@ -44,12 +44,11 @@ TRIM_EVERY_S = 10.0
 # allocations (net of frees) between the cyclic GC's young collections in a sync; CPython's
 # default is 700 (see settle_gc)
 GC_YOUNG_THRESHOLD = 10_000
-# allocators of a sync (see tune_allocators): glibc's malloc arenas at most, its fixed mmap
-# threshold, and arrow's memory pool (a user's ARROW_DEFAULT_MEMORY_POOL wins)
+# allocators of a sync (see tune_allocators): glibc's malloc arenas at most, and arrow's
+# memory pool (a user's ARROW_DEFAULT_MEMORY_POOL wins)
 MALLOC_ARENAS = 2
-MMAP_THRESHOLD_BYTES = 128 * 1024
 ARROW_POOL = "jemalloc"
-_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8  # glibc's mallopt parameters (malloc.h)
+_M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 
 
 def release_free_memory() -> None:
@@ -92,7 +91,9 @@ def tune_allocators() -> None:
     the first ones were freed; arrow's default pool (mimalloc) held ~60 MiB of RSS for ~10 MiB
     allocated. Two arenas, a fixed 128 KiB threshold (bodies are mapped and unmapped) and
     jemalloc for arrow (which `release_free_memory` purges) took 90 MiB off the first minutes'
-    level at `large` (finding 18). Once per process; a no-op where glibc is not the libc.
+    level at `large` (finding 18). The fixed threshold is left out: it cost ~1 s of system CPU
+    in a `small` sync (+3.5 %), and point 3 has no margin. Once per process; a no-op where
+    glibc is not the libc.
     """
     if getattr(tune_allocators, "done", False):
         return
@@ -102,7 +103,6 @@ def tune_allocators() -> None:
     mallopt = _libc("mallopt")
     if mallopt is not None:
         mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
-        mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)
 
 
 @contextlib.contextmanager
