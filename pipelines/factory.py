@@ -91,7 +91,7 @@ def tune_allocators() -> None:
     the first ones were freed; arrow's default pool (mimalloc) held ~60 MiB of RSS for ~10 MiB
     allocated. Two arenas, a fixed 128 KiB threshold (bodies are mapped and unmapped) and
     jemalloc for arrow (which `release_free_memory` purges) took 90 MiB off the first minutes'
-    level at `large` (finding 18). The fixed threshold is left out: it cost ~1 s of system CPU
+    level at `large` (finding 20). The fixed threshold is left out: it cost ~1 s of system CPU
     in a `small` sync (+3.5 %), and point 3 has no margin. Once per process; a no-op where
     glibc is not the libc.
     """

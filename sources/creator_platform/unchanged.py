@@ -15,8 +15,11 @@ each such field (`newest`) the rows of the `2 x page size` records newest by it 
 wherever they were listed (else the first run after a full sync loads ~440 unchanged rows at
 `small`, finding 15). The next run drops a row whose key and hash match. Bounded: at most
 `MAX_PAGES` pages and `2 x page size` records per field per (resource, site), whatever the
-data size. A key read twice in a run with different rows keeps no hash (which one the
-destination holds is dlt's merge's choice): the next run loads it.
+data size. A key read twice in a run keeps no hash if the reads differ, or if one of them was
+let go and cannot be compared (`_Reads`): which read the destination holds is not the later
+one (an append keeps the first, a merge any), so the next run loads it. A listing that loads no
+row keeps the hashes it was given instead (still true of the destination, and a superset of
+what it would keep): its state does not move, so a nothing-new run has no state row to load.
 
 Keys: an entity row by `id`; a link or line table (merged per parent: `merge_key` = parent,
 see `normalize.table_hints`) by its parent, all of that parent's rows as one group, so a
@@ -32,10 +35,11 @@ already (`kept`), never under a full refresh, and the rows dropped are reported 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from .batches import KeySet
 from .normalize import link_columns
 from .settings import PAGE_SIZE_RANGE
 
@@ -73,11 +77,24 @@ def _row_text(row: Mapping[str, Any]) -> str:
     return repr(sorted((k, v) for k, v in row.items() if k not in VOLATILE))
 
 
+def key_column(table: str, row: Mapping[str, Any]) -> str:
+    """The column a table's rows are keyed by: an entity's `id`, a link/line table's parent."""
+    return "id" if "id" in row else link_columns(table, row.keys())[0]
+
+
+def row_keys(table: str, rows: list[dict[str, Any]]) -> list[str]:
+    """The distinct keys of `rows` (see `keyed`), in order."""
+    if not rows:
+        return []
+    key = key_column(table, rows[0])
+    return list(dict.fromkeys([str(r[key]) for r in rows]))
+
+
 def keyed(table: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """Rows of one table by their key: an entity's id, or a link/line table's parent."""
     if not rows:
         return {}
-    key = "id" if "id" in rows[0] else link_columns(table, rows[0].keys())[0]
+    key = key_column(table, rows[0])
     out: dict[str, list[dict[str, Any]]] = {}
     for r in rows:  # a key twice on one page (a record re-read, a shared include): one group
         out.setdefault(str(r[key]), []).append(r)
@@ -127,6 +144,8 @@ class Unchanged:
         self._pages: dict[int, tuple[datetime | None, Rows, set[str]]] = {}
         self._newest: datetime | None = None
         self._top = _Newest(recent[0] if recent else "", *newest)
+        self._passed = False  # a row went on to be loaded
+        self._reads = _Reads()
 
     def filter(self, number: int, rows: Rows) -> Rows:
         """`rows` of page `number` without the groups stored unchanged."""
@@ -150,6 +169,7 @@ class Unchanged:
                 self._on_seen(table, dropped)
             if kept:
                 out[table] = kept
+        self._passed = self._passed or any(out.values())
         return out
 
     def _page_newest(self, rows: Rows) -> datetime | None:
@@ -166,13 +186,14 @@ class Unchanged:
         newest = self._page_newest(rows)
         old_newest, page, too_big = self._pages.get(number, (None, {}, set()))
         for table, table_rows in rows.items():
+            self._reads.note(table, row_keys(table, table_rows), page, self._pages.values())
             if table in too_big:
                 continue
             held = page.setdefault(table, [])
             held.extend(table_rows)
             if len(held) > HELD_ROWS_MAX:  # the whole table of this page, or none of it
                 too_big.add(table)
-                del page[table]
+                self._reads.let_go(table, page.pop(table))
         if old_newest is not None and (newest is None or old_newest > newest):
             newest = old_newest
         self._pages[number] = (newest, page, too_big)
@@ -194,10 +215,17 @@ class Unchanged:
             keep |= set(sorted(after, key=lambda n: self._pages[n][0])[:ANCHORED])  # type: ignore[arg-type, return-value]
         for n in numbers:
             if n not in keep:
-                del self._pages[n]
+                for table, table_rows in self._pages.pop(n)[1].items():
+                    self._reads.let_go(table, table_rows)
 
     def save(self, state: dict[str, Any]) -> None:
-        """The hashes of the kept pages become the state the next run compares with."""
+        """The hashes of the kept pages become the state the next run compares with; a listing
+        that loads nothing leaves the hashes it was given (see `_keeps_known`)."""
+        if self._keeps_known():
+            self._pages.clear()
+            self._top.groups()
+            self._reads = _Reads()
+            return
         merged: Entries = {}
         torn: set[tuple[str, str]] = set()  # (table, key) read with different rows
         parts = [self._pages[number][1] for number in sorted(self._pages)] + self._top.groups()
@@ -207,6 +235,8 @@ class Unchanged:
                 for key, digest in entries.items():
                     if have.setdefault(key, digest) != digest:
                         torn.add((table, key))
+        for table, entries in merged.items():  # read more than once, a read let go
+            torn.update((table, key) for key in self._reads.torn(table, list(entries)))
         for table, key in torn:
             del merged[table][key]
         merged = {table: entries for table, entries in merged.items() if entries}
@@ -215,6 +245,65 @@ class Unchanged:
         else:
             state.pop(STATE_KEY, None)
         self._pages.clear()
+        self._reads = _Reads()
+
+    def _keeps_known(self) -> bool:
+        """Every row this listing read matched a hash it was given and none is loaded: the
+        destination's rows are as they were, so every hash given still describes them, and
+        the ones this run would keep are among them (a row is only dropped if its hash was
+        given). Keeping them leaves the resource state as it was, so dlt has no state row to
+        load: the first nothing-new run after a full sync (whose hashes cover more pages)
+        skips normalise and load like any later one (finding 18)."""
+        return bool(self._known) and not self._passed
+
+
+class _Reads:
+    """Keys of one listing read more than once with a read let go (its page was not kept):
+    they keep no hash, since which read the destination holds is not known to match the one
+    hashed. A first load appends a key's first read (`Batches` drops the later ones) and a
+    merge keeps any one of them (dlt's dedupe by primary key has no order), so keeping the hash
+    of a later read alone would let the next run drop the changed record as unchanged, and the
+    warehouse would keep the first read for good (FINDINGS 17 (d)). Both reads held (kept
+    pages): `save` compares them, and an identical re-read (a change feed's page and a
+    window's) keeps its hash, so a run with nothing new still loads nothing.
+
+    Every key read is held (`KeySet`: a set while few, then about a bit per id in sequence, 8
+    bytes at most) until `save`; re-reads are rare (a drift pass, a change feed, a record moved
+    while listed), so only they cost more: `watch`, re-read keys whose reads are all held so
+    far (torn if one is let go), and `lost`, the torn ones."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, KeySet] = {}
+        self._watch: dict[str, set[str]] = {}
+        self._lost: dict[str, KeySet] = {}
+
+    def note(self, table: str, keys: list[str], page: Rows, held: Iterable[tuple[Any, Rows, Any]]) -> None:
+        """A read of `keys` of `table`, about to join `page` (a held page's rows; `held`: every
+        held page). A first re-read is watched if its earlier read is held, else torn."""
+        again = self._read.setdefault(table, KeySet()).add(keys)
+        if not again:
+            return
+        watch = self._watch.setdefault(table, set())
+        lost = self._lost.setdefault(table, KeySet())
+        torn = set(lost.having(again))
+        first = [k for k in again if k not in watch and k not in torn]
+        if not first:
+            return
+        here = {k for rows in [page, *(p for _, p, _ in held)] for k in row_keys(table, rows.get(table, []))}
+        watch.update(k for k in first if k in here)
+        lost.add([k for k in first if k not in here])
+
+    def let_go(self, table: str, rows: list[dict[str, Any]]) -> None:
+        """`rows` of `table` are let go: watched keys among them are torn."""
+        watch = self._watch.get(table)
+        if watch:
+            gone = [k for k in row_keys(table, rows) if k in watch]
+            watch.difference_update(gone)
+            self._lost.setdefault(table, KeySet()).add(gone)
+
+    def torn(self, table: str, keys: list[str]) -> list[str]:
+        lost = self._lost.get(table)
+        return lost.having(keys) if lost is not None else []
 
 
 class _Newest:

@@ -136,15 +136,20 @@ def test_the_first_run_after_a_full_sync_loads_nothing_when_nothing_is_new(sandb
     """A full listing is sorted by `created_at`; the next run reads contact notes newest first
     by `updated_at` and orders and order items by `-fulfilled_at` (the change feed), records
     spread over pages a full listing does not keep. Their hashes are kept all the same
-    (`unchanged._Newest`), so that run loads nothing; a delta after it still equals a fresh
-    sync. At `demo`, where a page holds fewer than those records (at `tiny` it does not)."""
+    (`unchanged._Newest`), so that run loads nothing, and it leaves the state as it was (no
+    state row to load); a delta after it still equals a fresh sync. At `demo`, where a page holds fewer than those records (at `tiny` it does not)."""
     sandbox = sandbox_factory(sites=2, scale="demo")
     db = tmp_path / "inc.duckdb"
     sync(sandbox, db)
     before, flags, cursors = snapshot(db), _deleted_flags(db), _cursors(db)
+    state = _raw_state(db)
 
     again = sync(sandbox, db)
     assert {t: n for t, n in again.tables.items() if sum(n)} == {}  # not one row loaded
+    # nor a state row: the state, row hashes included, is as the full sync left it, so the
+    # run had no load package at all (finding 18)
+    assert _raw_state(db) == state
+    assert again.load_ids == []
     assert again.deleted == {}
     assert snapshot(db) == before
     assert _deleted_flags(db) == flags

@@ -244,6 +244,41 @@ def test_a_key_read_twice_with_different_rows_keeps_no_hash():
     assert set(state[unchanged.STATE_KEY]["t"]) == {"2"}
 
 
+def test_a_listing_that_loads_nothing_leaves_the_hashes_it_was_given():
+    """A full listing keeps the hashes of more pages than the window after it re-reads. When
+    that window loads nothing, the state stays as the full listing left it (so dlt has no
+    state row to load); once a row is loaded, the state is what this run kept."""
+    from datetime import UTC, datetime, timedelta
+
+    from sources.creator_platform import unchanged
+
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def page(n: int, title: str = "x") -> dict:
+        return {"t": [{"id": str(n), "created_at": t0 + timedelta(days=n), "title": title}]}
+
+    full = Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"))
+    for n in range(1, 40):
+        full.filter(n, page(n))
+    state: dict = {}
+    full.save(state)
+    after_full = copy.deepcopy(state)
+    assert len(after_full[unchanged.STATE_KEY]["t"]) > 2
+
+    seen: set[str] = set()
+    window = Unchanged(state[unchanged.STATE_KEY], lambda t: True,
+                       lambda t, k: seen.update(k), recent=("t", "created_at"))
+    assert window.filter(1, page(39)) == {}  # the newest record, unchanged: dropped
+    window.save(state)
+    assert state == after_full and seen == {"39"}
+
+    changed = Unchanged(state[unchanged.STATE_KEY], lambda t: True, lambda t, k: None,
+                        recent=("t", "created_at"))
+    assert changed.filter(1, page(39, title="y")) == page(39, title="y")  # loaded
+    changed.save(state)
+    assert state[unchanged.STATE_KEY] == {"t": {"39": group_hash(page(39, title="y")["t"])}}
+
+
 def test_a_dimension_emptied_upstream_is_marked_deleted_when_nothing_else_is_read(
         fake_api, settings_for):
     """Nothing loaded and nothing seen this run: the empty complete listing still decides."""
@@ -288,3 +323,128 @@ def test_a_row_a_webhook_wrote_since_is_reloaded_even_when_the_api_did_not_chang
     assert query(db, "select count(*) from creator_platform.products "
                      f"where _dlt_load_id like '{PUSHED_LOAD_ID_PREFIX}%'") == [(0,)]
     assert _loaded(_run(fake_api, settings)) == {}  # and then nothing again
+
+
+def _listing(**kw):
+    """An oldest-first listing whose middle pages are let go (`MAX_PAGES`, no recent pages)."""
+    return Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"), **kw)
+
+
+def _kept(keep: Unchanged) -> set[str]:
+    from sources.creator_platform import unchanged
+
+    state: dict = {}
+    keep.save(state)
+    return set(state.get(unchanged.STATE_KEY, {}).get("t", {}))
+
+
+def _old_page(n: int, title: str = "") -> dict:
+    from datetime import UTC, datetime, timedelta
+
+    at = datetime(2026, 3, 1, tzinfo=UTC) + timedelta(days=n)  # a day apart: none recent
+    return {"t": [{"id": str(n), "created_at": at, "title": title or f"r{n}"}]}
+
+
+def test_a_key_whose_first_read_was_let_go_keeps_no_hash_when_read_again():
+    """FINDINGS 17 (d): a first load appends a key's first read (`Batches` drops the later
+    ones) and a merge keeps either: a hash of the later read alone would let the next run drop
+    the changed record as unchanged, and the warehouse would keep the first read for good."""
+    from sources.creator_platform import unchanged
+
+    keep = _listing()
+    for n in range(1, 30):
+        keep.filter(n, _old_page(n))  # record 5 on page 5, let go (not an edge, not recent)
+    last = _old_page(30)
+    last["t"].append({**_old_page(5)["t"][0], "title": "edited"})  # moved to the end, changed
+    keep.filter(30, last)
+    kept = _kept(keep)
+    assert "30" in kept and "1" in kept  # the edges are still kept
+    assert "5" not in kept
+    assert len(kept) <= unchanged.MAX_PAGES
+
+
+def test_a_key_read_on_a_kept_page_then_on_a_page_let_go_keeps_no_hash():
+    keep = _listing()
+    first = _old_page(1)
+    first["t"].append({**_old_page(7)["t"][0], "id": "99"})
+    keep.filter(1, first)  # page 1: kept (an edge)
+    for n in range(2, 30):
+        page = _old_page(n)
+        if n == 7:  # read again on a page let go, changed
+            page["t"].append({**page["t"][0], "id": "99", "title": "edited"})
+        keep.filter(n, page)
+    kept = _kept(keep)
+    assert "99" not in kept and "1" in kept
+
+
+def test_a_key_pruned_from_the_newest_then_read_again_keeps_no_hash():
+    """The first read was held by `_Newest` only, and pruned before the second came; the
+    second is held by `_Newest` alone (its page is let go: a drift pass's middle page)."""
+    from datetime import UTC, datetime, timedelta
+
+    t0 = datetime(2026, 3, 1, tzinfo=UTC)
+    keep = _listing(newest=(("updated_at",), 2))
+    for n in range(1, 31):  # record n updated at t0 + n hours: each page's record is the newest
+        page = _old_page(n)
+        page["t"][0]["updated_at"] = t0 + timedelta(hours=n)
+        keep.filter(n, page)
+    edited = {**_old_page(3)["t"][0], "title": "edited", "updated_at": t0 + timedelta(hours=31)}
+    keep.filter(15, {"t": [edited]})
+    kept = _kept(keep)
+    assert "3" not in kept
+    assert {"1", "29", "30"} <= kept
+
+
+def test_a_key_read_twice_identically_on_kept_pages_keeps_its_hash():
+    """A change feed's page and a window's page both held: the reads are compared, and an
+    identical re-read keeps its hash, so a run with nothing new still loads nothing."""
+    keep = _listing()
+    keep.filter(1, {"t": [{"id": "1", "title": "a"}, {"id": "2", "title": "x"}]})
+    keep.filter(2, {"t": [{"id": "3", "title": "y"}]})
+    keep.filter(1, {"t": [{"id": "1", "title": "a"}]})  # the feed's page 1
+    keep.filter(3, {"t": [{"id": "2", "title": "x"}]})  # and its page 3
+    assert _kept(keep) == {"1", "2", "3"}
+
+
+def _moved(api, *, edited: str | None) -> None:
+    """30 products, page size 2 (15 pages, more than `MAX_PAGES`): product 4 on page 3; with
+    `edited`, listed again on a last page of its own with that title, as a record edited while
+    the listing ran and moved to its end (the final total counts it once: no drift pass)."""
+    products = [record("products", 3000000100 + i, site=SITE, title=f"P{i}") for i in range(30)]
+    if edited is not None:
+        products.append(record("products", 3000000104, site=SITE, title=edited))
+    api.collections["products"] = products
+    api.meta_shape = lambda _, number, size, total, pages: {
+        "total_pages": pages, "total_count": 30, "current_page": number}
+
+
+def _title(db: str) -> list[tuple]:
+    return query(db, "select title from creator_platform.products where id = '3000000104'")
+
+
+def test_a_record_read_twice_in_a_first_load_is_loaded_again_by_the_next_run(fake_api, settings_for):
+    """End to end: the first load appends the first read ('P4'); the next run lists 'moved'
+    once and must store it, not drop it as unchanged (FINDINGS 17 (d))."""
+    settings = settings_for(resources=("products",), page_size=2, concurrency=1)
+    db = settings.warehouse.duckdb_path
+    _moved(fake_api, edited="moved")
+    _run(fake_api, settings)
+    assert _title(db) == [("P4",)]  # the first read: an append keeps it
+    _moved(fake_api, edited=None)
+    fake_api.collections["products"][4] = record("products", 3000000104, site=SITE, title="moved")
+    _run(fake_api, settings)
+    assert _title(db) == [("moved",)]
+
+
+def test_a_record_read_twice_in_a_merge_is_loaded_again_by_the_next_run(fake_api, settings_for):
+    """The same on a table the warehouse holds: the merge stores one of the two reads."""
+    settings = settings_for(resources=("products",), page_size=2, concurrency=1)
+    db = settings.warehouse.duckdb_path
+    _moved(fake_api, edited=None)
+    _run(fake_api, settings)
+    _moved(fake_api, edited="moved")
+    _run(fake_api, settings)
+    _moved(fake_api, edited=None)
+    fake_api.collections["products"][4] = record("products", 3000000104, site=SITE, title="moved")
+    _run(fake_api, settings)
+    assert _title(db) == [("moved",)]

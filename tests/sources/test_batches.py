@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sources.creator_platform.batches import Batches, IdSet, SeenKeys
+from sources.creator_platform.batches import Batches, IdSet, KeySet, SeenKeys
 from sources.creator_platform.settings import RESOURCES
 
 
@@ -231,3 +231,19 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
             assert tally._small is not None and tally.distinct() == len(ref)
     assert tally._small is None
     assert tally.distinct() == len(ref) > SeenKeys.PENDING_MAX
+
+
+def test_key_set_answers_like_a_set_before_and_after_it_outgrows_one(monkeypatch):
+    """`add` returns the keys held already, in the small set and once moved to `SeenKeys`
+    (mixed keys: integers in and out of sequence, text)."""
+    monkeypatch.setattr(KeySet, "SMALL", 50)
+    keys, want = KeySet(), set()
+    pages = [[str(n) for n in range(i * 7, i * 7 + 10)] + [f"k{i % 5}", str(10**12 + i % 3)]
+             for i in range(40)]
+    for page in pages:
+        page = list(dict.fromkeys(page))
+        assert keys.add(page) == [k for k in page if k in want]
+        want.update(page)
+    assert keys._small is None  # moved past the small set
+    probe = ["3", "999999", "k4", "k9", str(10**12 + 2), "007"]
+    assert keys.having(probe) == [k for k in probe if k in want]
