@@ -90,7 +90,7 @@ def tune_allocators() -> None:
     dynamic mmap threshold moved those bodies (100 KiB-1 MiB) from mmap into the arenas after
     the first ones were freed; arrow's default pool (mimalloc) held ~60 MiB of RSS for ~10 MiB
     allocated. Two arenas, a fixed 128 KiB threshold (bodies are mapped and unmapped) and
-    jemalloc for arrow (which `release_free_memory` purges) took 90 MiB off the first minutes'
+    jemalloc for arrow (which `release_free_memory` purges before the load) took 90 MiB off the first minutes'
     level at `large` (finding 20). The fixed threshold is left out: it cost ~1 s of system CPU
     in a `small` sync (+3.5 %), and point 3 has no margin. Once per process; a no-op where
     glibc is not the libc.
@@ -107,18 +107,20 @@ def tune_allocators() -> None:
 
 @contextlib.contextmanager
 def trimmed_heap(every_s: float = TRIM_EVERY_S) -> Iterator[None]:
-    """Hand glibc's and arrow's free pages back to the OS every `every_s` seconds while the
-    block runs (`release_free_memory`).
+    """Hand glibc's free pages back to the OS every `every_s` seconds while the block runs.
 
     During extraction the threads' malloc arenas keep what page bodies and parsed JSON freed:
     at `large` they grew 67 -> 196 MiB in 5 minutes with 40-90 MiB in use, and trimming every
     40 s kept RSS ~75 MiB lower after 4 minutes (finding 12). A trim takes milliseconds and
-    runs without the GIL (ctypes releases it).
+    runs without the GIL (ctypes releases it). Arrow's pool is not purged here, only once
+    before the load (`release_free_memory`): purging jemalloc every 10 s cost ~+0.9 s CPU in
+    a `small` sync for no lower peak; its own decay hands pages back (finding 20).
     """
-    if _malloc_trim() is None:  # not glibc: nothing to trim there
+    trim = _malloc_trim()
+    if trim is None:  # not glibc: nothing to trim there
         yield
         return
-    with every(every_s, release_free_memory, name="creator-sync-trim"):
+    with every(every_s, lambda: trim(0), name="creator-sync-trim"):
         yield
 
 
