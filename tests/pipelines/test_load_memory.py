@@ -7,10 +7,12 @@ import ctypes
 import ctypes.util
 import sys
 
+import duckdb
 import pytest
 
 from common.warehouse import resolve_warehouse
-from pipelines.factory import build_pipeline, release_free_memory
+from pipelines import postload
+from pipelines.factory import build_pipeline, held_open, release_free_memory
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:
@@ -30,6 +32,44 @@ def test_checkpoint_vacuum_is_off_only_while_filling_a_new_warehouse(tmp_path, m
     monkeypatch.setenv("CREATOR_SYNC__DUCKDB_VACUUM_TASKS", "7")
     assert _setting(tmp_path, "max_vacuum_tasks", fresh_load=True) == "7"
     assert _setting(tmp_path, "max_vacuum_tasks") == "7"
+
+
+def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_back(tmp_path, monkeypatch):
+    """The steps around a load scan whole tables, and DuckDB caches every block it reads up to
+    the load's limit (1 GB): at `large` that was the sync's peak (finding 21). Each step runs
+    with the pool at `SCAN_MEMORY_LIMIT` and still finds what it looks for (a duplicate left by
+    a re-run append job); a database kept open between steps gets its configured limit back."""
+    monkeypatch.chdir(tmp_path)  # no .dlt/ config here
+    monkeypatch.delenv("CREATOR_SYNC__DUCKDB_MEMORY_LIMIT", raising=False)
+    wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
+    pipeline = build_pipeline(wh, fresh_load=True)
+    rows = [{"id": 1, "v": "a"}, {"id": 1, "v": "a"}, {"id": 2, "v": "b"}]  # id 1 appended twice
+    info = pipeline.run(rows, table_name="items", write_disposition="append", primary_key="id")
+    client_type = type(pipeline.sql_client())
+    original = client_type.execute_sql
+    limits: list[str] = []
+
+    def recording(self, sql, *args, **kwargs):  # DuckDB's limit when each step's query runs
+        if not sql.startswith(("SET ", "SELECT current_setting")):
+            limits.append(str(original(self, "SELECT current_setting('memory_limit')")[0][0]))
+        return original(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(client_type, "execute_sql", recording)
+    with held_open(wh):  # one database instance across the steps, as a small package's load
+        assert postload.row_counts(pipeline, ["items"]) == {"items": 3}
+        assert postload.loaded_counts(pipeline, ["items"], list(info.loads_ids)) == {"items": 3}
+        assert postload.pushed_keys(pipeline, ["items"]) == {}
+        assert postload.dedupe_appended(pipeline) == {"items": 1}
+        monkeypatch.setattr(client_type, "execute_sql", original)
+        with pipeline.sql_client() as client:
+            after = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+            kept = client.execute_sql(f"SELECT id, v FROM {client.make_qualified_table_name('items')} ORDER BY id")
+            assert [tuple(r) for r in kept] == [(1, "a"), (2, "b")]
+    scratch = duckdb.connect()
+    scratch.execute(f"SET memory_limit = '{postload.SCAN_MEMORY_LIMIT}'")
+    capped = str(scratch.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+    assert limits and set(limits) == {capped}, limits
+    assert after.endswith("MiB") and float(after.split()[0]) > 900, after  # the configured 1GB
 
 
 def _rss_anon_kib() -> int:
