@@ -22,8 +22,11 @@ from sources.creator_platform.normalize import child_marker, is_link_table, link
 from sources.creator_platform.refresh import dependent_refresh
 
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-# DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`)
-SCAN_MEMORY_LIMIT = "64MB"
+# DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
+# duplicate check after a killed run hashes every key of a table and gets more (it failed at
+# 16MB at `large`, finding 21)
+SCAN_MEMORY_LIMIT = "32MB"
+REPAIR_MEMORY_LIMIT = "64MB"
 
 
 def sql_client(pipeline: dlt.Pipeline) -> Any:
@@ -37,23 +40,24 @@ def sql_client(pipeline: dlt.Pipeline) -> Any:
 
 
 @contextlib.contextmanager
-def scan_client(pipeline: dlt.Pipeline) -> Iterator[Any]:
-    """`sql_client(pipeline)` with DuckDB's buffer pool capped at `SCAN_MEMORY_LIMIT` inside.
+def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Iterator[Any]:
+    """`sql_client(pipeline)` with DuckDB's buffer pool capped at `limit` inside.
 
     The steps around a load read whole columns of every table (counts by load id, link
     markers, the duplicate check after a killed run, webhook keys), and DuckDB keeps each
     block it read up to `memory_limit` (1 GB, for the load's merges): at `large` that set the
     sync's peak after the load, +150 MiB for `loaded_counts` and +480 MiB for
-    `dedupe_appended` (finding 21). Scans stream and DuckDB's distinct and window operators
-    spill, so the small pool changes no result. The previous limit is put back on the way out:
-    a database kept open (`held_open`) serves the next load with it. Other destinations: as is.
+    `dedupe_appended` (finding 21); capped, +32 and +75-100 MiB. Scans stream and DuckDB's
+    distinct and window operators spill, so the small pool changes no result. The previous
+    limit is put back on the way out: a database kept open (`held_open`) serves the next load
+    with it. Other destinations: as is.
     """
     with sql_client(pipeline) as client:
         previous = None
         if _is_duckdb(pipeline):
             previous = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
             try:
-                _memory_limit(client, SCAN_MEMORY_LIMIT)
+                _memory_limit(client, limit)
             except Exception:  # a database kept open holds more than it can evict: as it was
                 previous = None
         try:
@@ -339,7 +343,7 @@ def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
         for t in schema.data_tables(include_incomplete=False)
         if t.get("write_disposition") == "append"
     }
-    with scan_client(pipeline) as client:
+    with scan_client(pipeline, REPAIR_MEMORY_LIMIT) as client:
         for table in _existing(client, [t for t, keys in candidates.items() if keys]):
             keys = ", ".join(client.escape_column_name(k) for k in candidates[table])
             q = client.make_qualified_table_name(table)

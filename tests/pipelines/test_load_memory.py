@@ -47,28 +47,32 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
     info = pipeline.run(rows, table_name="items", write_disposition="append", primary_key="id")
     client_type = type(pipeline.sql_client())
     original = client_type.execute_sql
-    limits: list[str] = []
+    limits: list[str] = []  # DuckDB's limit at each query of the step running
 
-    def recording(self, sql, *args, **kwargs):  # DuckDB's limit when each step's query runs
+    def recording(self, sql, *args, **kwargs):
         if not sql.startswith(("SET ", "SELECT current_setting")):
             limits.append(str(original(self, "SELECT current_setting('memory_limit')")[0][0]))
         return original(self, sql, *args, **kwargs)
+
+    def shown(limit: str) -> str:  # DuckDB's own spelling of a limit
+        scratch = duckdb.connect()
+        scratch.execute(f"SET memory_limit = '{limit}'")
+        return str(scratch.execute("SELECT current_setting('memory_limit')").fetchone()[0])
 
     monkeypatch.setattr(client_type, "execute_sql", recording)
     with held_open(wh):  # one database instance across the steps, as a small package's load
         assert postload.row_counts(pipeline, ["items"]) == {"items": 3}
         assert postload.loaded_counts(pipeline, ["items"], list(info.loads_ids)) == {"items": 3}
         assert postload.pushed_keys(pipeline, ["items"]) == {}
+        assert limits and set(limits) == {shown(postload.SCAN_MEMORY_LIMIT)}, limits
+        limits.clear()
         assert postload.dedupe_appended(pipeline) == {"items": 1}
+        assert limits and set(limits) == {shown(postload.REPAIR_MEMORY_LIMIT)}, limits
         monkeypatch.setattr(client_type, "execute_sql", original)
         with pipeline.sql_client() as client:
             after = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
             kept = client.execute_sql(f"SELECT id, v FROM {client.make_qualified_table_name('items')} ORDER BY id")
             assert [tuple(r) for r in kept] == [(1, "a"), (2, "b")]
-    scratch = duckdb.connect()
-    scratch.execute(f"SET memory_limit = '{postload.SCAN_MEMORY_LIMIT}'")
-    capped = str(scratch.execute("SELECT current_setting('memory_limit')").fetchone()[0])
-    assert limits and set(limits) == {capped}, limits
     assert after.endswith("MiB") and float(after.split()[0]) > 900, after  # the configured 1GB
 
 
