@@ -22,6 +22,11 @@ from sources.creator_platform.normalize import child_marker, is_link_table, link
 from sources.creator_platform.refresh import dependent_refresh
 
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+# DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
+# duplicate check after a killed run hashes every key of a table and gets more (it failed at
+# 16MB at `large`, finding 21)
+SCAN_MEMORY_LIMIT = "32MB"
+REPAIR_MEMORY_LIMIT = "64MB"
 
 
 def sql_client(pipeline: dlt.Pipeline) -> Any:
@@ -32,6 +37,43 @@ def sql_client(pipeline: dlt.Pipeline) -> Any:
     if client is None:
         client = _CLIENTS[pipeline] = pipeline.sql_client()
     return client
+
+
+@contextlib.contextmanager
+def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Iterator[Any]:
+    """`sql_client(pipeline)` with DuckDB's buffer pool capped at `limit` inside.
+
+    The steps around a load read whole columns of every table (counts by load id, link
+    markers, the duplicate check after a killed run, webhook keys), and DuckDB keeps each
+    block it read up to `memory_limit` (1 GB, for the load's merges): at `large` that set the
+    sync's peak after the load, +150 MiB for `loaded_counts` and +480 MiB for
+    `dedupe_appended` (finding 21); capped, +32 and +75-100 MiB. Scans stream and DuckDB's
+    distinct and window operators spill, so the small pool changes no result. The previous
+    limit is put back on the way out: a database kept open (`held_open`) serves the next load
+    with it. Other destinations: as is.
+    """
+    with sql_client(pipeline) as client:
+        previous = None
+        if _is_duckdb(pipeline):
+            previous = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+            try:
+                _memory_limit(client, limit)
+            except Exception:  # a database kept open holds more than it can evict: as it was
+                previous = None
+        try:
+            yield client
+        finally:
+            if previous is not None:
+                _memory_limit(client, previous)
+
+
+def _is_duckdb(pipeline: dlt.Pipeline) -> bool:
+    return bool(pipeline.destination.destination_name == "duckdb")
+
+
+def _memory_limit(client: Any, limit: str) -> None:
+    """Set DuckDB's `memory_limit` for the whole database (it evicts cached blocks down to it)."""
+    client.execute_sql(f"SET memory_limit = '{limit}'")
 
 
 def data_tables(pipeline: dlt.Pipeline) -> dict[str, list[str]]:
@@ -59,7 +101,7 @@ def row_counts(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, int]:
     """COUNT(*) per existing table (0 for tables not created yet)."""
     names = list(tables)
     out = dict.fromkeys(names, 0)
-    with sql_client(pipeline) as client:
+    with scan_client(pipeline) as client:
         for table in _existing(client, names):
             rows = client.execute_sql(f"SELECT COUNT(*) FROM {client.make_qualified_table_name(table)}")
             out[table] = int(rows[0][0])
@@ -72,7 +114,7 @@ def loaded_counts(pipeline: dlt.Pipeline, tables: Iterable[str], load_ids: list[
     if not load_ids:
         return out
     placeholders = ", ".join(["%s"] * len(load_ids))
-    with sql_client(pipeline) as client:
+    with scan_client(pipeline) as client:
         for table in _existing(client, tables):
             q = client.make_qualified_table_name(table)
             rows = client.execute_sql(
@@ -206,7 +248,7 @@ def drop_link_markers(pipeline: dlt.Pipeline) -> int:
     links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
     if not links:
         return 0
-    with sql_client(pipeline) as client:
+    with scan_client(pipeline) as client:
         for table in _existing(client, links):
             try:
                 _, child = link_columns(table, links[table])
@@ -268,7 +310,7 @@ def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[st
     if not names:
         return {}
     found: dict[str, set[str]] = {}
-    with sql_client(pipeline) as client:
+    with scan_client(pipeline) as client:
         # one statement for every table (~40): a statement each cost ~70 ms a run
         selects = [
             f"SELECT {i} AS t, CAST({client.escape_column_name(_key_column(t, columns[t]))} AS VARCHAR)"
@@ -290,7 +332,7 @@ def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
     finishing a package left by a killed run, one row per primary key is kept (the newest load).
     """
     removed: dict[str, int] = {}
-    if pipeline.destination.destination_name != "duckdb":
+    if not _is_duckdb(pipeline):
         return removed
     try:
         schema = pipeline.default_schema
@@ -301,7 +343,7 @@ def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
         for t in schema.data_tables(include_incomplete=False)
         if t.get("write_disposition") == "append"
     }
-    with sql_client(pipeline) as client:
+    with scan_client(pipeline, REPAIR_MEMORY_LIMIT) as client:
         for table in _existing(client, [t for t, keys in candidates.items() if keys]):
             keys = ", ".join(client.escape_column_name(k) for k in candidates[table])
             q = client.make_qualified_table_name(table)

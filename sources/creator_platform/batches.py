@@ -406,7 +406,7 @@ class IdTally(_SetThenSeen):
     is asked (an int64 appended per record grew with the listing, 13 MB for one `large` site's
     transactions, finding 16). Digit ids by value ("007" is 7), the rest as text."""
 
-    SMALL = 65_536  # ids held in a set (~4 MiB at most) before they move to SeenKeys
+    SMALL = 8_192  # ids held in a set (~0.5 MiB at most) before they move to SeenKeys
 
     def __init__(self) -> None:
         super().__init__()

@@ -7,10 +7,12 @@ import ctypes
 import ctypes.util
 import sys
 
+import duckdb
 import pytest
 
 from common.warehouse import resolve_warehouse
-from pipelines.factory import build_pipeline, release_free_memory
+from pipelines import postload
+from pipelines.factory import build_pipeline, held_open, release_free_memory
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:
@@ -30,6 +32,48 @@ def test_checkpoint_vacuum_is_off_only_while_filling_a_new_warehouse(tmp_path, m
     monkeypatch.setenv("CREATOR_SYNC__DUCKDB_VACUUM_TASKS", "7")
     assert _setting(tmp_path, "max_vacuum_tasks", fresh_load=True) == "7"
     assert _setting(tmp_path, "max_vacuum_tasks") == "7"
+
+
+def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_back(tmp_path, monkeypatch):
+    """The steps around a load scan whole tables, and DuckDB caches every block it reads up to
+    the load's limit (1 GB): at `large` that was the sync's peak (finding 21). Each step runs
+    with the pool at `SCAN_MEMORY_LIMIT` and still finds what it looks for (a duplicate left by
+    a re-run append job); a database kept open between steps gets its configured limit back."""
+    monkeypatch.chdir(tmp_path)  # no .dlt/ config here
+    monkeypatch.delenv("CREATOR_SYNC__DUCKDB_MEMORY_LIMIT", raising=False)
+    wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
+    pipeline = build_pipeline(wh, fresh_load=True)
+    rows = [{"id": 1, "v": "a"}, {"id": 1, "v": "a"}, {"id": 2, "v": "b"}]  # id 1 appended twice
+    info = pipeline.run(rows, table_name="items", write_disposition="append", primary_key="id")
+    client_type = type(pipeline.sql_client())
+    original = client_type.execute_sql
+    limits: list[str] = []  # DuckDB's limit at each query of the step running
+
+    def recording(self, sql, *args, **kwargs):
+        if not sql.startswith(("SET ", "SELECT current_setting")):
+            limits.append(str(original(self, "SELECT current_setting('memory_limit')")[0][0]))
+        return original(self, sql, *args, **kwargs)
+
+    def shown(limit: str) -> str:  # DuckDB's own spelling of a limit
+        scratch = duckdb.connect()
+        scratch.execute(f"SET memory_limit = '{limit}'")
+        return str(scratch.execute("SELECT current_setting('memory_limit')").fetchone()[0])
+
+    monkeypatch.setattr(client_type, "execute_sql", recording)
+    with held_open(wh):  # one database instance across the steps, as a small package's load
+        assert postload.row_counts(pipeline, ["items"]) == {"items": 3}
+        assert postload.loaded_counts(pipeline, ["items"], list(info.loads_ids)) == {"items": 3}
+        assert postload.pushed_keys(pipeline, ["items"]) == {}
+        assert limits and set(limits) == {shown(postload.SCAN_MEMORY_LIMIT)}, limits
+        limits.clear()
+        assert postload.dedupe_appended(pipeline) == {"items": 1}
+        assert limits and set(limits) == {shown(postload.REPAIR_MEMORY_LIMIT)}, limits
+        monkeypatch.setattr(client_type, "execute_sql", original)
+        with pipeline.sql_client() as client:
+            after = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+            kept = client.execute_sql(f"SELECT id, v FROM {client.make_qualified_table_name('items')} ORDER BY id")
+            assert [tuple(r) for r in kept] == [(1, "a"), (2, "b")]
+    assert after.endswith("MiB") and float(after.split()[0]) > 900, after  # the configured 1GB
 
 
 def _rss_anon_kib() -> int:
@@ -88,3 +132,54 @@ def test_trimmed_heap_trims_while_the_block_runs_and_stops_after(monkeypatch):
     monkeypatch.setattr(factory, "_malloc_trim", lambda: None)  # not glibc: the block just runs
     with factory.trimmed_heap(every_s=0.01):
         assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
+
+
+_ALLOCATORS_PROBE = r"""
+import ctypes, os, sys, tempfile, threading
+from pipelines.factory import tune_allocators
+tune_allocators()
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+start = threading.Barrier(16)
+def work():
+    start.wait()
+    for _ in range(20_000):  # contention: glibc gives a thread that finds its arena busy another
+        libc.free(libc.malloc(256))
+threads = [threading.Thread(target=work) for _ in range(16)]
+for t in threads: t.start()
+for t in threads: t.join()
+libc.fopen.restype = ctypes.c_void_p
+libc.fopen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+libc.fclose.argtypes = [ctypes.c_void_p]
+path = os.path.join(tempfile.mkdtemp(), "info.xml")
+fp = libc.fopen(path.encode(), b"w")
+libc.malloc_info(0, fp)
+libc.fclose(fp)
+import pyarrow as pa
+print(open(path).read().count("<heap nr="), pa.default_memory_pool().backend_name)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc heap")
+@pytest.mark.parametrize("pool", [None, "system"])
+def test_a_sync_keeps_two_malloc_arenas_and_gives_arrow_jemalloc_unless_told(pool, monkeypatch):
+    import os
+    import subprocess
+    from pathlib import Path
+
+    import pipelines.factory as factory
+
+    if not hasattr(ctypes.CDLL(None), "malloc_info"):
+        pytest.skip("not glibc")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if pool:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = pool  # the user's choice wins
+    root = Path(factory.__file__).resolve().parents[1]
+    env["PYTHONPATH"] = str(root)
+    out = subprocess.run([sys.executable, "-c", _ALLOCATORS_PROBE], env=env, cwd=root,
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert int(out[0]) <= factory.MALLOC_ARENAS, out
+    assert out[1] == (pool or factory.ARROW_POOL)
