@@ -8,6 +8,7 @@ work on any SQL destination, and always under the warehouse lock (DuckDB has a s
 from __future__ import annotations
 
 import contextlib
+import logging
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from sources.creator_platform import sync_run
 from sources.creator_platform.normalize import child_marker, is_link_table, link_columns
 from sources.creator_platform.refresh import dependent_refresh
 
+log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 # DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
 # duplicate check after a killed run hashes every key of a table and gets more (it failed at
@@ -41,16 +43,18 @@ def sql_client(pipeline: dlt.Pipeline) -> Any:
 
 @contextlib.contextmanager
 def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Iterator[Any]:
-    """`sql_client(pipeline)` with DuckDB's buffer pool capped at `limit` inside.
+    """`sql_client(pipeline)` with DuckDB's buffer pool capped at `limit` for its reads.
 
     The steps around a load read whole columns of every table (counts by load id, link
     markers, the duplicate check after a killed run, webhook keys), and DuckDB keeps each
     block it read up to `memory_limit` (1 GB, for the load's merges): at `large` that set the
     sync's peak after the load, +150 MiB for `loaded_counts` and +480 MiB for
-    `dedupe_appended` (finding 21); capped, +32 and +75-100 MiB. Scans stream and DuckDB's
-    distinct and window operators spill, so the small pool changes no result. The previous
-    limit is put back on the way out: a database kept open (`held_open`) serves the next load
-    with it. Other destinations: as is.
+    `dedupe_appended` (finding 21); capped, +32 and +75-100 MiB. The cap only saves memory,
+    it never fails a step (`_CappedScans`): writes run at the database's own limit (a DELETE
+    of a `large` link table's markers ran out of memory at 32MB, finding 23), and a read the
+    cap is too small for runs again without it. The previous limit is put back on the way
+    out: a database kept open (`held_open`) serves the next load with it. Other
+    destinations: as is.
     """
     with sql_client(pipeline) as client:
         previous = None
@@ -60,11 +64,77 @@ def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Itera
                 _memory_limit(client, limit)
             except Exception:  # a database kept open holds more than it can evict: as it was
                 previous = None
-        try:
+        if previous is None:
             yield client
+            return
+        capped = _CappedScans(client, limit, previous)
+        try:
+            yield capped
         finally:
-            if previous is not None:
-                _memory_limit(client, previous)
+            capped.uncap()
+
+
+class _CappedScans:
+    """A sql client whose reads run under a lowered `memory_limit` and whose writes do not.
+
+    A write keeps its undo data in memory until it commits, which a small pool cannot spill;
+    a read that still runs out of memory is repeated at the previous limit, which then stays
+    for the rest of the step. A failed statement changed nothing (each one commits alone).
+    """
+
+    def __init__(self, client: Any, limit: str, previous: str) -> None:
+        self._client = client
+        self._limit = limit
+        self._previous = previous
+        self._capped = True
+
+    def __getattr__(self, name: str) -> Any:  # names, qualifying: the client's own
+        return getattr(self._client, name)
+
+    def execute_sql(self, sql: str, *args: Any) -> Any:
+        if not self._capped:
+            return self._client.execute_sql(sql, *args)
+        if not sql.lstrip().upper().startswith("SELECT"):
+            with self.uncapped():
+                return self._client.execute_sql(sql, *args)
+        try:
+            return self._client.execute_sql(sql, *args)
+        except Exception as exc:
+            if not _out_of_memory(exc):
+                raise
+            log.debug("a scan needed more than %s: repeated at %s", self._limit, self._previous)
+            self.uncap()
+            return self._client.execute_sql(sql, *args)
+
+    @contextlib.contextmanager
+    def uncapped(self) -> Iterator[None]:
+        """The database's own limit inside, the cap again after."""
+        was = self._capped
+        self.uncap()
+        try:
+            yield
+        finally:
+            if was:
+                _memory_limit(self._client, self._limit)
+                self._capped = True
+
+    def uncap(self) -> None:
+        if self._capped:
+            _memory_limit(self._client, self._previous)
+            self._capped = False
+
+
+def _out_of_memory(exc: BaseException | None) -> bool:
+    """DuckDB's out-of-memory error, also when dlt re-raised it as its own."""
+    import duckdb
+
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, duckdb.OutOfMemoryException):
+            return True
+        exc = getattr(exc, "dbapi_exception", None) or exc.__cause__ or exc.__context__
+        seen += 1
+    return False
 
 
 def _is_duckdb(pipeline: dlt.Pipeline) -> bool:

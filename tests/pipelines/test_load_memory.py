@@ -47,11 +47,13 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
     info = pipeline.run(rows, table_name="items", write_disposition="append", primary_key="id")
     client_type = type(pipeline.sql_client())
     original = client_type.execute_sql
-    limits: list[str] = []  # DuckDB's limit at each query of the step running
+    limits: list[str] = []  # DuckDB's limit at each read of the step running
+    write_limits: list[str] = []  # ... and at each write
 
     def recording(self, sql, *args, **kwargs):
         if not sql.startswith(("SET ", "SELECT current_setting")):
-            limits.append(str(original(self, "SELECT current_setting('memory_limit')")[0][0]))
+            limit = str(original(self, "SELECT current_setting('memory_limit')")[0][0])
+            (limits if sql.startswith("SELECT") else write_limits).append(limit)
         return original(self, sql, *args, **kwargs)
 
     def shown(limit: str) -> str:  # DuckDB's own spelling of a limit
@@ -68,6 +70,8 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
         limits.clear()
         assert postload.dedupe_appended(pipeline) == {"items": 1}
         assert limits and set(limits) == {shown(postload.REPAIR_MEMORY_LIMIT)}, limits
+        # the repair's DELETE keeps undo data a small pool cannot spill: the database's limit
+        assert len(write_limits) == 1 and float(write_limits[0].split()[0]) > 900, write_limits
         monkeypatch.setattr(client_type, "execute_sql", original)
         with pipeline.sql_client() as client:
             after = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
@@ -132,6 +136,33 @@ def test_trimmed_heap_trims_while_the_block_runs_and_stops_after(monkeypatch):
     monkeypatch.setattr(factory, "_malloc_trim", lambda: None)  # not glibc: the block just runs
     with factory.trimmed_heap(every_s=0.01):
         assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
+
+
+def test_a_scan_the_cap_is_too_small_for_runs_again_at_the_databases_limit(tmp_path, monkeypatch, caplog):
+    """The cap only saves memory: a read that runs out of memory under it is repeated at the
+    database's own limit, which then stays for the rest of the step, and the database's limit
+    is back after it (a `large` sync failed after its load when a step ran out at 32MB,
+    finding 23)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CREATOR_SYNC__DUCKDB_MEMORY_LIMIT", raising=False)
+    wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
+    pipeline = build_pipeline(wh, fresh_load=True)
+    pipeline.run([{"id": 1}], table_name="items")
+    # one 20 MB string: a result no pool of 2MB can hold, and no operator spills
+    big = "SELECT length(string_agg(repeat('x', 200), '')) FROM range(100000)"
+    with duckdb.connect() as scratch, scratch.cursor() as cur:
+        cur.execute("SET memory_limit = '2MB'")
+        with pytest.raises(duckdb.OutOfMemoryException):
+            cur.execute(big).fetchall()
+    caplog.set_level("DEBUG", logger="creator_sync.postload")
+    with postload.scan_client(pipeline, "2MB") as client:
+        assert client.execute_sql(big)[0][0] == 20_000_000
+        after_retry = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+    assert "repeated at" in caplog.text
+    assert float(after_retry.split()[0]) > 900, after_retry  # the rest of the step: uncapped
+    with pipeline.sql_client() as client:
+        after = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+    assert float(after.split()[0]) > 900, after
 
 
 _ALLOCATORS_PROBE = r"""
