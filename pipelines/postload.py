@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -60,10 +61,13 @@ def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Itera
         previous = None
         if _is_duckdb(pipeline):
             previous = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
-            try:
-                _memory_limit(client, limit)
-            except Exception:  # a database kept open holds more than it can evict: as it was
+            if _bytes(previous) <= _bytes(limit):  # a user's own smaller limit stays
                 previous = None
+            else:
+                try:
+                    _memory_limit(client, limit)
+                except Exception:  # a database kept open holds more than it can evict
+                    previous = None
         if previous is None:
             yield client
             return
@@ -122,6 +126,18 @@ class _CappedScans:
         if self._capped:
             _memory_limit(self._client, self._previous)
             self._capped = False
+
+
+_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def _bytes(limit: str) -> float:
+    """A DuckDB memory size ('32MB', or its own '953.6 MiB') in bytes; unknown: infinite."""
+    found = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", limit)
+    if found is None or found[2].upper() not in _UNITS:
+        return float("inf")
+    return float(found[1]) * _UNITS[found[2].upper()]
 
 
 def _out_of_memory(exc: BaseException | None) -> bool:

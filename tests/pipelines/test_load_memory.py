@@ -165,6 +165,22 @@ def test_a_scan_the_cap_is_too_small_for_runs_again_at_the_databases_limit(tmp_p
     assert float(after.split()[0]) > 900, after
 
 
+def test_a_users_smaller_duckdb_limit_is_not_raised_by_the_scan_cap(tmp_path, monkeypatch):
+    """The cap only lowers: with `duckdb_memory_limit` configured below it, the scans run at
+    the user's limit."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CREATOR_SYNC__DUCKDB_MEMORY_LIMIT", "16MB")
+    wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
+    pipeline = build_pipeline(wh, fresh_load=True)
+    pipeline.run([{"id": 1}], table_name="items")
+    with held_open(wh):
+        with pipeline.sql_client() as client:
+            configured = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+        with postload.scan_client(pipeline) as client:
+            inside = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
+    assert configured == inside == "15.2 MiB", (configured, inside)  # DuckDB's 16MB
+
+
 _ALLOCATORS_PROBE = r"""
 import ctypes, os, sys, tempfile, threading
 from pipelines.factory import tune_allocators
