@@ -118,9 +118,10 @@ class _CappedScans:
         try:
             yield
         finally:
-            if was:
-                _memory_limit(self._client, self._limit)
-                self._capped = True
+            if was:  # capping again can fail (more held than it can evict): stay uncapped
+                with contextlib.suppress(Exception):
+                    _memory_limit(self._client, self._limit)
+                    self._capped = True
 
     def uncap(self) -> None:
         if self._capped:
@@ -545,7 +546,7 @@ def warehouse_guard(pipeline: dlt.Pipeline) -> Iterator[None]:
     """The warehouse lock of a DuckDB destination (DuckDB has one writer; the webhook loader
     takes the same lock); nothing for other destinations, which handle their own writers."""
     path = None
-    if pipeline.destination.destination_name == "duckdb":
+    if _is_duckdb(pipeline):
         with contextlib.suppress(Exception):
             path = pipeline.sql_client().credentials.database  # type: ignore[attr-defined]
     if path and path != ":memory:":
