@@ -188,6 +188,8 @@ def row_counts(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, int]:
     """COUNT(*) per existing table (0 for tables not created yet)."""
     names = list(tables)
     out = dict.fromkeys(names, 0)
+    if not names:  # a run that loads nothing counts nothing: no connection, no statements
+        return out
     with scan_client(pipeline) as client:
         for table in _existing(client, names):
             rows = client.execute_sql(f"SELECT COUNT(*) FROM {client.make_qualified_table_name(table)}")
@@ -198,7 +200,8 @@ def row_counts(pipeline: dlt.Pipeline, tables: Iterable[str]) -> dict[str, int]:
 def loaded_counts(pipeline: dlt.Pipeline, tables: Iterable[str], load_ids: list[str]) -> dict[str, int]:
     """Rows per table that carry one of `load_ids` (i.e. were written by this run)."""
     out: dict[str, int] = {}
-    if not load_ids:
+    tables = list(tables)
+    if not load_ids or not tables:
         return out
     placeholders = ", ".join(["%s"] * len(load_ids))
     with scan_client(pipeline) as client:
