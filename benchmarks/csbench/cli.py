@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from csbench import figures, machine
-from csbench.measure import BENCH_DIR
+from csbench.measure import BENCH_DIR, compile_repo
 from csbench.suite import (
     ADAPTIVE_BOUND_S,
     ADAPTIVE_LIMITS,
@@ -176,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         adaptive_bound_s=args.adaptive_bound,
     )
     info = machine.describe()
+    compile_repo()
     started = time.monotonic()
     try:
         results = Bench(options).run_all()
