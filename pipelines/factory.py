@@ -251,8 +251,10 @@ def skip_absent_pandas() -> None:
     nothing-new sync at `small`, ~40 ms, 2 % of its CPU (finding 25). Asked once whether pandas
     is installed at all; if not, a finder first in `sys.meta_path` raises the same
     `ModuleNotFoundError` the search would have. Unlike `sys.modules["pandas"] = None`
-    (finding 10: pyarrow reads that entry and broke), nothing else can tell the difference.
-    Idempotent; nothing changes where pandas is installed.
+    (finding 10: pyarrow reads that entry and broke), `import pandas` fails as before; the one
+    difference is `importlib.util.find_spec("pandas")`, which raises that error instead of
+    returning None (no library a sync imports asks that way: dlt, duckdb, pyarrow, sqlglot,
+    httpx checked). Idempotent; nothing changes where pandas is installed.
     """
     if any(isinstance(f, _NotInstalled) and f.name == "pandas" for f in sys.meta_path):
         return
