@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import importlib.util
 import logging
 import os
 import sys
@@ -231,38 +230,6 @@ def remember_type_hints() -> None:
     validation.get_type_hints = get_type_hints  # type: ignore[attr-defined]
 
 
-class _NotInstalled:
-    """A `sys.meta_path` finder that answers "no such module" for one absent package at once."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname == self.name or fullname.startswith(self.name + "."):
-            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
-        return None  # anything else: the next finder
-
-
-def skip_absent_pandas() -> None:
-    """Fail DuckDB's repeated `import pandas` at once when pandas is not installed.
-
-    DuckDB's Python client tries to import pandas for every value it binds to a statement,
-    and a failed import searches every `sys.path` entry again (~65 us): ~590 tries in a
-    nothing-new sync at `small`, ~40 ms, 2 % of its CPU (finding 25). Asked once whether pandas
-    is installed at all; if not, a finder first in `sys.meta_path` raises the same
-    `ModuleNotFoundError` the search would have. Unlike `sys.modules["pandas"] = None`
-    (finding 10: pyarrow reads that entry and broke), `import pandas` fails as before; the one
-    difference is `importlib.util.find_spec("pandas")`, which raises that error instead of
-    returning None (no library a sync imports asks that way: dlt, duckdb, pyarrow, sqlglot,
-    httpx checked). Idempotent; nothing changes where pandas is installed.
-    """
-    if any(isinstance(f, _NotInstalled) and f.name == "pandas" for f in sys.meta_path):
-        return
-    if "pandas" in sys.modules or importlib.util.find_spec("pandas") is not None:
-        return
-    sys.meta_path.insert(0, _NotInstalled("pandas"))
-
-
 def settle_gc() -> None:
     """Keep CPython's cyclic garbage collector from re-walking what a sync never frees.
 
@@ -294,7 +261,6 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
     tune_allocators()
     remember_secret_hints()
     remember_type_hints()
-    skip_absent_pandas()
     settle_gc()
     if warehouse.destination == "duckdb":
         assert warehouse.duckdb_path is not None
