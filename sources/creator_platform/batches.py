@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .normalize import is_link_table, link_columns
+from .normalize import child_marker, is_link_table, link_columns
 from .settings import RESOURCES, Resource, type_info
 
 if TYPE_CHECKING:
@@ -300,7 +300,10 @@ class Batches:
     append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
     change feed, two groups of one page), so for those tables a record (a link or line table: a
     parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
-    by an earlier page is dropped here.
+    by an earlier page is dropped here. Their marker rows (an empty relationship or line array,
+    normalize.py) only tell a merge to drop a parent's old links, so an appended table keeps
+    none once it has rows (`_unmarked`): the load then leaves none behind to delete (deleting
+    a `large` table's markers cost +83 MiB after the load, finding 23).
     """
 
     # a table that gets a row or two per page (a sparse link table) would hold thousands of
@@ -315,6 +318,7 @@ class Batches:
         self._kept = kept
         self._append: dict[str, bool] = {}
         self._seen: dict[str, SeenKeys] = {}
+        self._started: set[str] = set()  # tables that had rows added
 
     def appends(self, table: str, columns: list[str]) -> bool:
         """Is `table` loaded with `append` in this run (decided once per table)?"""
@@ -369,11 +373,27 @@ class Batches:
                       None if ints is None else [n for n, kept in zip(ints, flags, strict=True) if kept])
         return tbl.filter(pa.array(keep, type=pa.bool_()))
 
+    def _unmarked(self, table: str, tbl: pa.Table) -> pa.Table:
+        """`tbl` (of an appended link or line table, deduped) without its marker rows, unless
+        they are all the table would have: then they stay, so that the load creates it."""
+        import pyarrow.compute as pc
+
+        if "id" in tbl.column_names:
+            return tbl
+        _, child = link_columns(table, tbl.column_names)
+        marks = pc.equal(tbl.column(child), child_marker(table))
+        if not pc.any(marks).as_py():
+            return tbl  # most pages: no marker, no copy
+        # a null child is no marker (equal() gives null, which filter would drop)
+        rows = tbl.filter(pc.invert(pc.fill_null(marks, False)))
+        return rows if rows.num_rows or table in self._started else tbl
+
     def add(self, table: str, tbl: pa.Table) -> None:
         if self.appends(table, tbl.column_names):
-            tbl = self._dedupe(table, tbl)
+            tbl = self._unmarked(table, self._dedupe(table, tbl))
             if not tbl.num_rows:
                 return
+        self._started.add(table)
         parts = self._parts.setdefault(table, [])
         parts.append(tbl)
         self._rows[table] = self._rows.get(table, 0) + tbl.num_rows
