@@ -4,15 +4,13 @@ is on again for what the command does."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
+from gc_child import run_child
 
 
 def test_a_subcommands_imports_are_not_walked_by_the_collector_and_cycles_are_still_freed():
     # a child process: the collector's state is process-wide
-    script = textwrap.dedent("""
-        import gc, weakref
+    run_child("""
+        import gc
         import click
         from creator_sync import cli
 
@@ -27,24 +25,11 @@ def test_a_subcommands_imports_are_not_walked_by_the_collector_and_cycles_are_st
         assert frozen > 50_000, frozen  # dlt, duckdb, httpx, ...
         cli.LazyGroup().get_command(click.Context(click.Command("x")), "models")
         assert gc.get_freeze_count() <= frozen  # once per process: models' objects not frozen
-
-        class Node:
-            pass
-        a, b = Node(), Node()
-        a.other, b.other = b, a  # a cycle: only the collector frees it
-        probe = weakref.ref(a)
-        del a, b
-        gc.collect()
-        assert probe() is None
-        print("ok")
-    """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    """, then_cycles_freed=True)
 
 
 def test_a_process_that_turned_the_collector_off_keeps_it_off():
-    script = textwrap.dedent("""
+    run_child("""
         import gc
         import click
         from creator_sync import cli
@@ -53,8 +38,4 @@ def test_a_process_that_turned_the_collector_off_keeps_it_off():
         cli.LazyGroup().get_command(click.Context(click.Command("x")), "report")
         assert not gc.isenabled()
         assert gc.get_freeze_count() == 0
-        print("ok")
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
