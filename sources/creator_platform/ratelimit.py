@@ -4,9 +4,16 @@ The platform publishes no limit (addendum A7); its clients assume about 100 requ
 One `RateLimiter` paces the list and the detail pools together, so the budget is one budget:
 
 - **Pacing, not bursts.** Requests are spaced `1 / rate` apart whatever the number of threads, so
-  16 detail workers never send 16 requests at once into a per-minute window.
+  16 detail workers never send 16 requests at once into a per-minute window. Without a cap the
+  schedule may run `BURST_S` ahead of the clock (GCRA's tolerance): a page's detail reads go
+  together once the rate allows that many in `BURST_S`, instead of the last one waiting most of
+  a round trip; any minute still sees at most `rate x (60 + BURST_S) + 1` requests. Under a
+  `--rate-limit` cap, spacing stays strict.
 - **Slow start.** With no 429 seen yet, the rate starts at `START_PER_MINUTE` and doubles every
-  `DOUBLING_S` while it is what holds requests back (never while demand is below it). Why this
+  `DOUBLING_S` of the time it holds requests back, or while the requests of the last
+  `DOUBLING_S` use at least half of it (RFC 7661's test of a window in use): bursty demand is
+  rarely waiting when the next burst asks, and counting only that left its bursts paced for
+  most of a run. It never grows while demand is below half the rate. Why this
   start and not the ~100/min clients assume: a per-minute window admits its whole allowance at
   any speed, so the start rate does not decide *whether* the first 429 comes, only how many
   requests are in flight when it does; that number is about (start rate + 1.4 x the limit per
@@ -46,6 +53,7 @@ from dataclasses import dataclass
 WINDOW_S = 60.0  # limits are stated per minute; what the platform let through is counted over it
 START_PER_MINUTE = 2400.0  # slow start's first rate (40/s), doubled every DOUBLING_S
 DOUBLING_S = 0.5
+BURST_S = 0.05  # with no cap, a burst of rate x this goes at once (GCRA's tolerance): see above
 DECREASE = 0.9  # multiplicative decrease on a 429 (0.5 would ride a per-minute window at ~0.75)
 RECOVER_S = 60.0  # additive increase: the cut is regained in this long
 PROBE_UP_S = 10.0  # then, still no 429: the rate doubles every this long
@@ -97,6 +105,7 @@ class RateLimiter:
         headroom: float = 0.97,
         start_per_minute: float = START_PER_MINUTE,
         doubling_s: float = DOUBLING_S,
+        burst_s: float = BURST_S,
         decrease: float = DECREASE,
         recover_s: float = RECOVER_S,
         probe_up_s: float = PROBE_UP_S,
@@ -116,6 +125,7 @@ class RateLimiter:
         else:
             self._rate = self._cap  # inf: unpaced
         self._doubling_s = doubling_s
+        self._burst_s = burst_s if per_minute is None else 0.0  # a user's cap: strict spacing
         self._decrease = decrease
         self._recover_s = recover_s
         self._probe_up_s = probe_up_s
@@ -125,6 +135,8 @@ class RateLimiter:
         self._lock = threading.Lock()
         self._next = 0.0  # the next free send slot
         self._grown_at: float | None = None  # when the rate was last grown
+        self._held_until = 0.0  # the slot of the last request the pace held back
+        self._asked: deque[float] = deque()  # when requests asked, within the last doubling_s
         self._slow_start = adaptive
         self._epoch = 0  # bumped at every cut: 429s of older requests belong to that cut
         self._gen = 0  # bumped whenever the gate closes: reserved slots are void then
@@ -175,10 +187,12 @@ class RateLimiter:
                     self._grow(now)
                     if math.isinf(self._rate):
                         return Permit(self._epoch)
-                    slot = max(now, self._next)
-                    self._next = slot + 1.0 / self._rate
+                    # the schedule (`_next`) may run `_burst_s` ahead of the clock (GCRA)
+                    slot = max(now, self._next - self._burst_s)
+                    self._next = max(now, self._next) + 1.0 / self._rate
                     if slot <= now:
                         return Permit(self._epoch)
+                    self._held_until = slot
                     wait, reserved = slot - now, self._gen
             self._sleep(wait)
             if reserved is not None:
@@ -187,11 +201,27 @@ class RateLimiter:
                         return Permit(self._epoch)
 
     def _grow(self, now: float) -> None:
-        """Raise the rate for the time it held requests back (slow start or additive)."""
+        """Raise the rate for the time it held requests back (slow start or additive).
+
+        That time is how long, since the last call, a held request was still waiting for its
+        slot (`_held_until`): a burst of 16 detail reads is held for 15 intervals although all
+        16 ask at once. In slow start, the time since the last call also counts while the
+        requests asked in the last `doubling_s` used at least half the rate (RFC 7661's test of a
+        window in use): bursty demand is rarely held when its bursts come, and crediting only
+        held time left its bursts paced for most of a run."""
         last, self._grown_at = self._grown_at, now
-        if not self.adaptive or last is None or self._next <= now or self._rate >= self._cap:
-            return  # demand is below the rate (or nothing to grow): raising it would prove nothing
-        elapsed = now - last
+        asked = self._asked
+        asked.append(now)
+        while asked[0] <= now - self._doubling_s:
+            asked.popleft()
+        if not self.adaptive or last is None or self._rate >= self._cap:
+            return
+        if self._slow_start and len(asked) >= 0.5 * self._rate * self._doubling_s:
+            elapsed = now - last  # half the rate in use: growing it is proven within 2x
+        elif self._held_until > last:
+            elapsed = min(now, self._held_until) - last
+        else:
+            return  # demand stayed below the rate: raising it would prove nothing
         if self._slow_start:
             self._rate = min(self._cap, self._rate * 2.0 ** (elapsed / self._doubling_s))
         elif now - self._cut_at < self._recover_s:

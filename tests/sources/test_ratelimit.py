@@ -66,6 +66,18 @@ def test_rate_does_not_grow_while_demand_is_below_it():
     assert not clock.slept
 
 
+def test_slow_start_grows_while_half_the_rate_is_in_use():
+    """30 requests a second under a pace of 40: never held, yet three quarters of the rate is in
+    use (RFC 7661's test), so slow start goes on, up to twice the demand and no further."""
+    clock = Clock()
+    lim = limiter(clock)
+    while clock.now < 5.0:
+        lim.on_response(lim.acquire(), 200)
+        clock.now += 1 / 30
+    assert not clock.slept
+    assert 55 <= lim.rate_per_minute / 60 <= 70
+
+
 def test_first_429_cuts_to_what_the_minute_let_through_once_per_event():
     clock = Clock()
     lim = limiter(clock)
@@ -86,8 +98,9 @@ def test_retry_after_holds_everyone_then_one_probe_then_pacing():
     clock = Clock()
     lim = limiter(clock)
     answer(lim, clock, 100, over_s=2.0)
+    refused = lim.acquire()  # (it may wait for its slot: the 429 comes after that)
     hit_at = clock.now
-    lim.on_response(lim.acquire(), 429, retry_after=30.0)
+    lim.on_response(refused, 429, retry_after=30.0)
     probe = lim.acquire()
     assert probe.probe and clock.now == pytest.approx(hit_at + 30.0)
 
@@ -103,7 +116,8 @@ def test_retry_after_holds_everyone_then_one_probe_then_pacing():
     started = clock.now
     lim.acquire()
     assert not lim.acquire().probe
-    assert clock.now - started == pytest.approx(2 * 60 / 90, rel=0.01)  # paced at 90/min
+    # paced at 90/min (with no cap, a slot may go BURST_S early)
+    assert clock.now - started == pytest.approx(2 * 60 / 90 - rl.BURST_S, rel=0.01)
 
 
 def test_without_retry_after_waits_until_the_minute_has_room():
@@ -256,6 +270,43 @@ def test_rides_a_per_minute_window_it_was_not_told(kind, retry_after):
         assert all(
             sum(1 for u in ok if t - 60 < u <= t) <= 100 for t in ok
         )
+
+
+def bursts_of_reads(**kw) -> tuple[RateLimiter, list[float]]:
+    """A page's 16 detail reads ask at once, every 100 ms, for 5 s, with no limit anywhere:
+    the limiter, and how long each read of the last second waited for its slot."""
+    vt = VirtualTime()
+    lim = RateLimiter(clock=vt.clock, sleep=vt.sleep, rng=random.Random(3), **kw)
+    waits: list[tuple[float, float]] = []
+
+    def worker() -> None:
+        while vt.now < 5.0:
+            vt.sleep(round(vt.now // 0.1 + 1) * 0.1 - vt.now)  # the next page's reads are ready
+            asked = vt.now
+            permit = lim.acquire()
+            waits.append((asked, vt.now - asked))
+            vt.sleep(0.05)
+            lim.on_response(permit, 200)
+
+    vt.run([worker] * 16)
+    return lim, [wait for asked, wait in waits if asked >= 4.0]
+
+
+def test_slow_start_credits_the_time_a_burst_was_held():
+    """Each burst is held for 15 intervals, although the next burst never finds the queue still
+    full: that held time grows the rate (crediting only calls that found the queue full left it
+    near the bursts' mean, ~140/s, and every burst paced over most of a round trip)."""
+    lim, last_second = bursts_of_reads(burst_s=0.0)  # strict spacing: only the growth helps
+    assert lim.rate_per_minute > 60 * 500
+    assert max(last_second) < 0.03
+
+
+def test_bursts_within_the_tolerance_go_at_once():
+    """With no cap, the schedule may run BURST_S ahead (GCRA): once the rate allows a burst of
+    16 in that time, a page's reads go together instead of spread over 15 intervals."""
+    lim, last_second = bursts_of_reads()
+    assert max(last_second) < 0.005  # spacing 16 reads at the rate would hold the last ~40 ms
+    assert lim.rate_per_minute >= 60 * 15 / rl.BURST_S
 
 
 def test_sixteen_workers_under_a_cap_do_not_burst():
