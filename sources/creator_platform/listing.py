@@ -48,9 +48,12 @@ log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
 BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
 # a page whose detail reads carry more rows than this is normalised and batched in parts of
-# about this many rows, whole records each (a payout's lines: thousands each at `large`)
-PAGE_PART_ROWS = BATCH_ROWS
-# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow)
+# about this many rows, whole records each (a payout's lines: thousands each at `large`, so
+# mostly one payout a part); rows as dicts cost ~2 KB each, and 5,000 (BATCH_ROWS) held
+# ~18 MiB more at `medium`'s extraction (finding 27)
+PAGE_PART_ROWS = 1_000
+# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow):
+# at `large` (~1,700 lines a payout) one read ahead; `small`'s reads still run 16 ahead
 DETAIL_ROWS_AHEAD = 2 * PAGE_PART_ROWS
 Rows = dict[str, list[dict[str, Any]]]
 
