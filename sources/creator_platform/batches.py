@@ -303,7 +303,9 @@ class Batches:
     by an earlier page is dropped here. Their marker rows (an empty relationship or line array,
     normalize.py) only tell a merge to drop a parent's old links, so an appended table keeps
     none once it has rows (`_unmarked`): the load then leaves none behind to delete (deleting
-    a `large` table's markers cost +83 MiB after the load, finding 23).
+    a `large` table's markers cost +83 MiB after the load, finding 23). One parent's lines
+    that come in pieces (a streamed payout's, `listing.Piece`) are one record: the first piece
+    is deduped, the later ones follow it (kept or dropped as it was).
     """
 
     # a table that gets a row or two per page (a sparse link table) would hold thousands of
@@ -319,6 +321,7 @@ class Batches:
         self._append: dict[str, bool] = {}
         self._seen: dict[str, SeenKeys] = {}
         self._started: set[str] = set()  # tables that had rows added
+        self._first_kept: dict[str, bool] = {}  # was a table's last first piece kept?
 
     def appends(self, table: str, columns: list[str]) -> bool:
         """Is `table` loaded with `append` in this run (decided once per table)?"""
@@ -388,9 +391,16 @@ class Batches:
         rows = tbl.filter(pc.invert(pc.fill_null(marks, False)))
         return rows if rows.num_rows or table in self._started else tbl
 
-    def add(self, table: str, tbl: pa.Table) -> None:
+    def add(self, table: str, tbl: pa.Table, piece: int = 0) -> None:
+        """`piece`: 0, whole records; 1, the first piece of one parent's lines; 2, a later one."""
         if self.appends(table, tbl.column_names):
-            tbl = self._unmarked(table, self._dedupe(table, tbl))
+            if piece > 1:
+                if not self._first_kept.get(table):
+                    return  # the parent was emitted before this read: all its pieces go
+            else:
+                tbl = self._unmarked(table, self._dedupe(table, tbl))
+                if piece:
+                    self._first_kept[table] = tbl.num_rows > 0
             if not tbl.num_rows:
                 return
         self._started.add(table)

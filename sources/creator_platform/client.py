@@ -21,7 +21,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -235,10 +235,11 @@ class CreatorPlatformClient:
         resource: str | None = None,
         exact_decimals: bool = False,
         server_error_attempts: int | None = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
         return self.request("GET", self.url(path, params), resource=resource,
                             exact_decimals=exact_decimals,
-                            server_error_attempts=server_error_attempts)
+                            server_error_attempts=server_error_attempts, decode=decode)
 
     def post(self, path: str, json: Any, *, resource: str | None = None) -> Any:
         body = orjson.dumps(json)
@@ -266,8 +267,13 @@ class CreatorPlatformClient:
         allow_empty: bool = False,
         authenticated: bool = True,
         server_error_attempts: int | None = None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
         """Send with retries; returns the parsed JSON body (None for an allowed empty body).
+
+        `decode`: parses the body instead of `exact_decimals`' choice (a payout detail whose
+        lines are read as a stream, linestream.py); a ValueError from it is a malformed body,
+        retried like one.
 
         `server_error_attempts` gives up early on repeated 5xx answers only, for a call with a
         fallback (a merged include the server cannot build); 429s, 401s and broken connections
@@ -280,7 +286,8 @@ class CreatorPlatformClient:
             if token is not None:
                 hdrs["Authorization"] = f"Bearer {token.reveal()}"
             try:
-                return self._once(method, url, hdrs, content, exact_decimals, allow_empty, resource)
+                return self._once(method, url, hdrs, content, exact_decimals, allow_empty, resource,
+                                  decode)
             except _Unauthorized:
                 if token is not None:
                     self.tokens.invalidate(token)
@@ -399,6 +406,7 @@ class CreatorPlatformClient:
         exact_decimals: bool,
         allow_empty: bool,
         resource: str | None,
+        decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
         permit = self.limiter.acquire()
         self.stats.add("requests")
@@ -444,6 +452,8 @@ class CreatorPlatformClient:
                 return None
             raise _Retryable(f"empty body with HTTP {status}", None)
         try:
+            if decode is not None:
+                return decode(body)
             if exact_decimals:
                 return json.loads(body, parse_float=Decimal)
             return orjson.loads(body)

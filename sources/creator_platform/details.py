@@ -15,6 +15,7 @@ is remembered in state so that later runs ask the right way first.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ import orjson
 
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError
+from .linestream import decode_streamed
 from .normalize import parse_timestamp
 from .settings import DAY_S, Resource
 
@@ -150,12 +152,14 @@ def _read_groups(
     freshest form) with the last response."""
     record: Any = None
     out: list[tuple[str, list[Any]]] = []
+    path = resource.streamed_path  # its lines parsed in parts later (`LineStream`), not here
+    decode = None if path is None else functools.partial(decode_streamed, path=path)
     for group in groups:
         params = {"include": ",".join(group)} if group else {}  # empty: a plain single read
         url = client.url(f"{resource.path}/{rid}", params)
         doc = client.get(f"{resource.path}/{rid}", params, resource=resource.name,
                          exact_decimals=resource.exact_decimals,
-                         server_error_attempts=server_error_attempts)
+                         server_error_attempts=server_error_attempts, decode=decode)
         data = doc.get("data") if isinstance(doc, dict) else None
         if not isinstance(data, dict):
             raise BadResponseError("detail response has no `data` object", resource=resource.name, url=url)

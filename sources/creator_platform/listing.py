@@ -6,7 +6,8 @@ Per site (`SiteListing`, the explicit state of one listing):
 1. `_start`: plan the window from state, build the request parameters and the detail gate;
 2. `_listed_pages`: the pages of the listing, read again while records moved between pages
    (the drift pass, up to `MAX_PASSES`); then `_feed_pages`, a mutable field's change feed;
-3. `_page_rows`: each page, with its detail reads, normalised into rows per table;
+3. `_page_rows`: each page, with its detail reads, normalised into rows per table (a streamed
+   line array, a payout's, in parts of its own: `StreamedLines`);
 4. `_note`: what the page tells the run: the cursor, the feed cursor, customer references;
 5. `_batch` / `_flush`: rows into arrow tables, one dlt item per `BATCH_ROWS` rows;
 6. `_finish`: advance the cursors in state, keep the detail hashes, report complete listings.
@@ -28,7 +29,9 @@ from .batches import Batches, IdTally
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
 from .incremental import Plan, advance, plan
+from .linestream import LineStream
 from .normalize import (
+    StreamedLines,
     declared_columns,
     normalize_resources,
     parse_timestamp,
@@ -48,10 +51,17 @@ log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
 BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
 # a page whose detail reads carry more rows than this is normalised and batched in parts of
-# about this many rows, whole records each (a payout's lines: thousands each at `large`)
-PAGE_PART_ROWS = BATCH_ROWS
-# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow)
+# about this many rows, whole records each (a payout's lines: thousands each at `large`, so
+# mostly one payout a part); rows as dicts cost ~2 KB each, and 5,000 (BATCH_ROWS) held
+# ~18 MiB more at `medium`'s extraction (finding 27). A streamed line array (`stream_lines`)
+# longer than this comes in parts of this many lines, parsed one part at a time (finding 30)
+PAGE_PART_ROWS = 1_000
+# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow):
+# at `large` (~1,700 lines a payout) one read ahead; `small`'s reads still run 16 ahead
 DETAIL_ROWS_AHEAD = 2 * PAGE_PART_ROWS
+# a part of a page's rows: 0, whole groups; 1, the first part of one parent's lines that
+# come in several parts (a streamed payout's); 2, a later part of them
+Piece = int
 Rows = dict[str, list[dict[str, Any]]]
 
 
@@ -78,8 +88,10 @@ def _later(a: datetime | None, b: datetime | None) -> datetime | None:
 class DetailWindow:
     """How many of one resource's detail reads run ahead of the record being normalised: as
     many as the pool takes, fewer when each read carries many rows (a payout's lines: ~1,700 on
-    average and up to 14,401 at `large`), so that the parsed reads held at once stay near
-    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13).
+    average and up to 14,401 at `large`), so that the reads held at once stay near
+    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13). A read's rows are counted
+    when it is taken (`carried`: its records and lines), before it is normalised, and no read
+    is started while the reads done ahead carry the whole budget (`_with_details`).
 
     Rows per read are estimated by the larger of the mean and a moving average that follows
     the recent reads (weight `RECENT_WEIGHT`): a listing in date order reads ever bigger
@@ -100,7 +112,7 @@ class DetailWindow:
         return max(1, min(self.most, int(DETAIL_ROWS_AHEAD / per_read)))
 
     def note(self, rows: int) -> None:
-        """One detail read normalised into `rows` rows."""
+        """One detail read that carried `rows` rows."""
         self.rows += rows
         self.reads += 1
         self.recent = rows if self.reads == 1 else self.recent + self.RECENT_WEIGHT * (rows - self.recent)
@@ -128,13 +140,15 @@ def _with_details(
     ahead: deque[tuple[dict[str, Any], Future[Any]]] = deque()
     try:
         while True:
-            while len(ahead) < window.size() and (record := next(waiting, None)) is not None:
+            while (len(ahead) < window.size() and _done_carry(ahead) < DETAIL_ROWS_AHEAD
+                   and (record := next(waiting, None)) is not None):
                 ahead.append((record, client.detail_pool.submit(
                     read_detail, client, resource, str(record["id"]), gate)))
             if not ahead:
                 return
             record, read = ahead.popleft()
             groups = read.result()
+            window.note(carried(groups) if groups is not None else 1)
             if groups is None:  # 404: the list record stands
                 yield [(page.url, [record])], record
             else:
@@ -142,6 +156,25 @@ def _with_details(
     finally:  # a failed page: reads not started yet are not needed
         for _, read in ahead:
             read.cancel()
+
+
+def carried(groups: list[tuple[str, list[Any]]]) -> int:
+    """Rows a detail read carries, about: its records, and the lines of line arrays (a
+    streamed one counted by the check that read it, `LineStream.count`)."""
+    rows = 0
+    for _, records in groups:
+        rows += len(records)
+        for record in records:
+            attributes = record.get("attributes") if isinstance(record, dict) else None
+            if isinstance(attributes, dict):
+                rows += sum(len(v) for v in attributes.values() if isinstance(v, LineStream | list))
+    return rows
+
+
+def _done_carry(ahead: deque[tuple[dict[str, Any], Future[Any]]]) -> int:
+    """Rows the reads ahead that are done carry (a read that failed: none)."""
+    return sum(carried(read.result()) for _, read in ahead
+               if read.done() and read.exception() is None and read.result() is not None)
 
 
 def _lacking_lines(resource: Resource, records: list[Any]) -> int:
@@ -333,18 +366,20 @@ class Listing:
         self.client.stats.add_page(self.resource.name)
         if self.options.on_page is not None:
             self.options.on_page(self.resource.name, page.number)
-        for rows in self._page_rows(run, page):
+        for rows, piece in self._page_rows(run, page):
             self._note(run, rows)
             if self.resource.writes:  # a fallback read: only what the owner's tables need
                 rows = {t: r for t, r in rows.items() if t in self.resource.writes}
-            if run.unchanged is not None:
-                rows = run.unchanged.filter(page.number, rows)
+            if run.unchanged is not None:  # a piece of a group is not the group a hash is of
+                rows = run.unchanged.filter(page.number, rows) if not piece else run.unchanged.passed(rows)
             self.report.count("rows", self.owner.name, len(rows.get(self.owner.table, ())))
-            yield from self._batch(rows)
+            yield from self._batch(rows, piece)
 
-    def _page_rows(self, run: SiteListing, page: Page) -> Iterator[Rows]:
+    def _page_rows(self, run: SiteListing, page: Page) -> Iterator[tuple[Rows, Piece]]:
         """The page's records (re-read with their details where the gate says) as rows per
-        table: in one part, or in parts of whole records once they pass `PAGE_PART_ROWS`."""
+        table: in one part, or in parts of whole records once they pass `PAGE_PART_ROWS`; a
+        streamed line array longer than that in pieces of its own (`Piece` 1, then 2s), each
+        parsed only when the one before has been handed on."""
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
                 self.client, self.resource, page, run.gate, self.window)
@@ -354,24 +389,32 @@ class Listing:
         held = parts = lacking = 0
         extracted_at = datetime.now(UTC)
         for groups, detail in reads:
-            before = held
             for url, records in groups:
+                streamed: list[StreamedLines] = []
                 part = normalize_resources(
                     records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
                     pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
+                    streamed=streamed,
                 )
+                for lines in streamed:
+                    pieces = lines.parts(PAGE_PART_ROWS, self.options.pii, self.options.pii_salt)
+                    if lines.items.count <= PAGE_PART_ROWS:  # one piece: with the rest
+                        part.setdefault(lines.lines.table, []).extend(next(pieces))
+                        continue
+                    for number, piece in enumerate(pieces, start=1):
+                        yield {lines.lines.table: piece}, min(number, 2)
+                        parts += 1
                 for table, table_rows in part.items():
                     rows.setdefault(table, []).extend(table_rows)
                     held += len(table_rows)
             if detail is not None:
                 lacking += _lacking_lines(self.resource, [detail])
-                self.window.note(held - before)
             if held >= PAGE_PART_ROWS:
-                yield rows
+                yield rows, 0
                 rows, held, parts = {}, 0, parts + 1
         self.report.count("without_lines", self.owner.name, lacking)
         if rows or not parts:  # an empty page still counts (its number, for unchanged.py)
-            yield rows
+            yield rows, 0
 
     # ------------------------------------------------------------------ 4. cursor
     def _note(self, run: SiteListing, rows: Rows) -> None:
@@ -390,10 +433,10 @@ class Listing:
             run.feed_cursor = _later(run.feed_cursor, _max_cursor(primary, res.change_feed.field))
 
     # ------------------------------------------------------------------ 5. batching
-    def _batch(self, rows: Rows) -> Iterator[Any]:
+    def _batch(self, rows: Rows, piece: Piece = 0) -> Iterator[Any]:
         for table, tbl in rows_to_arrow(rows, pii=self.options.pii).items():
             self.client.stats.add_rows(table, tbl.num_rows)
-            self.batches.add(table, tbl)
+            self.batches.add(table, tbl, piece)
             if self.batches.rows(table) >= BATCH_ROWS:
                 yield from self._flush(table)
 

@@ -11,7 +11,10 @@ row whose child column is `LINK_MARKER` (""), so that a merge on the parent colu
 the parent's old links; the loader deletes marker rows after the load (`link_marker_cleanup_sql`).
 Line tables (an array attribute of plain objects, such as a payout detail's `transactions`, see
 `settings.LineTable`) work the same way: keyed by parent and `line_number`, replaced per parent,
-an empty array written as one marker row with `line_number` 0 (`child_marker`).
+an empty array written as one marker row with `line_number` 0 (`child_marker`). A line
+array still to be parsed (`linestream.LineStream`, a payout detail read as a stream) is read
+whole here, or, for a caller that asks (`streamed=`), handed back as `StreamedLines`, whose
+rows come in parts (`StreamedLines.parts`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ import hashlib
 import itertools
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 from .errors import NormalizationError
+from .linestream import LineStream
 from .redact import redact_target_url
 from .settings import (
     DECIMAL_PRECISION,
@@ -341,6 +346,31 @@ def _id_column(relationship: str) -> str:
     return f"{relationship}_id"
 
 
+@dataclass(frozen=True)
+class StreamedLines:
+    """A record's line array still to be parsed, with what its rows need: its rows come in
+    parts (`parts`), each parsed, converted and handed on before the next is parsed."""
+
+    lines: LineTable
+    parent: str
+    items: LineStream
+    site: str | None
+    at: datetime
+    where: _Where
+
+    def parts(self, size: int | None, pii: PiiMode = None, pii_salt: str = "") -> Iterator[list[dict[str, Any]]]:
+        """The line rows, about `size` at a time (None: all at once), numbered as one array;
+        an empty array: its marker row."""
+        first = 1
+        for items in self.items.parts(size):
+            rows = list(_line_rows(self.lines, self.parent, items, self.site, self.at, self.where,
+                                   {}, first=first).values())
+            first += len(items)
+            for row in rows:
+                apply_pii(row, pii, pii_salt)
+            yield rows
+
+
 def normalize_resource(
     resource: Mapping[str, Any],
     *,
@@ -348,8 +378,10 @@ def normalize_resource(
     extracted_at: datetime,
     links: dict[str, dict[tuple[str, str], dict[str, Any]]],
     where: _Where,
+    streamed: list[StreamedLines] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """One JSON:API resource object -> (table, row); appends its link rows to `links`."""
+    """One JSON:API resource object -> (table, row); appends its link rows to `links` (and a
+    line array still to be parsed to `streamed`, if given: else its rows to `links` too)."""
     if not isinstance(resource, dict):
         raise where.fail(f"expected a resource object, got {type(resource).__name__}", None, None)
     jtype = resource.get("type")
@@ -404,6 +436,13 @@ def normalize_resource(
     row["_extracted_at"] = extracted_at
     if info.dimension:
         row["_is_deleted"] = False
+    if isinstance(items, LineStream):
+        pending = StreamedLines(lines, rid, items, row_site, extracted_at, where)  # type: ignore[arg-type]
+        if streamed is not None:
+            streamed.append(pending)
+            items = None  # its rows come from the caller, in parts
+        else:
+            items = items.whole()
     if lines is not None and items is not None:  # absent or null: lines unknown, keep them
         bucket = links.setdefault(lines.table, {})
         bucket.update(_line_rows(lines, rid, items, row_site, extracted_at, where, bucket))
@@ -432,21 +471,22 @@ def normalize_resource(
 
 def _line_rows(
     lines: LineTable, parent: str, items: Any, site: str | None, at: datetime, where: _Where,
-    bucket: dict[Any, dict[str, Any]],
+    bucket: dict[Any, dict[str, Any]], first: int = 1,
 ) -> dict[Any, dict[str, Any]]:
-    """A parent's array of plain objects -> {(parent, n): row}; drops the parent's earlier
-    lines from `bucket` (the parent came twice in one batch: its last lines win)."""
+    """A parent's array of plain objects (or the part of it from line `first` on) ->
+    {(parent, n): row}; drops the parent's earlier lines from `bucket` (the parent came twice
+    in one batch: its last lines win)."""
     for key in [k for k in bucket if k[0] == parent]:
         del bucket[key]
     base = {lines.parent_column: parent, LINE_KEY: LINE_MARKER, "site_id": site, "_extracted_at": at}
     if not isinstance(items, list):
         raise where.fail(f"`{lines.attribute}` must be an array, got {type(items).__name__}",
                          parent, lines.attribute)
-    if not items:  # no lines: a marker row, so that the merge still drops the old ones
+    if not items and first == 1:  # no lines: a marker row, so that the merge still drops the old ones
         return {(parent, LINE_MARKER): base}
     declared = lines.column_types
     out: dict[Any, dict[str, Any]] = {}
-    for number, item in enumerate(items, start=1):
+    for number, item in enumerate(items, start=first):
         if not isinstance(item, dict):
             raise where.fail(f"`{lines.attribute}` line {number} is not an object", parent,
                              lines.attribute)
@@ -499,18 +539,22 @@ def normalize_resources(
     pii_salt: str = "",
     resource: str | None = None,
     url: str | None = None,
+    streamed: list[StreamedLines] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Primary + included resource objects -> {table: rows}, incl. link tables.
 
     Records are routed by `type`; a duplicate id within the batch keeps the last occurrence.
     `resource`/`url` only label errors. Raises NormalizationError naming record id and field.
+    `streamed`: line arrays still to be parsed (`LineStream`) are appended to it, for the
+    caller to read in parts (`StreamedLines.parts`), instead of being read whole here.
     """
     at = extracted_at or datetime.now(UTC)
     where = _Where(resource, url)
     tables: dict[str, dict[str, dict[str, Any]]] = {}
     links: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     for item in resources:
-        table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links, where=where)
+        table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links,
+                                        where=where, streamed=streamed)
         if pii is not None:
             apply_pii(row, pii, pii_salt)
         _redact(table, row)

@@ -450,6 +450,10 @@ class Resource:
     # re-read every record's detail periodically (`full_refresh_every_days`), for changes the
     # list record does not show; False: only new records and records whose list record changed
     detail_refresh: bool = True
+    # a detail read's line array (its type's `lines`: a payout's, thousands of lines in one
+    # body at `large`) is parsed and normalised in parts as it is read, never whole
+    # (linestream.py; finding 30)
+    stream_lines: bool = False
     change_feed: ChangeFeed | None = None  # incremental runs also read this (see ChangeFeed)
     finance: bool = False  # may be frozen by the `freeze_finance_schema` option
     # dimension tables a complete listing of this resource fully covers (for `_is_deleted`)
@@ -478,6 +482,14 @@ class Resource:
     def reads_details(self) -> bool:
         """One single read per (new or changed) record, for what the list does not carry."""
         return bool(self.include) and self.include_via == "detail"
+
+    @property
+    def streamed_path(self) -> tuple[str, ...] | None:
+        """Where a detail body holds the line array read as a stream (`stream_lines`)."""
+        lines = type_info(self.jtype).lines
+        if not self.stream_lines or lines is None:
+            return None
+        return ("data", "attributes", lines.attribute)
 
     @property
     def exact_decimals(self) -> bool:
@@ -583,7 +595,7 @@ RESOURCES: dict[str, Resource] = {
             ),
             # the detail itemises the payout (lines): read once per new payout and again only
             # when its list record (status) changed
-            include=((),), include_via="detail", detail_refresh=False,
+            include=((),), include_via="detail", detail_refresh=False, stream_lines=True,
             finance=True, scope="view:payouts", path_setting="payouts_path",
         ),
         Resource("contact_tags", "/contact_tags", "contact_tags", scope="view:contacts"),

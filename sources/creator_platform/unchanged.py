@@ -177,6 +177,16 @@ class Unchanged:
         self._passed = self._passed or any(out.values())
         return out
 
+    def passed(self, rows: Rows) -> Rows:
+        """`rows`, a piece of one parent's group that comes in several (a streamed payout's
+        lines): all loaded, since a piece is not the group a hash was of, and not remembered
+        (read and let go, as a table too big to hold), so the group keeps no hash."""
+        for table, table_rows in rows.items():
+            self._reads.note(table, row_keys(table, table_rows), {}, self._pages.values())
+            self._reads.let_go(table, table_rows)
+        self._passed = self._passed or any(rows.values())
+        return rows
+
     def _page_newest(self, rows: Rows) -> datetime | None:
         if self._recent is None:
             return None

@@ -106,3 +106,18 @@ def test_detail_window_follows_reads_that_grow():
     for _ in range(40):  # and it widens again once reads are small
         window.note(10)
     assert window.size() == 16
+
+
+def test_a_payout_of_larges_size_is_read_alone_and_normalised_as_its_own_part():
+    """At `large` a payout carries ~1,700 lines on average (finding 13): no other is parsed
+    ahead of it, and the part that holds its rows as dicts is that payout alone, so that the
+    detail listings in flight hold one payout each, not several (finding 27)."""
+    window = listing.DetailWindow(16)
+    for _ in range(20):
+        window.note(1_700)
+    assert window.size() == 1
+    assert listing.PAGE_PART_ROWS < 1_700  # one such payout passes it: a part of its own
+    small = listing.DetailWindow(16)
+    for _ in range(20):
+        small.note(40)  # `small`'s payouts, courses: reads still run ahead in full
+    assert small.size() == 16
