@@ -30,7 +30,10 @@ from common.warehouse import Warehouse
 
 log = logging.getLogger("creator_sync.factory")
 
-FILE_MAX_ITEMS = 50_000
+# rows per extract/load file: DuckDB holds a load job's appended rows uncompressed until its
+# commit (a row group is 122,880 rows), so a wide table's job grew ~0.8 MiB per 1,000 rows:
+# +46-54 MiB at 50,000, +31-37 at 25,000 (finding 31); fewer rows cost a job and a row group more
+FILE_MAX_ITEMS = 25_000
 # row-group merges DuckDB schedules at each checkpoint: none while a sync fills a new warehouse
 # (see build_pipeline), DuckDB's own default otherwise
 FRESH_LOAD_VACUUM_TASKS = 0

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import re
-from array import array
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +96,10 @@ class SeenKeys:
         self._lo: int | None = None
         self._hi: int | None = None
 
+    def __bool__(self) -> bool:
+        """Any key at all (without merging or numpy)."""
+        return self._lo is not None or bool(self._other)
+
     def __len__(self) -> int:
         """Distinct keys held."""
         if self._sorted is None:  # never merged: no numpy needed
@@ -148,6 +151,22 @@ class SeenKeys:
                     where = chunks == chunk
                     out[where] |= self._bits_set(bits, arr[where])
         return out
+
+    def ints(self) -> np.ndarray:
+        """Every integer key held, sorted (int64)."""
+        import numpy as np
+
+        self._merge()
+        assert self._sorted is not None
+        parts = [self._sorted]
+        for chunk, bits in self._dense.items():
+            low = np.flatnonzero(np.unpackbits(bits)).astype(np.int64)
+            parts.append(low + (chunk << self.SHIFT))
+        return np.sort(np.concatenate(parts))
+
+    def others(self) -> set[str]:
+        """The keys held that are not canonical integers (a copy)."""
+        return set(self._other)
 
     def _bits_set(self, bits: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """Per key of one chunk: its bit in `bits`."""
@@ -460,59 +479,36 @@ class IdTally(_SetThenSeen):
 
 class IdSet:
     """Record ids a run gathers for the steps after it (per site: the customers it listed, the
-    customers new money names): 8 bytes per integer id, where a Python set of strings costs
-    ~100 (at `large`, millions of customers: finding 11). Other ids go to a set."""
-
-    COMPACT_MIN = 65_536  # appended ids are deduplicated once they double past this
+    customers new money names), held as `SeenKeys`: about a bit per id in sequence, at most 8
+    bytes. An int64 appended per id (duplicates kept until the array doubled) held ~23 MiB at
+    `large` and twice that while deduplicating (finding 31); a set of strings costs ~100 bytes
+    an id (finding 11). Other ids go to a set."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
-        self._ints = array("q")
-        self._compacted = 0
-        self._other: set[str] = set()
+        self._keys = SeenKeys()
         self.update(ids)
 
     def update(self, ids: Iterable[str]) -> None:
-        _file_keys(ids, self._ints.append, self._other)
-        if len(self._ints) >= 2 * self._compacted + self.COMPACT_MIN:
-            self._unique()
-
-    def _unique(self) -> np.ndarray:
-        """The integer ids, sorted and deduplicated (and kept so)."""
-        import numpy as np
-
-        if len(self._ints) != self._compacted:
-            ints = np.unique(np.frombuffer(self._ints, dtype=np.int64))
-            self._ints = array("q")
-            self._ints.frombytes(ints.tobytes())
-            self._compacted = len(self._ints)
-        # a copy: a view would pin the array's buffer, and the next `update` could not grow it
-        return np.frombuffer(self._ints, dtype=np.int64).copy() if self._ints else np.empty(0, np.int64)
+        self._keys.remember(ids)
 
     def __len__(self) -> int:
-        return len(self._unique()) + len(self._other)
+        return len(self._keys)
 
     def __bool__(self) -> bool:
-        """Any id at all (without deduplicating: the usual answer of a run with nothing new)."""
-        return bool(self._ints or self._other)
+        """Any id at all (without numpy: the usual answer of a run with nothing new)."""
+        return bool(self._keys)
 
     def __contains__(self, key: object) -> bool:
         if not isinstance(key, str):
             return False
-        n = canonical_int(key)
-        if n is None:
-            return key in self._other
-        import numpy as np
-
-        ints = self._unique()
-        pos = int(np.searchsorted(ints, n))
-        return pos < len(ints) and int(ints[pos]) == n
+        return bool(self._keys.seen([key])[0])
 
     def without(self, other: IdSet | None) -> list[str]:
         """The ids here and not in `other`, sorted as text."""
         import numpy as np
 
-        ints, rest = self._unique(), self._other
+        ints, rest = self._keys.ints(), self._keys.others()
         if other is not None:
-            ints = np.setdiff1d(ints, other._unique(), assume_unique=True)
-            rest = rest - other._other
+            ints = np.setdiff1d(ints, other._keys.ints(), assume_unique=True)
+            rest -= other._keys.others()
         return sorted([str(n) for n in ints.tolist()] + list(rest))

@@ -80,6 +80,33 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
     assert after.endswith("MiB") and float(after.split()[0]) > 900, after  # the configured 1GB
 
 
+def test_load_files_hold_at_most_25000_rows_and_every_row_loads(tmp_path, monkeypatch):
+    """DuckDB holds a load job's rows uncompressed until it commits: a 50,000-row file of a wide
+    table cost +46-54 MiB, the `large` load step's peak (finding 31). The writers rotate files
+    at 25,000 rows, in extract and normalize, and every row still loads."""
+    import dlt
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from sources.creator_platform.listing import BATCH_ROWS
+
+    monkeypatch.chdir(tmp_path)  # no .dlt/ config here
+    pipeline = build_pipeline(resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")), fresh_load=True)
+    n = 60_001
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "name": [f"c{i}" for i in range(n)]})
+    # as the listings yield them: arrow tables of `BATCH_ROWS` rows
+    items = [table.slice(start, BATCH_ROWS) for start in range(0, n, BATCH_ROWS)]
+    pipeline.extract(dlt.resource(items, name="customers", write_disposition="append"))
+    pipeline.normalize()
+    package = pipeline.get_load_package_info(pipeline.list_normalized_load_packages()[0])
+    jobs = [j for j in package.jobs["new_jobs"] if j.job_file_info.table_name == "customers"]
+    rows = [pq.ParquetFile(j.file_path).metadata.num_rows for j in jobs]
+    assert max(rows) <= 25_000 and sum(rows) == n, rows
+    pipeline.load()
+    with pipeline.sql_client() as client:
+        assert client.execute_sql("SELECT count(*), count(DISTINCT id) FROM customers")[0] == (n, n)
+
+
 def _rss_anon_kib() -> int:
     with open("/proc/self/status", encoding="ascii") as handle:
         for line in handle:
