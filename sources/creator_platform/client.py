@@ -34,6 +34,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from .auth import Secret, TokenManager
 from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
+from .httppool import pooled_transport
 from .ratelimit import RateLimiter
 from .settings import (
     ADAPTIVE_RATE,
@@ -157,14 +158,15 @@ class CreatorPlatformClient:
         self.throttle_patience = throttle_patience
         self.stats = stats or RunStats()
         self.limiter = RateLimiter(rate_limit, adaptive=adaptive_rate)
+        limits = httpx.Limits(
+            max_connections=self.concurrency + self.detail_concurrency + 4,
+            max_keepalive_connections=self.concurrency + self.detail_concurrency + 4,
+        )
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            limits=httpx.Limits(
-                max_connections=self.concurrency + self.detail_concurrency + 4,
-                max_keepalive_connections=self.concurrency + self.detail_concurrency + 4,
-            ),
+            limits=limits,
             verify=verify,
-            transport=transport,
+            transport=transport or pooled_transport(limits, verify),
             headers={"Accept": "application/vnd.api+json, application/json"},
         )
         self.tokens = TokenManager(self._post_form, client_id, Secret(client_secret))
