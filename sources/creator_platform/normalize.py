@@ -436,10 +436,9 @@ def normalize_resource(
     row["_extracted_at"] = extracted_at
     if info.dimension:
         row["_is_deleted"] = False
-    if isinstance(items, LineStream):
-        pending = StreamedLines(lines, rid, items, row_site, extracted_at, where)  # type: ignore[arg-type]
+    if isinstance(items, LineStream) and lines is not None:
         if streamed is not None:
-            streamed.append(pending)
+            streamed.append(StreamedLines(lines, rid, items, row_site, extracted_at, where))
             items = None  # its rows come from the caller, in parts
         else:
             items = items.whole()
