@@ -284,9 +284,10 @@ def run_sync(
         to_load = bool(pipeline.list_normalized_load_packages())
         # only tables this run extracted rows into can change by its load
         tables = [t for t in data_tables(pipeline) if stats.rows.get(t)] if to_load else []
-        # a small package (a scheduled incremental run) loads through one open database
-        small = not fresh and package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
-        with _warehouse_guard(wh), held_open(wh, enabled=small):
+        # a small package (a scheduled incremental run, a small account's first sync) loads
+        # through one open database
+        small = package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
+        with _warehouse_guard(wh), held_open(wh, enabled=small, create=True):
             before = row_counts(pipeline, tables)
             info = pipeline.load() if to_load else NOTHING_LOADED
             _kill_point("loaded")

@@ -96,9 +96,9 @@ def held(monkeypatch):
     calls: list[bool] = []
     real = sync_module.held_open
 
-    def spy(wh: Warehouse, enabled: bool = True):
+    def spy(wh: Warehouse, enabled: bool = True, create: bool = False):
         calls.append(enabled)
-        return real(wh, enabled)
+        return real(wh, enabled, create)
 
     monkeypatch.setattr(sync_module, "held_open", spy)
     return calls
@@ -108,7 +108,7 @@ def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, 
     sandbox = sandbox_factory(sites=2)
     db = tmp_path / "inc.duckdb"
     sync(sandbox, db)
-    assert held[-1] is False  # a new warehouse is filled job by job, file closed in between
+    assert held[-1] is True  # a small account's first load: a small package, one open database
 
     again = sync(sandbox, db)
     assert held[-1] is True  # nothing new: a small package, one open database
@@ -189,6 +189,31 @@ def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tm
         query(slow, "select count(*) from creator_platform.sync_resources")
 
 
+def test_a_first_sync_held_open_writes_what_the_job_by_job_first_sync_writes(
+        sandbox_factory, tmp_path, held, monkeypatch):
+    """A new warehouse filled through one open database (a small package) equals one filled
+    with the file closed after every job (a big package), and the next run agrees too."""
+    sandbox = sandbox_factory(sites=2)
+    fast, slow = tmp_path / "fast.duckdb", tmp_path / "slow.duckdb"
+    fast_run = sync(sandbox, fast)
+    assert held[-1] is True
+    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", -1)
+    slow_run = sync(sandbox, slow)
+    assert held[-1] is False
+
+    assert fast_run.tables == slow_run.tables
+    assert sum(new for new, _ in fast_run.tables.values()) > 0
+    assert snapshot(fast) == snapshot(slow)
+    assert _deleted_flags(fast) == _deleted_flags(slow)
+    assert _state(fast) == _state(slow)
+    # closed on the way out: another process (here a read-only open) can read it
+    assert query(fast, "select count(*) from creator_platform.sync_resources") == \
+        query(slow, "select count(*) from creator_platform.sync_resources")
+    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", factory.HOLD_OPEN_MAX_BYTES)
+    sandbox.activity(30)
+    assert sync(sandbox, fast).tables == sync(sandbox, slow).tables
+
+
 def test_held_open_makes_reopening_cheap_and_closes_on_exit(tmp_path):
     """While held, a second open of the file is the same database (a write through one is seen
     by the other at once); after it, the file is closed so another process may open it."""
@@ -207,14 +232,20 @@ def test_held_open_makes_reopening_cheap_and_closes_on_exit(tmp_path):
         assert con.execute("select x from t").fetchall() == [(1,)]
 
 
-def test_held_open_does_nothing_without_a_file_or_when_disabled(tmp_path):
+def test_held_open_does_nothing_without_a_file_unless_asked_or_when_disabled(tmp_path):
     wh = resolve_warehouse(duckdb=str(tmp_path / "none.duckdb"))
     with held_open(wh):
         pass
     assert not Path(wh.duckdb_path).exists()  # a fresh run's file is dlt's to create
-    with held_open(wh, enabled=False):
+    with held_open(wh, enabled=False, create=True):
         pass
     assert not Path(wh.duckdb_path).exists()
+    with held_open(wh, create=True):  # a load's: the file it is about to fill
+        assert Path(wh.duckdb_path).exists()
+    import duckdb
+
+    with duckdb.connect(wh.duckdb_path, read_only=True) as con:  # closed again
+        assert con.execute("select 1").fetchall() == [(1,)]
 
 
 def test_wal_checkpoint_threshold_reaches_every_connection(tmp_path, monkeypatch):
