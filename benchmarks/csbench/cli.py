@@ -92,7 +92,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--phases",
         default=",".join(PHASES),
         help="comma-separated subset of wall,cpu,baseline,rate, plus large (not by default: a "
-        "full sync at large, over an hour; its peak RSS is compared with ours at --scale) "
+        "full sync at large, ~30 min on 2 cores; its peak RSS is compared with ours at --scale) "
         "(e.g. cpu,baseline for memory flatness at medium without the long latency runs)",
     )
     parser.add_argument(
