@@ -161,6 +161,27 @@ def test_the_first_run_after_a_full_sync_loads_nothing_when_nothing_is_new(sandb
     _assert_a_fresh_sync_writes_the_same(sandbox, db, tmp_path)
 
 
+def _assert_held_and_job_by_job_write_the_same(sandbox: Any, fast: Path, slow: Path,
+                                               held: list[bool], monkeypatch: Any) -> Any:
+    """One sync into `fast` through one open database, the same into `slow` with the file
+    closed after every job: the same summaries, tables, `_is_deleted` flags and state."""
+    fast_run = sync(sandbox, fast)
+    assert held[-1] is True
+    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", -1)
+    slow_run = sync(sandbox, slow)
+    assert held[-1] is False
+    assert fast_run.tables == slow_run.tables
+    assert fast_run.deleted == slow_run.deleted
+    assert snapshot(fast) == snapshot(slow)
+    assert _deleted_flags(fast) == _deleted_flags(slow)
+    assert _state(fast) == _state(slow)
+    # the held run left a clean, closed file: every change checkpointed, readable by a new
+    # process (a read-only open, refused while this process held it read-write)
+    assert query(fast, "select count(*) from creator_platform.sync_resources") == \
+        query(slow, "select count(*) from creator_platform.sync_resources")
+    return fast_run
+
+
 def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tmp_path, held,
                                                              monkeypatch):
     """The same incremental run, once through one open database and once with the file
@@ -173,20 +194,7 @@ def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tm
     _copy_warehouse(base, fast)
     _copy_warehouse(base, slow)
 
-    fast_run = sync(sandbox, fast)
-    assert held[-1] is True
-    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", -1)
-    slow_run = sync(sandbox, slow)
-    assert held[-1] is False
-
-    assert fast_run.tables == slow_run.tables
-    assert fast_run.deleted == slow_run.deleted
-    assert snapshot(fast) == snapshot(slow)
-    assert _deleted_flags(fast) == _deleted_flags(slow)
-    assert _state(fast) == _state(slow)
-    # the fast run left a clean file: every change checkpointed, readable by a new process
-    assert query(fast, "select count(*) from creator_platform.sync_resources") == \
-        query(slow, "select count(*) from creator_platform.sync_resources")
+    _assert_held_and_job_by_job_write_the_same(sandbox, fast, slow, held, monkeypatch)
 
 
 def test_a_first_sync_held_open_writes_what_the_job_by_job_first_sync_writes(
@@ -195,20 +203,8 @@ def test_a_first_sync_held_open_writes_what_the_job_by_job_first_sync_writes(
     with the file closed after every job (a big package), and the next run agrees too."""
     sandbox = sandbox_factory(sites=2)
     fast, slow = tmp_path / "fast.duckdb", tmp_path / "slow.duckdb"
-    fast_run = sync(sandbox, fast)
-    assert held[-1] is True
-    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", -1)
-    slow_run = sync(sandbox, slow)
-    assert held[-1] is False
-
-    assert fast_run.tables == slow_run.tables
-    assert sum(new for new, _ in fast_run.tables.values()) > 0
-    assert snapshot(fast) == snapshot(slow)
-    assert _deleted_flags(fast) == _deleted_flags(slow)
-    assert _state(fast) == _state(slow)
-    # closed on the way out: another process (here a read-only open) can read it
-    assert query(fast, "select count(*) from creator_platform.sync_resources") == \
-        query(slow, "select count(*) from creator_platform.sync_resources")
+    first = _assert_held_and_job_by_job_write_the_same(sandbox, fast, slow, held, monkeypatch)
+    assert sum(new for new, _ in first.tables.values()) > 0
     monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", factory.HOLD_OPEN_MAX_BYTES)
     sandbox.activity(30)
     assert sync(sandbox, fast).tables == sync(sandbox, slow).tables
