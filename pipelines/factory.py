@@ -154,8 +154,7 @@ def held_open(warehouse: Warehouse, enabled: bool = True, create: bool = False) 
     creates it anyway): a read must not turn "no warehouse yet" into an empty one.
     """
     path = warehouse.duckdb_path
-    missing = path is not None and not Path(path).exists()
-    if not enabled or warehouse.destination != "duckdb" or path is None or (missing and not create):
+    if not enabled or warehouse.destination != "duckdb" or path is None or not (create or Path(path).exists()):
         yield
         return
     import duckdb
