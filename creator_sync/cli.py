@@ -61,8 +61,9 @@ def _imports_frozen() -> Iterator[None]:
     garbage collector, then frozen out of its walks (`gc.freeze`).
 
     With the collector on, those imports ran ~100 young and a full collection over objects
-    that live as long as the process: 0.05-0.2 s of a nothing-new sync's ~1.7 s CPU (finding
-    25). Imports leave ~600 objects of cyclic garbage, kept by the freeze. Once per process (a
+    that live as long as the process: 0.05-0.2 s of a nothing-new sync's ~1.7 s CPU
+    (docs/performance.md#nothing-new). Imports leave ~600 objects of cyclic garbage, kept by the
+    freeze. Once per process (a
     command's first import): `pipelines.factory.settle_gc` does the same for what a sync
     builds after; a process that turned the collector off itself keeps it off.
     """

@@ -32,14 +32,17 @@ log = logging.getLogger("creator_sync.factory")
 
 # rows per extract/load file: DuckDB holds a load job's appended rows uncompressed until its
 # commit (a row group is 122,880 rows), so a wide table's job grew ~0.8 MiB per 1,000 rows:
-# +46-54 MiB at 50,000, +31-37 at 25,000 (finding 31); fewer rows cost a job and a row group more
+# +46-54 MiB at 50,000, +31-37 at 25,000 (docs/performance.md#memory); fewer rows cost a job and a
+# row group more
 FILE_MAX_ITEMS = 25_000
 # row-group merges DuckDB schedules at each checkpoint: none while a sync fills a new warehouse
 # (see build_pipeline), DuckDB's own default otherwise
 FRESH_LOAD_VACUUM_TASKS = 0
 # a load package at most this big (its files, compressed) loads through one open database,
-# a new warehouse's first load too (`small`'s is ~6.8 MB: -8 % CPU, +16 MiB, finding 33);
-# bigger ones let each job close the file, so memory stays flat as data grows (finding 9)
+# a new warehouse's first load too (`small`'s is ~6.8 MB: -8 % CPU, +16 MiB,
+# docs/performance.md#cpu);
+# bigger ones let each job close the file, so memory stays flat as data grows
+# (docs/performance.md#memory)
 HOLD_OPEN_MAX_BYTES = 16 * 1024 * 1024
 # DuckDB checkpoints a commit that leaves at least this much WAL behind (see build_pipeline)
 WAL_CHECKPOINT = "256KB"
@@ -60,7 +63,8 @@ def release_free_memory() -> None:
 
     Extraction leaves ~25 MiB (medium) of freed glibc and arrow memory mapped; DuckDB allocates
     with its own jemalloc and cannot reuse it, so without this the load's peak stacks on top of
-    it (finding 9). A few milliseconds, once per sync; a no-op where glibc is not the libc.
+    it (docs/performance.md#memory). A few milliseconds, once per sync; a no-op where glibc is not
+    the libc.
     """
     pa = sys.modules.get("pyarrow")  # not imported: this run built no arrow data to release
     try:
@@ -95,7 +99,8 @@ def tune_allocators() -> None:
     the first ones were freed; arrow's default pool (mimalloc) held ~60 MiB of RSS for ~10 MiB
     allocated. Two arenas, a fixed 128 KiB threshold (bodies are mapped and unmapped) and
     jemalloc for arrow (which `release_free_memory` purges before the load) took 90 MiB off the first minutes'
-    level at `large` (finding 20). The fixed threshold is left out: it cost ~1 s of system CPU
+    level at `large` (docs/performance.md#memory). The fixed threshold is left out: it cost ~1 s of
+    system CPU
     in a `small` sync (+3.5 %), and point 3 has no margin. Once per process; a no-op where
     glibc is not the libc.
     """
@@ -115,10 +120,11 @@ def trimmed_heap(every_s: float = TRIM_EVERY_S) -> Iterator[None]:
 
     During extraction the threads' malloc arenas keep what page bodies and parsed JSON freed:
     at `large` they grew 67 -> 196 MiB in 5 minutes with 40-90 MiB in use, and trimming every
-    40 s kept RSS ~75 MiB lower after 4 minutes (finding 12). A trim takes milliseconds and
+    40 s kept RSS ~75 MiB lower after 4 minutes (docs/performance.md#memory). A trim takes
+    milliseconds and
     runs without the GIL (ctypes releases it). Arrow's pool is not purged here, only once
     before the load (`release_free_memory`): purging jemalloc every 10 s cost ~+0.9 s CPU in
-    a `small` sync for no lower peak; its own decay hands pages back (finding 20).
+    a `small` sync for no lower peak; its own decay hands pages back (docs/performance.md#memory).
     """
     trim = _malloc_trim()
     if trim is None:  # not glibc: nothing to trim there
@@ -145,7 +151,8 @@ def held_open(warehouse: Warehouse, enabled: bool = True, create: bool = False) 
     """Keep the DuckDB file open across the short steps inside (run it under the warehouse lock).
 
     dlt opens and closes the database for every load job and every SQL step, and each close
-    checkpoints: ~110 jobs and steps cost ~6 s of a nothing-new sync at `small` (finding 10).
+    checkpoints: ~110 jobs and steps cost ~6 s of a nothing-new sync at `small`
+    (docs/performance.md#nothing-new).
     While one connection is open, DuckDB hands every `connect` of the same file and
     configuration the same database instance, so those opens are cheap and a checkpoint runs
     only when a commit leaves `WAL_CHECKPOINT` of log behind. The price is the buffer pool kept
@@ -173,7 +180,8 @@ def remember_secret_hints() -> None:
     dlt resolves a configuration every time it opens a file writer, a destination client or a
     load job, and asks that question for every key in every provider and section it tries:
     ~28,000 times in a nothing-new sync at `small`, about half of the ~1,100 resolutions' cost
-    (finding 10). The answer depends on the hint alone, so it is kept per hint. Idempotent;
+    (docs/performance.md#nothing-new). The answer depends on the hint alone, so it is kept per
+    hint. Idempotent;
     a dlt that renamed the function is left as it is.
     """
     from dlt.common.configuration import resolve
@@ -289,7 +297,8 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         # dlt closes the database after each load job, and DuckDB checkpoints on close; each
         # checkpoint's vacuum re-reads and merges the table's partly filled row groups (every
         # 50,000-row file leaves one), so a first load's peak grew with the table: -50 MiB at
-        # medium and -25% load CPU without it (finding 9). A fresh load appends and deletes
+        # medium and -25% load CPU without it (docs/performance.md#memory). A fresh load appends
+        # and deletes
         # nothing, so it loses only row-group compaction; incremental runs merge (delete-insert)
         # and keep DuckDB's vacuum, so deleted rows are reclaimed and the file does not creep.
         # `creator_sync.duckdb_vacuum_tasks` overrides both.
@@ -316,7 +325,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
     # loaded packages are kept by dlt for inspection: drop their data files, keep the metadata
     dlt.config["load.delete_completed_jobs"] = True
     # one load job at a time: with dlt's default of 20, DuckDB works on 20 files at once and
-    # the load's memory grows with the number of files, i.e. with data (finding 9)
+    # the load's memory grows with the number of files, i.e. with data (docs/performance.md#memory)
     dlt.config["load.workers"] = setting(SYNC_SECTION, "load_workers")
     # rotate files so normalize and load never hold a whole collection in memory
     # (the writers resolve `data_writer.*` without a step section)

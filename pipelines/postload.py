@@ -27,7 +27,7 @@ log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 # DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
 # duplicate check after a killed run hashes every key of a table and gets more (it failed at
-# 16MB at `large`, finding 21)
+# 16MB at `large`, docs/performance.md#memory)
 SCAN_MEMORY_LIMIT = "32MB"
 REPAIR_MEMORY_LIMIT = "64MB"
 
@@ -50,9 +50,11 @@ def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Itera
     markers, the duplicate check after a killed run, webhook keys), and DuckDB keeps each
     block it read up to `memory_limit` (1 GB, for the load's merges): at `large` that set the
     sync's peak after the load, +150 MiB for `loaded_counts` and +480 MiB for
-    `dedupe_appended` (finding 21); capped, +32 and +75-100 MiB. The cap only saves memory,
+    `dedupe_appended` (docs/performance.md#memory); capped, +32 and +75-100 MiB. The cap only saves
+    memory,
     it never fails a step (`_CappedScans`): writes run at the database's own limit (a DELETE
-    of a `large` link table's markers ran out of memory at 32MB, finding 23), and a read the
+    of a `large` link table's markers ran out of memory at 32MB, docs/performance.md#memory), and a
+    read the
     cap is too small for runs again without it. The previous limit is put back on the way
     out: a database kept open (`held_open`) serves the next load with it. Other
     destinations: as is.

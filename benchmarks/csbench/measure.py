@@ -28,7 +28,8 @@ def compile_repo() -> None:
     `pip install` compiles a package's modules; the editable checkout the benchmark runs has
     none until a run writes them, and under `PYTHONDONTWRITEBYTECODE=1` (set on the
     development machines) no run does: every client then compiled ~40 modules of ours from
-    source, ~0.1 s CPU of each nothing-new run (finding 25). Stale files are harmless: Python
+    source, ~0.1 s CPU of each nothing-new run (docs/performance.md#nothing-new). Stale files are
+    harmless: Python
     checks each against its source and compiles in memory when they differ.
     """
     import compileall

@@ -77,7 +77,8 @@ class SeenKeys:
     `DENSE_MIN` keys is a bitmap (8 KiB, one bit per value), the others stay in one sorted
     int64 array (8 bytes per key). So a key never costs more than 8 bytes, and ids handed out
     in sequence (dense, as in the sandbox) cost about one bit: at `large` a sorted array of
-    every key (~11M, ~90 MB plus a copy at each merge) grew with the data (finding 16). Other
+    every key (~11M, ~90 MB plus a copy at each merge) grew with the data
+    (docs/performance.md#memory). Other
     keys go to a set.
     """
 
@@ -315,21 +316,23 @@ class Batches:
     A table not in `kept` did not exist in the destination before this run: if only `resource`
     writes it (its own table, link tables and line table, and no other resource includes that
     type), it is loaded with dlt's `append`, since there is nothing to merge into and a merge
-    would stage, sort and copy the whole collection (memory growing with data, finding 9). An
+    would stage, sort and copy the whole collection (memory growing with data,
+    docs/performance.md#memory). An
     append keeps duplicates a merge would collapse (a record re-read by a drift pass, the
     change feed, two groups of one page), so for those tables a record (a link or line table: a
     parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
     by an earlier page is dropped here. Their marker rows (an empty relationship or line array,
     normalize.py) only tell a merge to drop a parent's old links, so an appended table keeps
     none once it has rows (`_unmarked`): the load then leaves none behind to delete (deleting
-    a `large` table's markers cost +83 MiB after the load, finding 23). One parent's lines
+    a `large` table's markers cost +83 MiB after the load, docs/performance.md#memory). One
+    parent's lines
     that come in pieces (a streamed payout's, `listing.Piece`) are one record: the first piece
     is deduped, the later ones follow it (kept or dropped as it was).
     """
 
     # a table that gets a row or two per page (a sparse link table) would hold thousands of
     # one-row arrow tables (~4 KiB each) before it reaches BATCH_ROWS at `large`: its parts
-    # are merged into one every this many pages (finding 12)
+    # are merged into one every this many pages (docs/performance.md#memory)
     PARTS_MAX = 64
 
     def __init__(self, resource: Resource | None = None, kept: frozenset[str] | None = None) -> None:
@@ -358,7 +361,7 @@ class Batches:
         lines = type_info(res.jtype).lines
         if lines is not None and table == lines.table:
             # its line table (payout_lines): only this type's detail reads write it; a first
-            # load's merge of it ran out of memory at `large` (finding 11)
+            # load's merge of it ran out of memory at `large` (docs/performance.md#memory)
             return True
         if not is_link_table(columns, table) or not table.startswith(f"{res.table}_"):
             return False  # an included type: another resource may write it too
@@ -453,7 +456,7 @@ def _concat(parts: list[pa.Table]) -> pa.Table:
 class IdTally(_SetThenSeen):
     """Distinct record ids of one listing, for the drift check: only a count, so no membership
     is asked (an int64 appended per record grew with the listing, 13 MB for one `large` site's
-    transactions, finding 16). Digit ids by value ("007" is 7), the rest as text."""
+    transactions, docs/performance.md#memory). Digit ids by value ("007" is 7), the rest as text."""
 
     SMALL = 8_192  # ids held in a set (~0.5 MiB at most) before they move to SeenKeys
 
@@ -481,8 +484,9 @@ class IdSet:
     """Record ids a run gathers for the steps after it (per site: the customers it listed, the
     customers new money names), held as `SeenKeys`: about a bit per id in sequence, at most 8
     bytes. An int64 appended per id (duplicates kept until the array doubled) held ~23 MiB at
-    `large` and twice that while deduplicating (finding 31); a set of strings costs ~100 bytes
-    an id (finding 11). Other ids go to a set."""
+    `large` and twice that while deduplicating (docs/performance.md#memory); a set of strings costs
+    ~100 bytes
+    an id (docs/performance.md#memory). Other ids go to a set."""
 
     def __init__(self, ids: Iterable[str] = ()) -> None:
         self._keys = SeenKeys()

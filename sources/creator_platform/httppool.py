@@ -1,4 +1,5 @@
-"""httpx's transport with a connection pool that is linear in its connections (finding 32).
+"""httpx's transport with a connection pool that is linear in its connections
+(docs/performance.md#cpu).
 
 httpcore's `ConnectionPool._assign_requests_to_connections` runs twice per request (when it is
 queued and when its response closes). For every idle connection it builds a list over all

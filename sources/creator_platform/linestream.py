@@ -1,9 +1,10 @@
-"""A JSON body whose one big array is parsed as it is read, not whole (issue 15, finding 30).
+"""A JSON body whose one big array is parsed as it is read, not whole (issue 15,
+docs/performance.md#memory).
 
 A payout detail holds its lines as `data.attributes.transactions` (addendum A3): up to 14,401
 of them in one 7 MB body at `large`. Parsed whole (with `Decimal`, for exact money) and then
 normalised, one such body held ~60 MB of objects at once, and the allocators kept that
-high-water for the rest of the run (findings 24, 28).
+high-water for the rest of the run (docs/performance.md#memory).
 
 `decode_streamed(body, path)` parses the body in two steps:
 

@@ -53,8 +53,10 @@ BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt item
 # a page whose detail reads carry more rows than this is normalised and batched in parts of
 # about this many rows, whole records each (a payout's lines: thousands each at `large`, so
 # mostly one payout a part); rows as dicts cost ~2 KB each, and 5,000 (BATCH_ROWS) held
-# ~18 MiB more at `medium`'s extraction (finding 27). A streamed line array (`stream_lines`)
-# longer than this comes in parts of this many lines, parsed one part at a time (finding 30)
+# ~18 MiB more at `medium`'s extraction (docs/performance.md#memory). A streamed line array
+# (`stream_lines`)
+# longer than this comes in parts of this many lines, parsed one part at a time
+# (docs/performance.md#memory)
 PAGE_PART_ROWS = 1_000
 # rows the detail reads running ahead of normalisation carry at most, about (DetailWindow):
 # at `large` (~1,700 lines a payout) one read ahead; `small`'s reads still run 16 ahead
@@ -89,13 +91,15 @@ class DetailWindow:
     """How many of one resource's detail reads run ahead of the record being normalised: as
     many as the pool takes, fewer when each read carries many rows (a payout's lines: ~1,700 on
     average and up to 14,401 at `large`), so that the reads held at once stay near
-    `DETAIL_ROWS_AHEAD` rows whatever the data size (finding 13). A read's rows are counted
+    `DETAIL_ROWS_AHEAD` rows whatever the data size (docs/performance.md#memory). A read's rows are
+    counted
     when it is taken (`carried`: its records and lines), before it is normalised, and no read
     is started while the reads done ahead carry the whole budget (`_with_details`).
 
     Rows per read are estimated by the larger of the mean and a moving average that follows
     the recent reads (weight `RECENT_WEIGHT`): a listing in date order reads ever bigger
-    payouts at `large`, and the mean of all reads so far lagged behind them (finding 16)."""
+    payouts at `large`, and the mean of all reads so far lagged behind them
+    (docs/performance.md#memory)."""
 
     RECENT_WEIGHT = 0.25
 
@@ -130,7 +134,7 @@ def _with_details(
     record its detail read returned (the list record where the single read answered 404; None
     when not re-read). The records not re-read come first, as one group; then one record's
     reads at a time, so that a page whose details carry thousands of lines each is never held
-    whole (finding 13)."""
+    whole (docs/performance.md#memory)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     wanted = {id(r) for r in todo}

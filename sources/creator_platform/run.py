@@ -77,7 +77,7 @@ class RunReport:
     plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
-    # (int64 arrays: millions of customers at `large`, finding 11)
+    # (int64 arrays: millions of customers at `large`, docs/performance.md#memory)
     customer_refs: dict[str | None, IdSet] = field(default_factory=dict)
     customers_listed: dict[str | None, IdSet] = field(default_factory=dict)
     customers_full: set[str | None] = field(default_factory=set)

@@ -452,7 +452,7 @@ class Resource:
     detail_refresh: bool = True
     # a detail read's line array (its type's `lines`: a payout's, thousands of lines in one
     # body at `large`) is parsed and normalised in parts as it is read, never whole
-    # (linestream.py; finding 30)
+    # (linestream.py; docs/performance.md#memory)
     stream_lines: bool = False
     change_feed: ChangeFeed | None = None  # incremental runs also read this (see ChangeFeed)
     finance: bool = False  # may be frozen by the `freeze_finance_schema` option

@@ -1,4 +1,5 @@
-"""Rows a re-read returned unchanged: dropped before dlt sees them (issue 15, finding 10).
+"""Rows a re-read returned unchanged: dropped before dlt sees them (issue 15,
+docs/performance.md#nothing-new).
 
 An incremental run re-reads rows it loaded before: the newest page of each window, the tail
 of a tail-first listing, every page of a small dimension. Loading them again costs a load
@@ -13,7 +14,8 @@ Pages do not cover what the next run reads newest first by a field this listing 
 by (a full listing by `created_at`, then `-updated_at` or a change feed's `-fulfilled_at`): for
 each such field (`newest`) the rows of the `2 x page size` records newest by it are kept too,
 wherever they were listed (else the first run after a full sync loads ~440 unchanged rows at
-`small`, finding 15). The next run drops a row whose key and hash match. Bounded: at most
+`small`, docs/performance.md#nothing-new). The next run drops a row whose key and hash match.
+Bounded: at most
 `MAX_PAGES` pages and `2 x page size` records per field per (resource, site), whatever the
 data size. A key read twice in a run keeps no hash if the reads differ, or if one of them was
 let go and cannot be compared (`_Reads`): which read the destination holds is not the later
@@ -52,7 +54,8 @@ ANCHORED = 2  # pages kept from where the next run's day-filtered window starts
 VOLATILE = frozenset({"_extracted_at"})  # differs on every read of the same record
 # a kept page's table with more rows than this (never a listed table: at most the biggest
 # page size; detail lines: a payout carries thousands at `large`) is not remembered: held, the
-# rows would grow with the data, and hashing them all costs a third more CPU (finding 13).
+# rows would grow with the data, and hashing them all costs a third more CPU
+# (docs/performance.md#memory).
 # They come from detail reads, which the detail gate skips for unchanged records anyway.
 HELD_ROWS_MAX = PAGE_SIZE_RANGE[1]
 Rows = dict[str, list[dict[str, Any]]]
@@ -268,7 +271,7 @@ class Unchanged:
         the ones this run would keep are among them (a row is only dropped if its hash was
         given). Keeping them leaves the resource state as it was, so dlt has no state row to
         load: the first nothing-new run after a full sync (whose hashes cover more pages)
-        skips normalise and load like any later one (finding 18)."""
+        skips normalise and load like any later one (docs/performance.md#nothing-new)."""
         return bool(self._known) and not self._passed
 
 
@@ -278,7 +281,8 @@ class _Reads:
     hashed. A first load appends a key's first read (`Batches` drops the later ones) and a
     merge keeps any one of them (dlt's dedupe by primary key has no order), so keeping the hash
     of a later read alone would let the next run drop the changed record as unchanged, and the
-    warehouse would keep the first read for good (FINDINGS 17 (d)). Both reads held (kept
+    warehouse would keep the first read for good (docs/performance.md#nothing-new). Both reads held
+    (kept
     pages): `save` compares them, and an identical re-read (a change feed's page and a
     window's) keeps its hash, so a run with nothing new still loads nothing.
 

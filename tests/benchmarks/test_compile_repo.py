@@ -1,6 +1,6 @@
 """`csbench.measure.compile_repo`: the benchmark measures our modules as an install has them,
 with their bytecode written, also where `PYTHONDONTWRITEBYTECODE` keeps runs from writing it
-(finding 25)."""
+(docs/performance.md#nothing-new)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
 def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
             secret: str | None = SANDBOX_SECRET) -> subprocess.CompletedProcess[str]:
     """`creator-sync ARGS` in `cwd`; the client secret comes from the environment, as the
-    README recommends (None: no secret at all)."""
+    docs/operations.md recommends (None: no secret at all)."""
     cwd.mkdir(parents=True, exist_ok=True)
     environment = env if env is not None else clean_env(cwd.parent / f"{cwd.name}-home")
     if secret is not None:

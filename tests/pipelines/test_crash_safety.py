@@ -64,7 +64,8 @@ def test_sigkill_then_rerun_gives_the_reference(reference, tmp_path, kill_at, fi
     healed = sync(sandbox, db)
     if first_run:
         assert healed.load_ids  # the first sync's rows load on the rerun
-    else:  # nothing new since the full sync: no row to load, and no state row (finding 18)
+    else:  # nothing new since the full sync: no row to load, and no state row
+        # (docs/performance.md#nothing-new)
         assert not healed.load_ids and not any(new for new, _ in healed.tables.values())
     assert snapshot(db) == expected
     wh = resolve_warehouse(duckdb=str(db))

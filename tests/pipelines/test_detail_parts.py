@@ -1,4 +1,5 @@
-"""Detail pages handled in parts (finding 13): a page whose detail reads carry many rows (a
+"""Detail pages handled in parts (docs/performance.md#memory): a page whose detail reads carry many
+rows (a
 payout's lines) is normalised and batched in parts of whole records, its reads run ahead by
 rows, and its over-large tables are not held for `unchanged.py`; what loads must not change.
 
@@ -109,9 +110,10 @@ def test_detail_window_follows_reads_that_grow():
 
 
 def test_a_payout_of_larges_size_is_read_alone_and_normalised_as_its_own_part():
-    """At `large` a payout carries ~1,700 lines on average (finding 13): no other is parsed
+    """At `large` a payout carries ~1,700 lines on average (docs/performance.md#memory): no other
+    is parsed
     ahead of it, and the part that holds its rows as dicts is that payout alone, so that the
-    detail listings in flight hold one payout each, not several (finding 27)."""
+    detail listings in flight hold one payout each, not several (docs/performance.md#memory)."""
     window = listing.DetailWindow(16)
     for _ in range(20):
         window.note(1_700)

@@ -178,7 +178,7 @@ def test_quirks_mode_syncs_the_same_data(world, tmp_path):
 
 
 # contacts/customers can only be windowed on created_at (created_in_last): edits of records older
-# than the look-back show up at the periodic full refresh, by design (README, incremental section)
+# than the look-back show up at the periodic full refresh, by design (docs/sync.md, incremental choices)
 PERSON_TABLES = {"contacts", "customers", "contacts_tags", "contacts_offers", "customers_products"}
 
 

@@ -1,4 +1,5 @@
-"""Load-step memory knobs (finding 9): DuckDB's checkpoint vacuum is off while a new warehouse
+"""Load-step memory knobs (docs/performance.md#memory): DuckDB's checkpoint vacuum is off while a
+new warehouse
 is filled, configurable; freed C heap is handed back to the OS before the load."""
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def test_checkpoint_vacuum_is_off_only_while_filling_a_new_warehouse(tmp_path, m
 
 def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_back(tmp_path, monkeypatch):
     """The steps around a load scan whole tables, and DuckDB caches every block it reads up to
-    the load's limit (1 GB): at `large` that was the sync's peak (finding 21). Each step runs
+    the load's limit (1 GB): at `large` that was the sync's peak (docs/performance.md#memory). Each
+    step runs
     with the pool at `SCAN_MEMORY_LIMIT` and still finds what it looks for (a duplicate left by
     a re-run append job); a database kept open between steps gets its configured limit back."""
     monkeypatch.chdir(tmp_path)  # no .dlt/ config here
@@ -82,7 +84,8 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
 
 def test_load_files_hold_at_most_25000_rows_and_every_row_loads(tmp_path, monkeypatch):
     """DuckDB holds a load job's rows uncompressed until it commits: a 50,000-row file of a wide
-    table cost +46-54 MiB, the `large` load step's peak (finding 31). The writers rotate files
+    table cost +46-54 MiB, the `large` load step's peak (docs/performance.md#memory). The writers
+    rotate files
     at 25,000 rows, in extract and normalize, and every row still loads."""
     import dlt
     import pyarrow as pa
@@ -169,7 +172,7 @@ def test_a_scan_the_cap_is_too_small_for_runs_again_at_the_databases_limit(tmp_p
     """The cap only saves memory: a read that runs out of memory under it is repeated at the
     database's own limit, which then stays for the rest of the step, and the database's limit
     is back after it (a `large` sync failed after its load when a step ran out at 32MB,
-    finding 23)."""
+    docs/performance.md#memory)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("CREATOR_SYNC__DUCKDB_MEMORY_LIMIT", raising=False)
     wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))

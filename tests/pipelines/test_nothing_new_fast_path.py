@@ -147,7 +147,7 @@ def test_the_first_run_after_a_full_sync_loads_nothing_when_nothing_is_new(sandb
     again = sync(sandbox, db)
     assert {t: n for t, n in again.tables.items() if sum(n)} == {}  # not one row loaded
     # nor a state row: the state, row hashes included, is as the full sync left it, so the
-    # run had no load package at all (finding 18)
+    # run had no load package at all (docs/performance.md#nothing-new)
     assert _raw_state(db) == state
     assert again.load_ids == []
     assert again.deleted == {}

@@ -1,5 +1,6 @@
 """A subcommand's imports run without the cyclic garbage collector and are frozen out of its
-walks after (`creator_sync.cli._imports_frozen`, issue 15 point 2, finding 25); the collector
+walks after (`creator_sync.cli._imports_frozen`, issue 15 point 2,
+docs/performance.md#nothing-new); the collector
 is on again for what the command does."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Work a nothing-new sync no longer does (issue 15 point 2, finding 25), and what it still
+"""Work a nothing-new sync no longer does (issue 15 point 2, docs/performance.md#nothing-new), and
+what it still
 decides the same way: counts of no tables open no connection, and the destination mark reads
 the state file instead of decoding dlt's state. What such a run writes is compared with a
 fresh full sync in `test_nothing_new_fast_path.py`.
@@ -38,7 +39,7 @@ def test_counting_no_tables_opens_no_connection():
 def test_the_destination_mark_follows_the_state_file_without_decoding_it(tmp_path, monkeypatch):
     """`sync_destination` is skipped while the warehouse file and the local state file are as
     the last sync left them; any change of either runs it again. dlt's state is not decoded
-    for it (two full decodes a run, finding 25)."""
+    for it (two full decodes a run, docs/performance.md#nothing-new)."""
     monkeypatch.chdir(tmp_path)
     wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
     duckdb.connect(wh.duckdb_path).close()

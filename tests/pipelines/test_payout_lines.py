@@ -161,7 +161,8 @@ def _lines(db) -> list[tuple]:
 def test_first_load_appends_lines_and_equals_a_merge_load_and_stays_right_after_activity(
     sandbox_factory, tmp_path, monkeypatch
 ):
-    """At `large` a first load's merge of `payout_lines` ran out of memory (finding 11): with
+    """At `large` a first load's merge of `payout_lines` ran out of memory
+    (docs/performance.md#memory): with
     nothing to merge into it is appended, deduped on (payout_id, line_number); later runs merge
     only this run's lines (the staging table holds them alone)."""
     sandbox = sandbox_factory(sites=2)

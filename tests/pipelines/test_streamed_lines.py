@@ -1,4 +1,5 @@
-"""A payout's lines read as a stream (finding 30): a detail's line array is parsed, normalised
+"""A payout's lines read as a stream (docs/performance.md#memory): a detail's line array is parsed,
+normalised
 and batched in pieces of `PAGE_PART_ROWS` lines, each handed on before the next is parsed;
 the warehouse gets exactly the rows the whole-body path gave, first load (append) and merge."""
 

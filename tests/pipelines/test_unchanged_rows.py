@@ -298,7 +298,7 @@ def test_a_dimension_emptied_upstream_is_marked_deleted_when_nothing_else_is_rea
 
 def test_a_row_a_webhook_wrote_since_is_reloaded_even_when_the_api_did_not_change(
         fake_api, settings_for):
-    """The pull heals what deliveries got wrong (README: the pull stays the source of truth):
+    """The pull heals what deliveries got wrong (docs/webhooks.md: the pull stays the source of truth):
     a row the webhook loader wrote last is loaded again when re-read, hash or no hash."""
     import duckdb
 
@@ -346,7 +346,8 @@ def _old_page(n: int, title: str = "") -> dict:
 
 
 def test_a_key_whose_first_read_was_let_go_keeps_no_hash_when_read_again():
-    """FINDINGS 17 (d): a first load appends a key's first read (`Batches` drops the later
+    """docs/performance.md#nothing-new: a first load appends a key's first read (`Batches` drops
+    the later
     ones) and a merge keeps either: a hash of the later read alone would let the next run drop
     the changed record as unchanged, and the warehouse would keep the first read for good."""
     from sources.creator_platform import unchanged
@@ -424,7 +425,7 @@ def _title(db: str) -> list[tuple]:
 
 def test_a_record_read_twice_in_a_first_load_is_loaded_again_by_the_next_run(fake_api, settings_for):
     """End to end: the first load appends the first read ('P4'); the next run lists 'moved'
-    once and must store it, not drop it as unchanged (FINDINGS 17 (d))."""
+    once and must store it, not drop it as unchanged (docs/performance.md#nothing-new)."""
     settings = settings_for(resources=("products",), page_size=2, concurrency=1)
     db = settings.warehouse.duckdb_path
     _moved(fake_api, edited="moved")

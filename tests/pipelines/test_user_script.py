@@ -1,8 +1,8 @@
-"""Issue 16 point 1: the source in a user's own dlt pipeline, as the README shows it.
+"""Issue 16 point 1: the source in a user's own dlt pipeline, as docs/sync.md shows it.
 
-The README's script runs literally (only the base URL and the secret substituted), in an empty
-directory configured the way the README configures it, against a sandbox; what it loads must
-equal what `creator-sync sync` loads from the same sandbox, table by table. Then the README's
+The page's script runs literally (only the base URL and the secret substituted), in an empty
+directory configured as `creator-sync init` leaves it, against a sandbox; what it loads must
+equal what `creator-sync sync` loads from the same sandbox, table by table. Then the page's
 `dlt pipeline ... info` line must work on the CLI's pipeline, and nothing the user's run left
 behind (dlt's trace.pickle included) may hold the client secret.
 """
@@ -25,20 +25,20 @@ from sandbox.testing import start_sandbox
 from sources.creator_platform.dlt_logs import HintMergeFilter
 
 REPO = Path(__file__).resolve().parents[2]
-SECTION = "### Use the source in your own dlt pipeline"
+SECTION = "## Use the source in your own dlt pipeline"
 PLACEHOLDER_URL = "https://api.your-platform.example"
 PLACEHOLDER_SECRET = "YOUR_CLIENT_SECRET"
 BIN = Path(sys.executable).parent
 
 
 def section_blocks(lang: str) -> list[str]:
-    text = (REPO / "README.md").read_text()
-    body = text.split(SECTION, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    text = (REPO / "docs" / "sync.md").read_text()
+    body = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
     return re.findall(rf"```{lang}\n(.*?)```", body, re.S)
 
 
 def user_dir(tmp: Path, base_url: str) -> Path:
-    """An empty directory with the README's configuration (config.toml, secrets.toml)."""
+    """An empty directory configured as `creator-sync init` leaves it (config.toml, secrets.toml)."""
     (tmp / ".dlt").mkdir(parents=True)
     (tmp / ".dlt" / "config.toml").write_text(
         f'[sources.creator_platform]\nbase_url = "{base_url}"\nclient_id = "{CLIENT_ID}"\n')
@@ -105,7 +105,7 @@ def test_readme_script_loads_what_the_cli_loads(sandbox, tmp_path):
         if path.is_file() and path.name != "secrets.toml":
             assert CLIENT_SECRET.encode() not in path.read_bytes(), path
 
-    # the README's `dlt pipeline ... info` on the CLI's pipeline
+    # the page's `dlt pipeline ... info` on the CLI's pipeline
     [info_block] = section_blocks("bash")
     command = info_block.strip().replace(".venv/bin/dlt", str(BIN / "dlt"))
     out = run(["bash", "-c", command], cli)

@@ -1,4 +1,4 @@
-"""Regenerate docs/img/report.png, the README's picture of the report, from demo-scale data.
+"""Regenerate docs/img/report.png, the picture of the report in docs/report.md, from demo-scale data.
 
     .venv/bin/python tests/report/make_readme_screenshot.py [--duckdb demo.duckdb]
 

@@ -1,5 +1,5 @@
 """A small hand-built warehouse with the `analytics` marts the report reads (the columns of
-the README's models section), so that edge cases the sandbox rarely produces are certain: a short
+the data dictionary in docs/models.md), so that edge cases the sandbox rarely produces are certain: a short
 payout, a failed one, an archived offer, an offer without a currency, titles that need escaping.
 
 The numbers are simple on purpose so that expected tiles can be worked out in the tests;

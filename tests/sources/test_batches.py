@@ -53,7 +53,8 @@ def test_link_rows_of_a_parent_come_from_its_first_page_only():
 def test_an_appended_link_table_keeps_no_marker_rows_once_it_has_rows():
     """A marker row (an empty relationship, child "") only tells a merge to drop a parent's old
     links: an appended table has none to drop, and the markers would have to be deleted after
-    the load (+83 MiB at `large`, finding 23). A table whose first rows are all markers keeps
+    the load (+83 MiB at `large`, docs/performance.md#memory). A table whose first rows are all
+    markers keeps
     them, so that the load creates it; its parents still count as emitted."""
     batches = Batches(RESOURCES["contacts"], frozenset())
     batches.add("contacts_tags", links([("1", ""), ("2", "")]))  # all markers: kept

@@ -1,4 +1,5 @@
-"""`httppool.LinearPool` assigns requests as httpcore's pool does, in one pass (finding 32)."""
+"""`httppool.LinearPool` assigns requests as httpcore's pool does, in one pass
+(docs/performance.md#cpu)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A payout detail's line array read as a stream (linestream.py, finding 30): the document is
+"""A payout detail's line array read as a stream (linestream.py, docs/performance.md#memory): the
+document is
 what `json.loads(body, parse_float=Decimal)` gives, the array's elements come in parts, and a
 malformed body fails where the body is read (so the client retries it, as before)."""
 

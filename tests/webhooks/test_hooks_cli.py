@@ -105,7 +105,7 @@ def test_unknown_event_is_refused_before_calling_the_api(api):
     base_url, sites = api
     result = run(base_url, "create", "--event", "refund", "--target-url", TARGET,
                  "--site-id", sites[0])
-    # a usage error (exit 2) naming the flag and the known events, as the README's table says
+    # a usage error (exit 2) naming the flag and the known events, as docs/webhooks.md's table says
     assert result.exit_code == 2, result.output
     assert "'--event'" in result.output and "'refund' is not one of 'purchase', 'payment_succeeded'" in result.output
     assert result.output.count("\n") == 1
