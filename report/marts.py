@@ -46,7 +46,7 @@ PAYOUT_LINE_COLUMNS: Mapping[str, str] = {
     "is_matched": "Matched",
 }
 
-# mart -> columns the report selects. Names follow issue 4 and the README's models section.
+# mart -> columns the report selects. Names follow issue 4 and the data dictionary in docs/models.md.
 MARTS: Mapping[str, tuple[str, ...]] = {
     "revenue_daily": (
         "site_id",

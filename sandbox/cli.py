@@ -59,7 +59,7 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
 @click.option("--fault-slow-seconds", default=15.0, show_default=True, type=float,
               help="How long a 'slow' fault stalls before answering.")
 @click.option("--quirks/--no-quirks", default=False, show_default=True,
-              help="Behave like real platforms do (see README).")
+              help="Behave like real platforms do (see docs/sandbox.md).")
 @click.option("--brand", default=DEFAULT_BRAND, show_default=True, metavar="WORD",
               help="Brand word of the payouts path: /v1/WORD_payments_payouts.")
 @click.option("--maintenance/--no-maintenance", default=False, show_default=True,

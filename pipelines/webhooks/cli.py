@@ -115,7 +115,7 @@ def create_command(
     if _plain_http_off_loopback(target_url):
         click.echo(
             "warning: the target URL is plain http:// to a non-loopback host: the secret and the "
-            "payloads travel unencrypted; put `listen` behind TLS (see the README)",
+            "payloads travel unencrypted; put `listen` behind TLS (see docs/webhooks.md)",
             err=True,
         )
     verb = "created hook" if created else "hook already exists:"
