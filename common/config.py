@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from sources.creator_platform import settings as source_defaults
-from sources.creator_platform.settings import DEFAULT_PAYOUTS_PATH, RESOURCES, normalise_api_path
+from sources.creator_platform.settings import RESOURCES, normalise_api_path
 
 from .duckdb_names import RESERVED_CATALOGS
 
@@ -166,6 +166,18 @@ def dataset_name(raw: Any) -> str:
     return value
 
 
+def zone_name(raw: Any) -> str:
+    """An IANA time zone name (`America/New_York`), checked against the zone database."""
+    import zoneinfo
+
+    value = text(raw)
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"is not an IANA time zone (e.g. UTC, America/New_York), got {raw!r}") from None
+    return value
+
+
 def api_path(raw: Any) -> str:
     """A path under /v1, normalised (`acme_payments_payouts`, `/v1/acme_payments_payouts/` ->
     `/acme_payments_payouts`)."""
@@ -221,8 +233,10 @@ SETTINGS: tuple[Setting, ...] = (
             shown="every site the credential sees"),
     Setting(S, "resources", resource_names, flag="--resources",
             help="Comma-separated resources to sync.", shown="all"),
-    Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path",
-            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts."),
+    Setting(S, "payouts_path", api_path, flag="--payouts-path",
+            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts.",
+            shown="found: the brand word of the host, of the processor in transactions, "
+            "else platform"),
     Setting(S, "concurrency", whole(*source_defaults.CONCURRENCY_RANGE), source_defaults.CONCURRENCY, flag="--concurrency",
             help="List-page requests in flight."),
     Setting(S, "detail_concurrency", whole(*source_defaults.DETAIL_CONCURRENCY_RANGE),
@@ -270,6 +284,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(W, "stale_after_days", number(0, strict=True, high=3650), 2.0,
             flag="--stale-after-days",
             help="Mark the figures stale when the newest record is older than this many days."),
+    # the reporting day and month of the models (models, demo; the report shows the build's)
+    Setting(W, "timezone", zone_name, "UTC", flag="--timezone",
+            help="IANA zone of the reporting day and month, e.g. America/New_York."),
 )
 # [sources.creator_platform.lookback_days]: one key per resource, days
 LOOKBACK_CHECK = number(0)

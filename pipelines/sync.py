@@ -110,7 +110,7 @@ class SyncSettings:
     max_attempts: int = _default("max_attempts")
     timeout: float = _default("timeout")
     backoff_initial: float = _default("backoff_initial")
-    payouts_path: str | None = None  # None: the default /platform_payments_payouts
+    payouts_path: str | None = None  # None: found (sources.creator_platform.payouts_path)
 
     def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
         return f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, warehouse={self.warehouse!r})"

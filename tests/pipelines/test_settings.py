@@ -61,7 +61,7 @@ def test_adaptive_rate_flag_env_and_bad_values(env):
 
 
 def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
-    assert resolve_settings().payouts_path == "/platform_payments_payouts"  # the default
+    assert resolve_settings().payouts_path is None  # unset: found by the sync (payouts_path.py)
     env.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "acme_payments_payouts")
     assert resolve_settings().payouts_path == "/acme_payments_payouts"
     flag = resolve_settings(payouts_path="/v1/brandx_payments_payouts/")
