@@ -67,6 +67,7 @@ def whole(low: int, high: int | None = None) -> Check:
             raise ValueError(f"must be a whole number {span}, got {raw!r}")
         return value
 
+    check.metavar = "INTEGER"  # type: ignore[attr-defined]  # what --help shows
     return check
 
 
@@ -87,6 +88,7 @@ def number(low: float, *, strict: bool = False, high: float | None = None) -> Ch
             raise ValueError(f"must be a number {span}, got {raw!r}")
         return value
 
+    check.metavar = "NUMBER"  # type: ignore[attr-defined]
     return check
 
 
@@ -138,6 +140,9 @@ def resource_names(raw: Any) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
     return out
+
+
+resource_names.metavar = "NAME[,NAME...]"  # type: ignore[attr-defined]
 
 
 def destination_name(raw: Any) -> str:
@@ -232,7 +237,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(S, "site_ids", names, flag="--site-id", help="Only these sites (repeatable).",
             shown="every site the credential sees"),
     Setting(S, "resources", resource_names, flag="--resources",
-            help="Comma-separated resources to sync.", shown="all"),
+            help=f"Comma-separated resources to sync, of: {', '.join(RESOURCES)}.", shown="all"),
     Setting(S, "payouts_path", api_path, flag="--payouts-path",
             help="Payouts path under /v1 on your platform, /<brand>_payments_payouts.",
             shown="found: the brand word of the host, of the processor in transactions, "
@@ -395,6 +400,9 @@ def option(
     default = "required" if item.shown == "required" else f"default {item.default_text}"
     where = f"config {item.path}; {default}"
     kwargs: dict[str, Any] = {"default": None, "help": f"{help or item.help}  [{where}]"}
+    metavar = getattr(item.check, "metavar", None)
+    if metavar:  # checked by the setting, typed in --help (click would say TEXT)
+        kwargs["metavar"] = metavar
     if item.flag.startswith("--no-"):  # a switch that turns a default-on setting off
         kwargs.update(is_flag=True, flag_value=False)
     elif item.check is boolean and "/" not in item.flag:

@@ -383,9 +383,12 @@ def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
 # ------------------------------------------------------------------ CLI
 def format_summary(result: SyncResult) -> str:
     s = result.stats
-    lines = [f"{'table':<34}{'new':>10}{'updated':>10}"]
-    for table, (new, updated) in result.tables.items():
-        lines.append(f"{table:<34}{new:>10}{updated:>10}")
+    if any(new or updated for new, updated in result.tables.values()):
+        lines = [f"{'table':<34}{'new':>10}{'updated':>10}"]
+        for table, (new, updated) in result.tables.items():
+            lines.append(f"{table:<34}{new:>10}{updated:>10}")
+    else:  # no empty table under a header: say it
+        lines = ["nothing new: no record was added or changed since the last sync"]
     deleted = sum(result.deleted.values())
     lines.append(
         f"sites: {len(result.sites)}  requests: {s.requests}  retries: {s.retries}  "
