@@ -71,6 +71,14 @@ def _checked(key: str, raw: Any) -> Any:
         raise BadSetting(f"{item.flag} {exc}", f"flag={item.flag}") from None
 
 
+def _zone_answer(raw: str) -> str:
+    """A typed zone, checked; a wrong one is asked again (click re-prompts on UsageError)."""
+    try:
+        return by_key("timezone").check(raw)
+    except ValueError as exc:
+        raise click.UsageError(f"the zone {exc}") from None
+
+
 def discover(base_url: str, client_id: str, secret: str, *, insecure: bool,
              configured_path: str | None, transport: Any = None) -> Found:
     """The checks, in order: token, `/v1/me`, sites, payouts path. Raises CreatorPlatformError."""
@@ -178,7 +186,7 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     zone = current["timezone"]
     if interactive and not timezone:
         hint = f" (the sites say {', '.join(found.zones)})" if found.zones else ""
-        zone = _checked("timezone", click.prompt(f"Reporting time zone{hint}", default=zone))
+        zone = click.prompt(f"Reporting time zone{hint}", default=zone, value_proc=_zone_answer)
 
     click.echo(f"credentials: ok ({found.user})")
     titles = ", ".join(f"{sid} {title}".strip() for sid, title in found.sites)

@@ -157,3 +157,55 @@ def test_a_pinned_site_must_be_the_accounts(acme, tmp_path: Path) -> None:
     assert "pinned to 2200000001" in pinned.stdout
     assert _toml(work / ".dlt" / "config.toml")["sources"]["creator_platform"]["site_ids"] == [
         "2200000001"]
+
+
+def _on_a_terminal(work: Path, answers: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """`creator-sync init` on a pseudo-terminal, each answer typed after its prompt shows."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    from cli_run import EXE
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([EXE, "init"], stdin=slave, stdout=slave, stderr=slave, cwd=work,
+                            env=env)
+    os.close(slave)
+    seen = b""
+
+    def read_until(marker: bytes, seconds: float = 30) -> None:
+        nonlocal seen
+        end = time.monotonic() + seconds
+        while marker not in seen and time.monotonic() < end:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    seen += os.read(master, 4096)
+                except OSError:
+                    return
+
+    for prompt, answer in answers:
+        read_until(prompt.encode())
+        seen = seen.replace(prompt.encode(), b"<asked>", 1)
+        os.write(master, answer.encode() + b"\n")
+    read_until(b"next: creator-sync sync")
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, seen.decode(errors="replace")
+
+
+def test_on_a_terminal_it_asks_and_a_wrong_zone_is_asked_again(acme, tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    work.mkdir()
+    code, shown = _on_a_terminal(work, [
+        ("API base URL", acme.base_url), ("Client id", "sandbox"), ("Client secret", SECRET),
+        ("Reporting time zone", "Mars/Base"), ("Reporting time zone", "Europe/Berlin"),
+    ], clean_env(tmp_path / "home"))
+    assert code == 0, shown
+    assert SECRET not in shown  # typed hidden
+    assert "is not an IANA time zone" in shown
+    assert _toml(work / ".dlt" / "config.toml")["creator_sync"] == {"timezone": "Europe/Berlin"}
+    assert _toml(work / ".dlt" / "secrets.toml") == {
+        "sources": {"creator_platform": {"client_secret": SECRET}}}
