@@ -24,6 +24,16 @@ CONFIG_FILE = "config.toml"
 SECRETS_FILE = "secrets.toml"
 
 
+GITIGNORE = "# written by creator-sync init: the client secret never goes into git\nsecrets.toml\n"
+
+
+def ignore_secrets(folder: Path) -> None:
+    """A `.gitignore` beside the secrets file naming it, unless the folder has its own."""
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text(GITIGNORE, encoding="utf-8")
+
+
 class UnreadableToml(ValueError):
     """A `.dlt` file that is not TOML: it is not overwritten."""
 

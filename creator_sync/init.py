@@ -135,6 +135,7 @@ def write_settings(folder: Path, config: dict[str, dict[str, Any]],
             dlt_files.remove_keys(other, section, keys)  # one copy of each key, in its file
     dlt_files.write(config_path, config_doc)
     dlt_files.write(secrets_path, secrets_doc, private=True)
+    dlt_files.ignore_secrets(folder)
     return lines
 
 

@@ -179,5 +179,13 @@ def path_for_run(
     return replace(resource, path=found.path)
 
 
-__all__ = ["Candidate", "Found", "find_payouts_path", "host_words", "of_brand", "path_for_run",
-           "processor_words"]
+def forget_if_gone(resource: Resource, exc: BaseException, state: dict[str, Any]) -> None:
+    """A remembered path that answers 404 now (another platform behind the same warehouse, a
+    renamed brand) is forgotten: the next sync looks for the word again."""
+    if (resource.path_setting == "payouts_path" and state.get(FOUND_STATE) == resource.path
+            and isinstance(exc, ApiError) and exc.status == 404):
+        del state[FOUND_STATE]
+
+
+__all__ = ["Candidate", "Found", "find_payouts_path", "forget_if_gone", "host_words",
+           "of_brand", "path_for_run", "processor_words"]

@@ -30,7 +30,7 @@ from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatf
 from .listing import Listing, table_item_hints
 from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
 from .pagination import Page, iter_pages
-from .payouts_path import path_for_run
+from .payouts_path import forget_if_gone, path_for_run
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
     ADAPTIVE_RATE,
@@ -104,6 +104,7 @@ def _resource_rows(
             raise
         state.clear()
         state.update(before)
+        forget_if_gone(resource, exc, state)
         reason = failure_reason(resource, exc)
         log.error("%s failed, its state is kept as before the run: %s", resource.name, reason,
                   exc_info=not isinstance(exc, CreatorPlatformError))

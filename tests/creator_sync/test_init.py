@@ -54,6 +54,7 @@ def test_init_then_every_command_runs_with_no_flag(acme, tmp_path: Path) -> None
     }  # no site pinned, no secret
     assert _toml(secrets) == {"sources": {"creator_platform": {"client_secret": SECRET}}}
     assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert "secrets.toml" in (work / ".dlt" / ".gitignore").read_text().splitlines()
 
     for command in (["sync"], ["hooks", "list"], ["models"], ["report"]):
         ran = run_cli(work, *command, env=env, secret=None)

@@ -63,3 +63,17 @@ def test_the_path_is_found_remembered_and_overridable(sandbox_factory, tmp_path:
     assert set(wrong.failed) == {"payouts"}  # the override wins, and says what to change
     assert "/platform_payments_payouts answered 404" in wrong.failed["payouts"]
     assert not [n for n in wrong.notices if n.startswith("payouts:")]
+
+
+def test_a_remembered_path_that_went_away_is_looked_for_again(sandbox_factory, tmp_path):
+    acme = sandbox_factory(brand="acme", sites=2)
+    zeta = sandbox_factory(brand="zeta", sites=2)  # the same account under another word
+    db = tmp_path / "w.duckdb"
+    assert sync(acme, db).failed == {}
+    gone = sync(zeta, db)  # the remembered /acme_payments_payouts answers 404 there
+    assert set(gone.failed) == {"payouts"}
+    assert "/acme_payments_payouts answered 404" in gone.failed["payouts"]
+    found = sync(zeta, db)
+    assert found.failed == {}
+    assert any(n.startswith("payouts: reading /zeta_payments_payouts (brand word from")
+               for n in found.notices)
