@@ -58,7 +58,7 @@ def _ask(interactive: bool, prompt: str, current: Any, *, secret: bool = False) 
 def _required(value: Any, what: str, key: str) -> Any:
     if not value:
         item = by_key(key)
-        raise BadSetting(f"no {what}: pass {item.flag} (or run `creator-sync init` on a terminal)",
+        raise BadSetting(f"no {what}: pass {item.flag} (or run init on a terminal, to be asked)",
                          f"flag={item.flag}")
     return value
 

@@ -150,7 +150,8 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         if item.section == SOURCE_SECTION and item.key in fields
     }
     if not values["base_url"]:
-        raise BadSetting("no base URL: pass --base-url or set base_url", f"key={SOURCE_SECTION}.base_url")
+        raise BadSetting("no base URL: run `creator-sync init` once, or pass --base-url or set "
+                         "base_url", f"key={SOURCE_SECTION}.base_url")
     if not values["client_id"]:
         raise BadSetting("no client id: pass --client-id or set client_id", f"key={SOURCE_SECTION}.client_id")
     if not values["client_secret"]:

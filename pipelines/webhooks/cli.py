@@ -44,7 +44,8 @@ def _api(ctx: click.Context) -> Iterator[object]:
     insecure = settings["insecure"]
     if not base_url:
         raise click.UsageError(
-            "no API base URL: pass --base-url or set sources.creator_platform.base_url"
+            "no API base URL: run `creator-sync init` once, or pass --base-url or set "
+            "sources.creator_platform.base_url"
         )
     try:
         client = CreatorPlatformClient(base_url, client_id or "", client_secret or "", insecure=insecure)
