@@ -216,11 +216,24 @@ def show_retries() -> None:
     for handler in list(logger.handlers):
         logger.removeHandler(handler)
         handler.close()
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _CurrentStderr()
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.setLevel(logging.WARNING)
     logger.addHandler(handler)
     logger.propagate = True
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to `sys.stderr` as it is when a line comes: the progress bar (rich) redirects it
+    while it draws, and then prints the line above the bar instead of through it."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 @contextlib.contextmanager
