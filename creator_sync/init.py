@@ -10,6 +10,7 @@ Interactive on a terminal; driven by flags otherwise (or with `--yes`).
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,8 +135,9 @@ def write_settings(folder: Path, config: dict[str, dict[str, Any]],
             dlt_files.set_keys(doc, section, keys)
             dlt_files.remove_keys(other, section, keys)  # one copy of each key, in its file
     dlt_files.write(config_path, config_doc)
-    dlt_files.write(secrets_path, secrets_doc, private=True)
-    dlt_files.ignore_secrets(folder)
+    if secrets or secrets_path.exists():
+        dlt_files.write(secrets_path, secrets_doc, private=True)
+        dlt_files.ignore_secrets(folder)
     return lines
 
 
@@ -206,13 +208,20 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     if pinned:
         source["site_ids"] = pinned
     folder = Path.cwd() / dlt_files.DLT_DIR
+    # a secret kept in the environment (CI, a secrets manager) stays there: not copied to disk
+    from_env = (not client_secret and os.environ.get(by_key("client_secret").env) == secret)
+    secrets = {} if from_env else {SOURCE_SECTION: {"client_secret": secret}}
     try:
         lines = write_settings(folder, {SOURCE_SECTION: source, SYNC_SECTION: {"timezone": zone}},
-                               {SOURCE_SECTION: {"client_secret": secret}})
+                               secrets)
     except (OSError, dlt_files.UnreadableToml) as exc:
         fail(f"cannot write the settings: {exc}")
-    click.echo(f"wrote {dlt_files.DLT_DIR}/{dlt_files.CONFIG_FILE} and "
-               f"{dlt_files.DLT_DIR}/{dlt_files.SECRETS_FILE} (mode 0600, the secret only):")
+    written = f"{dlt_files.DLT_DIR}/{dlt_files.CONFIG_FILE}"
+    if not from_env:
+        written += f" and {dlt_files.DLT_DIR}/{dlt_files.SECRETS_FILE} (mode 0600, the secret only)"
+    click.echo(f"wrote {written}:")
     for line in lines:
         click.echo(line)
+    if from_env:
+        click.echo(f"  client_secret: from {by_key('client_secret').env} (kept there, not written)")
     click.echo(f"next: {NEXT_COMMAND}")

@@ -210,3 +210,15 @@ def test_on_a_terminal_it_asks_and_a_wrong_zone_is_asked_again(acme, tmp_path: P
     assert _toml(work / ".dlt" / "config.toml")["creator_sync"] == {"timezone": "Europe/Berlin"}
     assert _toml(work / ".dlt" / "secrets.toml") == {
         "sources": {"creator_platform": {"client_secret": SECRET}}}
+
+
+def test_a_secret_kept_in_the_environment_is_not_copied_to_disk(acme, tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    env = clean_env(tmp_path / "home", SOURCES__CREATOR_PLATFORM__CLIENT_SECRET=SECRET)
+    done = _init(work, "--base-url", acme.base_url, "--client-id", "sandbox", "--yes", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "client_secret: from SOURCES__CREATOR_PLATFORM__CLIENT_SECRET (kept there" in done.stdout
+    assert not (work / ".dlt" / "secrets.toml").exists()
+    assert SECRET not in (work / ".dlt" / "config.toml").read_text()
+    ran = run_cli(work, "hooks", "list", env=env, secret=None)  # the environment still serves
+    assert ran.returncode == 0, ran.stderr
