@@ -180,7 +180,7 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
              "nothing was written")
     except CreatorPlatformError as exc:
         fail(f"{exc}; nothing was written")
-    pinned = list(current["site_ids"] or ()) if site_ids else None
+    pinned = list(current["site_ids"] or ())  # the flag's, else a pin set before
     known = [sid for sid, _ in found.sites]
     unknown = [s for s in pinned or () if s not in known]
     if unknown:
@@ -193,7 +193,8 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
 
     click.echo(f"credentials: ok ({found.user})")
     titles = ", ".join(f"{sid} {title}".strip() for sid, title in found.sites)
-    scope = f"pinned to {', '.join(pinned)}" if pinned else "every site is synced"
+    scope = (f"pinned to {', '.join(pinned)}" + ("" if site_ids else " (site_ids, set before)")
+             if pinned else "every site is synced")
     click.echo(f"sites: {len(found.sites)} ({titles or 'none'}); {scope}")
     if found.payouts_path:
         click.echo(f"payouts: {found.payouts_path} (from {found.payouts_source})")
@@ -205,8 +206,10 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     source: dict[str, Any] = {"base_url": base, "client_id": cid}
     if found.payouts_path:
         source["payouts_path"] = found.payouts_path
-    if pinned:
+    if site_ids:
         source["site_ids"] = pinned
+    if current.given("insecure"):  # every later command needs it too
+        source["insecure"] = True
     folder = Path.cwd() / dlt_files.DLT_DIR
     # a secret kept in the environment (CI, a secrets manager) stays there: not copied to disk
     from_env = (not client_secret and os.environ.get(by_key("client_secret").env) == secret)

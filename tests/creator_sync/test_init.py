@@ -222,3 +222,13 @@ def test_a_secret_kept_in_the_environment_is_not_copied_to_disk(acme, tmp_path: 
     assert SECRET not in (work / ".dlt" / "config.toml").read_text()
     ran = run_cli(work, "hooks", "list", env=env, secret=None)  # the environment still serves
     assert ran.returncode == 0, ran.stderr
+
+
+def test_a_pin_set_before_is_shown_and_kept(acme, tmp_path: Path) -> None:
+    work = tmp_path / "project"
+    assert _init(work, *_flags(acme.base_url), "--site-id", "2200000001").returncode == 0
+    again = _init(work, "--yes")
+    assert again.returncode == 0, again.stderr
+    assert "pinned to 2200000001 (site_ids, set before)" in again.stdout
+    assert _toml(work / ".dlt" / "config.toml")["sources"]["creator_platform"]["site_ids"] == [
+        "2200000001"]
