@@ -26,7 +26,7 @@ from typing import Any
 import click
 
 from sources.creator_platform import settings as source_defaults
-from sources.creator_platform.settings import DEFAULT_PAYOUTS_PATH, RESOURCES, normalise_api_path
+from sources.creator_platform.settings import RESOURCES, normalise_api_path
 
 from .duckdb_names import RESERVED_CATALOGS
 
@@ -67,6 +67,7 @@ def whole(low: int, high: int | None = None) -> Check:
             raise ValueError(f"must be a whole number {span}, got {raw!r}")
         return value
 
+    check.metavar = "INTEGER"  # type: ignore[attr-defined]  # what --help shows
     return check
 
 
@@ -87,6 +88,7 @@ def number(low: float, *, strict: bool = False, high: float | None = None) -> Ch
             raise ValueError(f"must be a number {span}, got {raw!r}")
         return value
 
+    check.metavar = "NUMBER"  # type: ignore[attr-defined]
     return check
 
 
@@ -140,6 +142,9 @@ def resource_names(raw: Any) -> tuple[str, ...]:
     return out
 
 
+resource_names.metavar = "NAME[,NAME...]"  # type: ignore[attr-defined]
+
+
 def destination_name(raw: Any) -> str:
     """A dlt destination dlt can resolve (duckdb, postgres, motherduck, bigquery, ...): a typo is
     a usage error here, not a page of dlt's resolution attempts at load time."""
@@ -163,6 +168,18 @@ def dataset_name(raw: Any) -> str:
         raise ValueError(f"must be a plain SQL name (letters, digits, _), got {raw!r}")
     if value.lower() in RESERVED_CATALOGS:
         raise ValueError(f"{value!r} is a name DuckDB reserves for its own catalogs; pick another")
+    return value
+
+
+def zone_name(raw: Any) -> str:
+    """An IANA time zone name (`America/New_York`), checked against the zone database."""
+    import zoneinfo
+
+    value = text(raw)
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"is not an IANA time zone (e.g. UTC, America/New_York), got {raw!r}") from None
     return value
 
 
@@ -220,9 +237,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(S, "site_ids", names, flag="--site-id", help="Only these sites (repeatable).",
             shown="every site the credential sees"),
     Setting(S, "resources", resource_names, flag="--resources",
-            help="Comma-separated resources to sync.", shown="all"),
-    Setting(S, "payouts_path", api_path, DEFAULT_PAYOUTS_PATH, flag="--payouts-path",
-            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts."),
+            help=f"Comma-separated resources to sync, of: {', '.join(RESOURCES)}.", shown="all"),
+    Setting(S, "payouts_path", api_path, flag="--payouts-path",
+            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts.",
+            shown="found: the brand word of the host, of the processor in transactions, "
+            "else platform"),
     Setting(S, "concurrency", whole(*source_defaults.CONCURRENCY_RANGE), source_defaults.CONCURRENCY, flag="--concurrency",
             help="List-page requests in flight."),
     Setting(S, "detail_concurrency", whole(*source_defaults.DETAIL_CONCURRENCY_RANGE),
@@ -270,6 +289,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(W, "stale_after_days", number(0, strict=True, high=3650), 2.0,
             flag="--stale-after-days",
             help="Mark the figures stale when the newest record is older than this many days."),
+    # the reporting day and month of the models (models, demo; the report shows the build's)
+    Setting(W, "timezone", zone_name, "UTC", flag="--timezone",
+            help="IANA zone of the reporting day and month, e.g. America/New_York."),
 )
 # [sources.creator_platform.lookback_days]: one key per resource, days
 LOOKBACK_CHECK = number(0)
@@ -378,6 +400,9 @@ def option(
     default = "required" if item.shown == "required" else f"default {item.default_text}"
     where = f"config {item.path}; {default}"
     kwargs: dict[str, Any] = {"default": None, "help": f"{help or item.help}  [{where}]"}
+    metavar = getattr(item.check, "metavar", None)
+    if metavar:  # checked by the setting, typed in --help (click would say TEXT)
+        kwargs["metavar"] = metavar
     if item.flag.startswith("--no-"):  # a switch that turns a default-on setting off
         kwargs.update(is_flag=True, flag_value=False)
     elif item.check is boolean and "/" not in item.flag:

@@ -194,13 +194,46 @@ def setup_logging(verbose: bool, log_file: Path | None, *, what: str = "run") ->
         for logger in (ours, dlt_logger):
             handler = logging.StreamHandler(sys.stderr)
             handler.setFormatter(fmt)
+            handler.addFilter(lambda record: record.name != RETRY_LOGGER)  # shown below
             logger.addHandler(handler)
+    show_retries()
     for logger in (ours, dlt_logger):
         if not logger.handlers:  # else Python's last-resort handler prints to stderr
             logger.addHandler(logging.NullHandler())
     # httpx/httpcore can log request lines and headers at DEBUG: never let them
     for noisy in ("httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+RETRY_LOGGER = "creator_sync.retries"  # the client's one line per retry of a failure
+
+
+def show_retries() -> None:
+    """Every retry of a failure as one plain line on stderr, quiet or not (`--no-progress` is
+    cron's setting: a host that does not answer must not be minutes of silence); the lines go to
+    the log file too, through the `creator_sync` logger."""
+    logger = logging.getLogger(RETRY_LOGGER)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+        handler.close()
+    handler = _CurrentStderr()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    logger.propagate = True
+
+
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to `sys.stderr` as it is when a line comes: the progress bar (rich) redirects it
+    while it draws, and then prints the line above the bar instead of through it."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
 
 
 @contextlib.contextmanager

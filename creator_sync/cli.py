@@ -31,6 +31,7 @@ from common.terminal import (
 
 # name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
+    "init": "creator_sync.init:init_command",
     "sandbox": "sandbox.cli:sandbox_command",
     "sync": "pipelines.sync:sync_command",
     "demo": "creator_sync.demo:demo_command",

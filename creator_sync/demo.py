@@ -67,8 +67,9 @@ def forget(warehouse: Warehouse) -> None:
 
 
 def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str = "demo",
-             dataset: str | None = None) -> dict[str, Any]:
-    """Do the demo; returns what happened (used by tests)."""
+             dataset: str | None = None, timezone: str | None = None) -> dict[str, Any]:
+    """Do the demo; returns what happened (used by tests). `timezone`: the flag (None: the
+    `[creator_sync] timezone` setting, as `models` reads it)."""
     from sandbox.testing import run_sandbox
 
     warehouse = demo_warehouse(duckdb, dataset)
@@ -103,7 +104,10 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
     from models.runner import run_models
     from report.render import write_report  # matplotlib loads only here
 
-    built = run_models(str(db), dataset=warehouse.dataset)
+    built = run_models(str(db), dataset=warehouse.dataset,
+                       timezone=Settings(timezone=timezone)["timezone"])
+    if built.zone_change:
+        click.echo(built.zone_change, err=True)
     marts = sorted(model.name for model in built.models if model.layer == "marts")
     click.echo("models: built schema `analytics`")
     out["models"] = True
@@ -135,7 +139,9 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
 @click.option("--report", default="demo-report.html", show_default=True, help="Report output.")
 @click.option("--reset", is_flag=True, help="Forget previous demo runs and start over.")
 @click.option("--scale", default="demo", show_default=True, help="Sandbox scale.")
-def demo_command(duckdb: str, dataset: str | None, report: str, reset: bool, scale: str) -> None:
+@option("timezone")
+def demo_command(duckdb: str, dataset: str | None, report: str, reset: bool, scale: str,
+                 timezone: str | None) -> None:
     """Start the sandbox in-process, sync it, build models and report (run again: incremental)."""
     with reported_failures(False):
-        run_demo(duckdb, report, reset=reset, scale=scale, dataset=dataset)
+        run_demo(duckdb, report, reset=reset, scale=scale, dataset=dataset, timezone=timezone)

@@ -74,8 +74,7 @@ def _print_result(result: BuildResult) -> None:
 @click.command("models")
 @option("duckdb")
 @option("dataset")
-@click.option("--timezone", default="UTC", show_default=True,
-              help="IANA zone of the reporting day and month, e.g. America/New_York.")
+@option("timezone")
 @click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=None,
               help="Days from a transaction (UTC) to when it is payable, for every site "
                    "[each site's delay observed in its payout lines, else "
@@ -94,7 +93,7 @@ def _print_result(result: BuildResult) -> None:
 @stale_after_option
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
 def models_command(
-    duckdb: str | None, dataset: str | None, timezone: str, settlement_delay_days: int | None,
+    duckdb: str | None, dataset: str | None, timezone: str | None, settlement_delay_days: int | None,
     as_of: dt.date | None, destination: str | None, postgres_dsn: str | None, run_tests: bool,
     strict: bool, lock_timeout: float, stale_after_days: float | None, verbose: bool,
 ) -> None:
@@ -104,14 +103,14 @@ def models_command(
     warn_unknown_keys()
 
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
-                        stale_after_days=stale_after_days)
+                        stale_after_days=stale_after_days, timezone=timezone)
     warehouse = warehouse_of(settings)
     if warehouse.destination not in DESTINATIONS:
         raise BadSetting(f"the models build on {' or '.join(DESTINATIONS)}, not "
                          f"{warehouse.destination!r}", settings.where("destination"))
     limit = stale_after(settings["stale_after_days"])
     duckdb_path = warehouse.duckdb_path or ""
-    params = Params(warehouse.dataset, timezone, settlement_delay_days, as_of)
+    params = Params(warehouse.dataset, settings["timezone"], settlement_delay_days, as_of)
     try:
         params.validate()
     except ModelsError as exc:
@@ -139,5 +138,7 @@ def models_command(
         finally:
             adapter.close()
     _print_result(result)
+    if result.zone_change:
+        click.echo(result.zone_change, err=True)
     for line in headline:
         click.echo(line)

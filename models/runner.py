@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common.config import DEFAULT_DATASET, dataset_name
+from common.config import DEFAULT_DATASET, by_key, dataset_name
 from common.duckdb_names import quote_ident
 from models.adapters import Adapter, DuckDBAdapter
+from models.build_info import BUILD_METADATA
 from models.headline import headline_figures
 from models.project import Project, load_project
 from models.render import (
@@ -32,6 +33,7 @@ from models.render import (
 from models.sources import SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
+DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in common.config.SETTINGS
 
 
 class ModelsError(RuntimeError):
@@ -44,7 +46,7 @@ class Params:
     each site's payout lines show its delay, falling back to DEFAULT_SETTLEMENT_DELAY_DAYS."""
 
     dataset: str = DEFAULT_DATASET
-    timezone: str = "UTC"
+    timezone: str = DEFAULT_TIMEZONE
     settlement_delay_days: int | None = None
     as_of: dt.date | None = None
 
@@ -94,6 +96,17 @@ class BuildResult:
     tests: list[TestRun] = field(default_factory=list)
     missing_sources: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    previous_timezone: str | None = None  # the zone of the build this one replaced
+
+    @property
+    def zone_change(self) -> str | None:
+        """One line when this build's reporting zone is not the previous build's: every day and
+        month figure moved with it (issue 32: a plain `models` after a New York build)."""
+        before, now = self.previous_timezone, self.params.timezone
+        if before is None or before == now:
+            return None
+        return (f"note: reporting time zone {now}, the previous build used {before}: daily and "
+                f"monthly figures now count {now} days (set [creator_sync] timezone to keep one)")
 
     @property
     def row_counts(self) -> dict[str, int]:
@@ -157,6 +170,14 @@ def _run_test(adapter: Adapter, name: str, sql: str, severity: str, description:
     return TestRun(name, severity, description, failures, sample, time.perf_counter() - start)
 
 
+def previous_timezone(adapter: Adapter) -> str | None:
+    """The reporting zone of the last build on `adapter` (None: none yet)."""
+    if "timezone" not in (adapter.columns(*BUILD_METADATA.split(".")) or {}):
+        return None
+    _, rows = adapter.fetch(f"select timezone from {BUILD_METADATA}")
+    return str(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
 def build(
     adapter: Adapter,
     params: Params,
@@ -181,7 +202,7 @@ def build(
             "loaded"
         )
     renderer = Renderer(adapter, project, params)
-    result = BuildResult(adapter.label, params)
+    result = BuildResult(adapter.label, params, previous_timezone=previous_timezone(adapter))
     started = time.perf_counter()
     adapter.begin()
     try:
@@ -227,7 +248,7 @@ def build(
 def run_models(
     duckdb_path: str,
     dataset: str = DEFAULT_DATASET,
-    timezone: str = "UTC",
+    timezone: str = DEFAULT_TIMEZONE,
     settlement_delay_days: int | None = None,
     as_of: dt.date | None = None,
     run_tests: bool = True,

@@ -110,7 +110,7 @@ class SyncSettings:
     max_attempts: int = _default("max_attempts")
     timeout: float = _default("timeout")
     backoff_initial: float = _default("backoff_initial")
-    payouts_path: str | None = None  # None: the default /platform_payments_payouts
+    payouts_path: str | None = None  # None: found (sources.creator_platform.payouts_path)
 
     def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
         return f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, warehouse={self.warehouse!r})"
@@ -150,7 +150,8 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         if item.section == SOURCE_SECTION and item.key in fields
     }
     if not values["base_url"]:
-        raise BadSetting("no base URL: pass --base-url or set base_url", f"key={SOURCE_SECTION}.base_url")
+        raise BadSetting("no base URL: run `creator-sync init` once, or pass --base-url or set "
+                         "base_url", f"key={SOURCE_SECTION}.base_url")
     if not values["client_id"]:
         raise BadSetting("no client id: pass --client-id or set client_id", f"key={SOURCE_SECTION}.client_id")
     if not values["client_secret"]:
@@ -383,9 +384,12 @@ def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
 # ------------------------------------------------------------------ CLI
 def format_summary(result: SyncResult) -> str:
     s = result.stats
-    lines = [f"{'table':<34}{'new':>10}{'updated':>10}"]
-    for table, (new, updated) in result.tables.items():
-        lines.append(f"{table:<34}{new:>10}{updated:>10}")
+    if any(new or updated for new, updated in result.tables.values()):
+        lines = [f"{'table':<34}{'new':>10}{'updated':>10}"]
+        for table, (new, updated) in result.tables.items():
+            lines.append(f"{table:<34}{new:>10}{updated:>10}")
+    else:  # no empty table under a header: say it
+        lines = ["nothing new: no record was added or changed since the last sync"]
     deleted = sum(result.deleted.values())
     lines.append(
         f"sites: {len(result.sites)}  requests: {s.requests}  retries: {s.retries}  "

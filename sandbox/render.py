@@ -91,6 +91,16 @@ def _convert(attr: Attr, values: list, offsets: list[int] | None) -> list:
     return values
 
 
+OWN_PROCESSOR = f"{DEFAULT_BRAND}_payments"  # the platform's own processor, under its brand
+
+
+def processor_names(values: list, brand: str) -> list:
+    """Transactions name the platform's own processor after its brand: `<brand>_payments`
+    (as payout lines write "<Brand> Payments", addendum A8)."""
+    own = f"{brand}_payments"
+    return [own if v == OWN_PROCESSOR else v for v in values]
+
+
 def decimals(cents: list[int]) -> list[orjson.Fragment]:
     """Cents as JSON numbers in major units with two decimals (exact, never through float)."""
     return [orjson.Fragment(cents_text(v).encode()) for v in cents]
@@ -149,6 +159,9 @@ def render(ctx: RenderContext, type_name: str, rows: np.ndarray,
     if ctx.quirks:
         offsets = [QUIRK_OFFSET if int(i) % 5 == 0 else 0 for i in ids]
     columns = [(a.name, _convert(a, table.values(a.column, rows), offsets)) for a in attrs]
+    if type_name == "transactions" and ctx.brand != DEFAULT_BRAND:
+        columns = [(n, processor_names(vals, ctx.brand) if n == "provider" else vals)
+                   for n, vals in columns]
     if ctx.quirks and type_name == PAYOUTS:
         columns = [(n, [v.capitalize() for v in vals] if n == "status" else vals)
                    for n, vals in columns]

@@ -14,10 +14,14 @@ from common.config import Settings, option, warn_unknown_keys
 from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
 from common.warehouse import warehouse_of
 from pipelines.webhooks.events import EVENTS
-from pipelines.webhooks.urls import redact_target_url
+from pipelines.webhooks.urls import (
+    MIN_SECRET_CHARS,
+    redact_target_url,
+    target_secret,
+    weak_secret,
+)
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
-MIN_SECRET_CHARS = 16
 
 
 def _settings(ctx: click.Context) -> Settings:
@@ -40,7 +44,8 @@ def _api(ctx: click.Context) -> Iterator[object]:
     insecure = settings["insecure"]
     if not base_url:
         raise click.UsageError(
-            "no API base URL: pass --base-url or set sources.creator_platform.base_url"
+            "no API base URL: run `creator-sync init` once, or pass --base-url or set "
+            "sources.creator_platform.base_url"
         )
     try:
         client = CreatorPlatformClient(base_url, client_id or "", client_secret or "", insecure=insecure)
@@ -86,31 +91,64 @@ def _client_id(ctx: click.Context) -> str:
     return str(_settings(ctx)["client_id"] or "")
 
 
+ALL_EVENTS = "all"
+
+
+def _events(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
+    """`--event a,b` (repeatable), or `all`: known events, in the table's order, once each."""
+    named = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    if not named:
+        raise click.BadParameter("names no event", ctx=ctx, param=param)
+    if ALL_EVENTS in named:
+        return list(EVENTS)
+    for name in named:
+        if name not in EVENTS:
+            known = ", ".join(repr(e) for e in (*EVENTS, ALL_EVENTS))
+            raise click.BadParameter(f"{name!r} is not one of {known}", ctx=ctx, param=param)
+    return list(dict.fromkeys(named))
+
+
+def _target(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """`listen`'s secret rule, applied before any hook exists: a hook whose secret `listen`
+    refuses would fail every delivery."""
+    secret = target_secret(value)
+    problem = weak_secret(secret) if secret is not None else None
+    if problem:
+        raise click.BadParameter(f"its secret path segment (/hooks/<secret>) {problem}",
+                                 ctx=ctx, param=param)
+    return value
+
+
 @hooks_command.command("create")
 @api_options
-@click.option("--event", "event", required=True, type=click.Choice(list(EVENTS)),
-              metavar="EVENT", help=f"One of: {', '.join(EVENTS)}.")
-@click.option("--target-url", required=True, help="Where deliveries go: https://host/hooks/<secret>.")
-@click.option("--site-id", required=True, help="Site the hook belongs to.")
+@click.option("--event", "events", required=True, multiple=True, callback=_events,
+              metavar="EVENT[,EVENT...]",
+              help=f"One or more of: {', '.join(EVENTS)}; or {ALL_EVENTS} (repeatable).")
+@click.option("--target-url", required=True, callback=_target,
+              help="Where deliveries go: https://host/hooks/<secret> (the secret: at least "
+                   f"{MIN_SECRET_CHARS} characters, as `listen` requires).")
+@click.option("--site-id", "site_ids", multiple=True,
+              help="Only this site (repeatable) [every site the credential sees].")
 @click.option("--resource-id", default=None, help="Only deliver events for this resource.")
 @click.pass_context
 def create_command(
-    ctx: click.Context, event: str, target_url: str, site_id: str, resource_id: str | None
+    ctx: click.Context, events: list[str], target_url: str, site_ids: tuple[str, ...],
+    resource_id: str | None,
 ) -> None:
-    """Subscribe TARGET_URL to EVENT for a site."""
-    from pipelines.webhooks.hooks_api import HookError, create_hook
+    """Subscribe TARGET_URL to each EVENT on each site; a hook already there is kept."""
+    from pipelines.webhooks import hooks_api
+
+    def said(hook: dict, created: bool, event: str, site: str) -> None:
+        verb = "created hook" if created else "hook already exists:"
+        click.echo(f"{verb} {hook['id']} for {event} on site {site}")
 
     with _api(ctx) as api:
         try:
-            hook, created = create_hook(
-                api,
-                event=event,
-                target_url=target_url,
-                site_id=site_id,
-                resource_id=resource_id,
-                client_id=_client_id(ctx),
-            )
-        except HookError as exc:
+            sites = list(site_ids) or hooks_api.site_ids(api, client_id=_client_id(ctx))
+            done = hooks_api.create_hooks(
+                api, events=events, target_url=target_url, sites=sites,
+                resource_id=resource_id, client_id=_client_id(ctx), on_hook=said)
+        except hooks_api.HookError as exc:
             _fail(str(exc))
     if _plain_http_off_loopback(target_url):
         click.echo(
@@ -118,8 +156,10 @@ def create_command(
             "payloads travel unencrypted; put `listen` behind TLS (see docs/webhooks.md)",
             err=True,
         )
-    verb = "created hook" if created else "hook already exists:"
-    click.echo(f"{verb} {hook['id']} for {event} on site {site_id}")
+    if len(done) > 1:
+        made = sum(1 for _, created, _, _ in done if created)
+        click.echo(f"{made} hook(s) created, {len(done) - made} already there "
+                   f"({len(events)} event(s) x {len(sites)} site(s))")
 
 
 def _plain_http_off_loopback(url: str) -> bool:
@@ -238,11 +278,9 @@ def listen_command(
     from pipelines.webhooks.journal import JournalCorrupt, JournalInUse
     from pipelines.webhooks.server import ListenOptions, serve
 
-    if len(secret) < MIN_SECRET_CHARS:
-        raise click.BadParameter(
-            f"must be at least {MIN_SECRET_CHARS} characters (it is the only thing between the "
-            "internet and your warehouse); e.g. python -c 'import secrets; "
-            "print(secrets.token_urlsafe(32))'", param_hint=f"--secret / {SECRET_ENV}")
+    problem = weak_secret(secret)
+    if problem:
+        raise click.BadParameter(problem, param_hint=f"--secret / {SECRET_ENV}")
     warn_unknown_keys()
     settings = Settings(duckdb=duckdb, dataset=dataset, pii=pii)
     warehouse = warehouse_of(settings)

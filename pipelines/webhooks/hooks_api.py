@@ -73,6 +73,39 @@ def create_hook(
     return doc["data"], True
 
 
+def site_ids(api: CreatorPlatformClient, *, client_id: str = "") -> list[str]:
+    """Every site the credential sees (a hook belongs to one site)."""
+    try:
+        return [str(site["id"]) for page in iter_pages(api, RESOURCES["sites"], {})
+                for site in page.data if isinstance(site, dict) and site.get("id") is not None]
+    except ApiError as exc:
+        raise explain(exc, "listing the sites", None, client_id) from None
+
+
+def create_hooks(
+    api: CreatorPlatformClient,
+    *,
+    events: list[str],
+    target_url: str,
+    sites: list[str],
+    resource_id: str | None = None,
+    client_id: str = "",
+    on_hook: Any = None,
+) -> list[tuple[dict[str, Any], bool, str, str]]:
+    """`create_hook` for every (event, site): [(hook, created, event, site)]. Each identical
+    hook already there is kept, not doubled, so a rerun creates only what is missing.
+    `on_hook(hook, created, event, site)` is called as each one is done (the CLI prints it)."""
+    out = []
+    for site in sites:
+        for event in events:
+            hook, created = create_hook(api, event=event, target_url=target_url, site_id=site,
+                                        resource_id=resource_id, client_id=client_id)
+            out.append((hook, created, event, site))
+            if on_hook is not None:
+                on_hook(hook, created, event, site)
+    return out
+
+
 def find_hook(
     api: CreatorPlatformClient,
     *,

@@ -47,6 +47,10 @@ from .settings import (
 from .stats import RunStats
 
 log = logging.getLogger("creator_sync.client")
+# one line per retry of a failure, for the terminal even when quiet (`--no-progress`, cron):
+# a host that does not answer is visible while it happens (common.terminal shows this logger)
+retry_log = logging.getLogger("creator_sync.retries")
+TOKEN_PATIENCE_S = 55.0  # the token endpoint gives up within a minute, whatever the settings
 
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504, 520, 522, 524})
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
@@ -162,6 +166,7 @@ class CreatorPlatformClient:
             max_connections=self.concurrency + self.detail_concurrency + 4,
             max_keepalive_connections=self.concurrency + self.detail_concurrency + 4,
         )
+        self._timeout = timeout
         self._http = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
             limits=limits,
@@ -304,10 +309,15 @@ class CreatorPlatformClient:
         if bearer is not None:
             headers["Authorization"] = f"Bearer {bearer.reveal()}"
         content = urlencode(form).encode()
+        deadline = time.monotonic() + TOKEN_PATIENCE_S
 
         def attempt() -> Any:
+            left = deadline - time.monotonic()
+            if left <= 1.0:
+                raise _Retryable("no answer within the token endpoint's time", None)
             try:
-                return self._once("POST", url, headers, content, False, True, "oauth")
+                return self._once("POST", url, headers, content, False, True, "oauth",
+                                  timeout=min(self._timeout, left))
             except _Unauthorized as exc:
                 raise AuthError(
                     "the token endpoint refused the credentials",
@@ -322,15 +332,17 @@ class CreatorPlatformClient:
                     pointer=exc.pointer,
                 ) from None
 
-        return self._with_retries(attempt, "POST", url, "oauth") or {}
+        return self._with_retries(attempt, "POST", url, "oauth", deadline=deadline) or {}
 
     def _with_retries(
         self, attempt: Any, method: str, url: str, resource: str | None,
-        server_error_attempts: int | None = None,
+        server_error_attempts: int | None = None, deadline: float | None = None,
     ) -> Any:
         """Call `attempt` until it returns (tenacity): at most `max_attempts` failed attempts,
         not counting 429s, which the rate limiter paces; a request refused by 429s for longer
-        than `throttle_patience` seconds gives up too.
+        than `throttle_patience` seconds gives up too, and so does one past `deadline`
+        (monotonic clock). Every retry of a failure (not a 429: pacing is the summary's) is one
+        line on `retry_log`: `retrying GET /v1/contacts in 8 s: read timeout (attempt 3 of 8)`.
 
         Measured: tenacity costs ~15 µs per request on the first-attempt path, 0.1 s of a
         6,500-request sync, so the retry policy stays declarative.
@@ -346,6 +358,14 @@ class CreatorPlatformClient:
             self.stats.add("retries")
             exc = state.outcome.exception() if state.outcome else None
             log.debug("retrying %s %s after: %s", method, safe_url(url), exc)
+            if isinstance(exc, _Retryable) and exc.status != 429:
+                failed = state.attempt_number - throttled["count"]
+                pause = state.upcoming_sleep
+                when = ("now" if pause < 0.05 else
+                        f"in {pause:.0f} s" if pause >= 1 else f"in {pause:.1f} s")
+                retry_log.warning("retrying %s %s %s: %s (attempt %s of %s)", method,
+                                  urlsplit(url).path, when, exc.problem, failed,
+                                  self.max_attempts)
 
         def stop(state: RetryCallState) -> bool:
             exc = state.outcome.exception() if state.outcome else None
@@ -358,6 +378,8 @@ class CreatorPlatformClient:
                 return waited >= self.throttle_patience
             failed = state.attempt_number - throttled["count"]
             if failed >= self.max_attempts:
+                return True
+            if deadline is not None and time.monotonic() >= deadline - 1.0:
                 return True
             return (
                 server_error_attempts is not None
@@ -409,15 +431,17 @@ class CreatorPlatformClient:
         allow_empty: bool,
         resource: str | None,
         decode: Callable[[bytes], Any] | None = None,
+        timeout: float | None = None,
     ) -> Any:
         permit = self.limiter.acquire()
         self.stats.add("requests")
         try:
-            response = self._http.request(method, url, headers=headers, content=content)
+            extra = {"timeout": httpx.Timeout(timeout, connect=min(timeout, 10.0))} if timeout else {}
+            response = self._http.request(method, url, headers=headers, content=content, **extra)
             body = response.content
-        except httpx.TimeoutException:
+        except httpx.TimeoutException as exc:
             self.limiter.on_error(permit)
-            raise _Retryable("timeout") from None
+            raise _Retryable(_timeout_kind(exc)) from None
         except httpx.TransportError as exc:  # resets, refused, truncated bodies
             self.limiter.on_error(permit)
             lasting = lasting_failure(exc, url)
@@ -513,6 +537,15 @@ def _plain_http_answer(reason: str) -> bool:
     return any(word in str(reason).upper() for word in (
         "WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST", "UNKNOWN_PROTOCOL",
         "PACKET_LENGTH_TOO_LONG", "RECORD LAYER FAILURE"))
+
+
+def _timeout_kind(exc: httpx.TimeoutException) -> str:
+    """Which wait ran out, in words."""
+    for kind, words in ((httpx.ConnectTimeout, "connect timeout"), (httpx.ReadTimeout, "read timeout"),
+                        (httpx.WriteTimeout, "write timeout"), (httpx.PoolTimeout, "pool timeout")):
+        if isinstance(exc, kind):
+            return words
+    return "timeout"
 
 
 def _connection_problem(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatf
 from .listing import Listing, table_item_hints
 from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
 from .pagination import Page, iter_pages
+from .payouts_path import forget_if_gone, path_for_run
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
     ADAPTIVE_RATE,
@@ -37,7 +38,6 @@ from .settings import (
     CONCURRENCY,
     CONCURRENCY_RANGE,
     DAY_S,
-    DEFAULT_PAYOUTS_PATH,
     DETAIL_CONCURRENCY,
     DETAIL_CONCURRENCY_RANGE,
     KNOWN_SCOPES,
@@ -91,6 +91,7 @@ def _resource_rows(
     state = dlt.current.resource_state()
     before = copy.deepcopy(dict(state))
     try:
+        resource = path_for_run(client, resource, options.payouts_path, report, sites, state)
         if resource.single:
             yield from _single_rows(client, resource, options, report)
         else:
@@ -103,6 +104,7 @@ def _resource_rows(
             raise
         state.clear()
         state.update(before)
+        forget_if_gone(resource, exc, state)
         reason = failure_reason(resource, exc)
         log.error("%s failed, its state is kept as before the run: %s", resource.name, reason,
                   exc_info=not isinstance(exc, CreatorPlatformError))
@@ -289,7 +291,7 @@ def _names(name: str, value: Sequence[str] | str | None) -> tuple[str, ...] | No
 
 def _options(
     *, resources: Sequence[str] | str | None, site_ids: Sequence[str] | str | None,
-    payouts_path: str, page_size: int, pii: str | None, pii_salt: str | None, details: bool,
+    payouts_path: str | None, page_size: int, pii: str | None, pii_salt: str | None, details: bool,
     full_refresh: bool, full_refresh_every_days: float | None,
     lookback_days: dict[str, float] | None, freeze_finance_schema: bool, host: Runtime,
 ) -> SourceOptions:
@@ -301,7 +303,7 @@ def _options(
     if pii is not None and pii not in PII_MODES:
         raise ConfigurationError(f"pii must be one of {', '.join(PII_MODES)}, got {pii!r}")
     try:
-        path = normalise_api_path(payouts_path)
+        path = normalise_api_path(payouts_path) if payouts_path else None
     except ValueError as exc:
         raise ConfigurationError(f"payouts_path {exc}") from None
     lookback = {k: v for k, v in (lookback_days or {}).items()}
@@ -335,7 +337,7 @@ def creator_platform_source(
     client_secret: TSecretStrValue = dlt.secrets.value,
     site_ids: list[str] | None = None,
     resources: list[str] | None = None,
-    payouts_path: str = DEFAULT_PAYOUTS_PATH,
+    payouts_path: str | None = None,
     page_size: int = PAGE_SIZE,
     concurrency: int = CONCURRENCY,
     detail_concurrency: int = DETAIL_CONCURRENCY,
@@ -363,7 +365,8 @@ def creator_platform_source(
         client_id, client_secret: the OAuth client (client-credentials grant).
         site_ids: only these sites (None: every site the account has).
         resources: only these resources (None: all of `settings.RESOURCES`).
-        payouts_path: where the platform serves payouts under /v1 (`/<brand>_payments_payouts`).
+        payouts_path: where the platform serves payouts under /v1 (`/<brand>_payments_payouts`);
+            None: found (`payouts_path.py`) and remembered in the payouts resource's state.
         page_size, concurrency, detail_concurrency: page[size], list pages and single-record
             reads in flight.
         rate_limit, adaptive_rate: a hard cap in requests per minute (None: none); find the

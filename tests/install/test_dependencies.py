@@ -23,8 +23,9 @@ RUNTIME_DIRS = ("sources", "common", "pipelines", "models", "sandbox", "report",
 # What the tests run: the tests, and the benchmark helpers tests/benchmarks imports.
 TEST_DIRS = ("tests", "benchmarks")
 # Declared without an import, each for a reason: a pytest plugin switched on by pyproject's
-# `timeout`, and the linter `make test` runs.
-NOT_IMPORTED = {"pytest-timeout", "ruff"}
+# `timeout`, the linter `make test` runs, and pandas, which DuckDB's `.df()` hands results to
+# (analysts do; `test_duckdb_results_reach_pandas` below).
+NOT_IMPORTED = {"pytest-timeout", "ruff", "pandas"}
 # Installers: pip freeze leaves them out, but dlt needs setuptools at run time.
 INSTALLERS = {"pip", "wheel"}
 
@@ -173,3 +174,13 @@ def test_pyproject_lists_every_package_of_the_tree() -> None:
     mapped = PYPROJECT["tool"]["setuptools"]["package-dir"]
     assert mapped == {"models.sql": "sql"} and (ROOT / "sql" / "__init__.py").is_file()
     assert listed == on_disk | set(mapped)
+
+
+def test_duckdb_results_reach_pandas() -> None:
+    """Issue 32, point 5: `duckdb.sql(...).df()` works in the product's environment (DuckDB
+    imports pandas itself; without it `.df()` raises "pandas is required")."""
+    import duckdb
+
+    frame = duckdb.sql("select 1250 as amount_in_cents, 'EUR' as currency").df()
+    assert list(frame.columns) == ["amount_in_cents", "currency"]
+    assert frame.to_dict("records") == [{"amount_in_cents": 1250, "currency": "EUR"}]

@@ -88,3 +88,33 @@ def test_postgres_without_credentials_is_a_configuration_error(tmp_path, monkeyp
     assert result.exit_code == 2, result.output
     assert "no postgres credentials found" in result.output
     assert "[flag=--postgres-dsn]" in result.output
+
+
+def test_the_zone_is_a_setting_and_a_change_of_zone_is_said(raw_db) -> None:
+    """Issue 32, point 3: `[creator_sync] timezone` (here its environment variable) makes a
+    plain `models` build in that zone; a build in another zone than the previous one says so in
+    one line, and a build in the same zone says nothing."""
+    path = raw_db(known_answer_rows())
+    runner = CliRunner()
+    args = ["models", "--duckdb", path, "--as-of", "2024-03-31"]
+    first = runner.invoke(main, args, env={"CREATOR_SYNC__TIMEZONE": "America/New_York"})
+    assert first.exit_code == 0, first.output
+    assert "timezone America/New_York" in first.output and "previous build" not in first.output
+    (row,) = fetch_dicts(path, "select timezone from analytics.build_metadata")
+    assert row["timezone"] == "America/New_York"
+
+    plain = runner.invoke(main, args, env={"CREATOR_SYNC__TIMEZONE": "America/New_York"})
+    assert "previous build" not in plain.output
+
+    moved = runner.invoke(main, [*args, "--timezone", "UTC"],
+                          env={"CREATOR_SYNC__TIMEZONE": "America/New_York"})  # the flag wins
+    assert moved.exit_code == 0, moved.output
+    said = [line for line in moved.output.splitlines() if "previous build" in line]
+    assert said == ["note: reporting time zone UTC, the previous build used America/New_York: "
+                    "daily and monthly figures now count UTC days (set [creator_sync] timezone "
+                    "to keep one)"]
+    (row,) = fetch_dicts(path, "select timezone from analytics.build_metadata")
+    assert row["timezone"] == "UTC"
+
+    bad = runner.invoke(main, args, env={"CREATOR_SYNC__TIMEZONE": "Mars/Base"})
+    assert bad.exit_code == 2 and "key=creator_sync.timezone" in bad.output

@@ -111,8 +111,12 @@ def test_runtime_failure_exits_1_in_one_line_without_class_names(tmp_path):
     result = run_cli(tmp_path / "w", "sync", "--base-url", f"http://127.0.0.1:{port}",
                      "--client-id", "x", env=env)
     lines = error_lines(result)
-    assert result.returncode == 1 and len(lines) == 1, result.stderr
-    assert "connection refused" in lines[0] and not CLASS_NAME.search(result.stderr), lines[0]
+    # each retry of the failure is one line as it happens (issue 32, point 7); then ONE error
+    retries, errors = lines[:-1], lines[-1:]
+    assert result.returncode == 1 and errors[0].startswith("error: "), result.stderr
+    assert retries == ["retrying POST /v1/oauth/token now: connection problem: connection "
+                       "refused (attempt 1 of 2)"], retries
+    assert "connection refused" in errors[0] and not CLASS_NAME.search(result.stderr), errors[0]
 
 
 def test_dlt_log_lines_go_to_the_log_file_not_the_terminal(sandbox, tmp_path):

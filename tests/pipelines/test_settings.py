@@ -61,10 +61,29 @@ def test_adaptive_rate_flag_env_and_bad_values(env):
 
 
 def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
-    assert resolve_settings().payouts_path == "/platform_payments_payouts"  # the default
+    assert resolve_settings().payouts_path is None  # unset: found by the sync (payouts_path.py)
     env.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "acme_payments_payouts")
     assert resolve_settings().payouts_path == "/acme_payments_payouts"
     flag = resolve_settings(payouts_path="/v1/brandx_payments_payouts/")
     assert flag.payouts_path == "/brandx_payments_payouts"  # the flag wins; /v1 and / tolerated
     with pytest.raises(click.UsageError, match=r"--payouts-path must be a path under /v1"):
         resolve_settings(payouts_path="/acme payouts?x=1")
+
+
+def test_sync_help_types_numbers_and_lists_the_resources():
+    """Issue 32, point 9: numeric flags show as numbers, not TEXT; --resources names them all."""
+    from click.testing import CliRunner
+
+    from creator_sync.cli import main
+    from sources.creator_platform.settings import RESOURCES
+
+    text = " ".join(CliRunner().invoke(main, ["sync", "--help"], terminal_width=400).output.split())
+    for flag, kind in (("--concurrency", "INTEGER"), ("--detail-concurrency", "INTEGER"),
+                       ("--page-size", "INTEGER"), ("--rate-limit", "NUMBER"),
+                       ("--lock-timeout", "FLOAT"), ("--resources", "NAME[,NAME...]")):
+        assert f"{flag} {kind} " in text, flag
+    assert f"of: {', '.join(RESOURCES)}." in text
+    # the value is still checked by the setting, whichever way it comes
+    bad = CliRunner().invoke(main, ["sync", "--concurrency", "many", "--base-url",
+                                    "https://api.example.com", "--client-id", "x"])
+    assert bad.exit_code == 2 and "--concurrency must be a whole number" in bad.output

@@ -208,3 +208,17 @@ def test_summary_reports_the_rate_and_stats_keep_it(fake_api, settings_for):
     assert rate.found_per_minute is None  # two early 429s explain no per-minute count
     summary = format_summary(result)
     assert f"rate: no limit found, up to {rate.peak_per_minute} req/min (adaptive; 2 x 429)" in summary
+
+
+def test_a_nothing_new_sync_says_so_in_words(fake_api, settings_for):
+    """Issue 32, point 9: no empty table under a header."""
+    from pipelines.sync import format_summary
+
+    settings = settings_for(resources=("sites", "contacts"))
+    first = format_summary(run_sync(settings, transport=fake_api.transport(), show_progress=False))
+    assert first.splitlines()[0].split() == ["table", "new", "updated"]
+    again = run_sync(settings, transport=fake_api.transport(), show_progress=False)
+    summary = format_summary(again)
+    assert summary.splitlines()[0] == (
+        "nothing new: no record was added or changed since the last sync")
+    assert "updated" not in summary and "sites: 2  requests:" in summary

@@ -100,6 +100,21 @@ def test_no_response_names_the_default_word_under_another_brand(acme, site_id):
     assert all(PATH not in body for body in bodies), "the default payouts word leaked"
 
 
+def test_transactions_name_the_processor_after_the_brand(acme, api, site_id):
+    """Issue 32: the platform's own processor is `<brand>_payments` in transactions (what the
+    sync reads the brand word from); the other processors and every other value are unchanged."""
+    ours = acme.all("transactions", {"filter[site_id]": site_id})
+    plain = api.all("transactions", {"filter[site_id]": site_id})
+    assert [t["id"] for t in ours] == [t["id"] for t in plain]
+    providers = Counter(t["attributes"]["provider"] for t in ours)
+    assert providers["acme_payments"] and not providers["platform_payments"]
+    for mine, theirs in zip(ours, plain, strict=True):
+        expected = {**theirs["attributes"]}
+        if expected["provider"] == "platform_payments":
+            expected["provider"] = "acme_payments"
+        assert mine["attributes"] == expected
+
+
 def test_payout_detail_accepts_its_site_and_refuses_another(api, site_ids):
     payout = api.all(PATH, {"filter[site_id]": site_ids[0]})[0]["id"]
     assert api.get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[0]})["data"]["id"] == payout

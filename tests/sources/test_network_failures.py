@@ -49,3 +49,63 @@ def test_a_refused_connection_is_still_retried():
     error, _seconds, retries = _fail(f"http://127.0.0.1:{port}", attempts=3)
     assert retries == 2, retries
     assert "connection refused" in str(error) and "Error" not in str(error), str(error)
+
+
+# ---- issue 32, point 7: a silent host is visible ---------------------------------------------
+
+class SilentHost:
+    """Accepts connections and never answers (a hung host, a firewall eating packets)."""
+
+    def __init__(self) -> None:
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(64)
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}"
+
+    def close(self) -> None:
+        self.server.close()
+
+
+@pytest.fixture
+def silent():
+    host = SilentHost()
+    yield host
+    host.close()
+
+
+def test_every_retry_of_a_failure_is_one_line(silent, caplog):
+    import logging
+
+    caplog.set_level(logging.WARNING, logger="creator_sync.retries")
+    client = CreatorPlatformClient(silent.url, "sandbox", "sandbox-secret", max_attempts=3,
+                                   backoff_initial=0.2, timeout=0.3)
+    try:
+        with pytest.raises(CreatorPlatformError) as err:
+            client.tokens.access_token()
+    finally:
+        client._http.close()
+    lines = [r.getMessage() for r in caplog.records if r.name == "creator_sync.retries"]
+    assert len(lines) == 2  # two retries of three attempts, one line each
+    for number, line in enumerate(lines, 1):
+        assert line.startswith("retrying POST /v1/oauth/token in 0.")
+        assert line.endswith(f"s: read timeout (attempt {number} of 3)")
+        assert "sandbox-secret" not in line
+    assert "read timeout" in str(err.value)
+
+
+def test_the_token_endpoint_gives_up_within_its_patience(silent, monkeypatch):
+    import sources.creator_platform.client as client_module
+
+    # the default patience is under a minute; the same rule, scaled down for a test
+    assert client_module.TOKEN_PATIENCE_S <= 60
+    monkeypatch.setattr(client_module, "TOKEN_PATIENCE_S", 2.5)
+    client = CreatorPlatformClient(silent.url, "sandbox", "sandbox-secret", timeout=30.0,
+                                   max_attempts=8, backoff_initial=0.2)
+    started = time.monotonic()
+    try:
+        with pytest.raises(CreatorPlatformError):
+            client.tokens.access_token()
+    finally:
+        client._http.close()
+    # one 30 s read timeout alone would be far beyond: each attempt waits only what is left
+    assert time.monotonic() - started < 10

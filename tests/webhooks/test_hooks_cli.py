@@ -10,7 +10,7 @@ from creator_sync.cli import main
 from sandbox.testing import start_sandbox
 from sources.creator_platform.client import CreatorPlatformClient
 
-TARGET = "https://hooks.example.com/hooks/cli-secret"
+TARGET = "https://hooks.example.com/hooks/cli-secret-0123456789"
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_create_list_delete_round_trip(api):
     other_site = orjson.loads(run(base_url, "list", "--site-id", sites[1], "--json").output)
     assert hook_id not in {h["id"] for h in other_site}
     text = run(base_url, "list").output
-    assert "cli-secret" not in text and "/hooks/***" in text
+    assert "cli-secret-0123456789" not in text and "/hooks/***" in text
 
     deleted = run(base_url, "delete", hook_id)
     assert deleted.exit_code == 0, deleted.output
@@ -184,11 +184,11 @@ def test_plain_http_target_off_loopback_is_warned_about(api):
     result = CliRunner().invoke(main, [
         "hooks", "create", "--base-url", base_url, "--client-id", "sandbox",
         "--client-secret", "sandbox-secret", "--event", "purchase", "--site-id", sites[0],
-        "--target-url", "http://hooks.example.com/hooks/plain"])
+        "--target-url", "http://hooks.example.com/hooks/plain-0123456789abcdef"])
     assert result.exit_code == 0
     assert "warning: the target URL is plain http://" in result.output
     local = run(base_url, "create", "--event", "purchase", "--site-id", sites[0],
-                "--target-url", "http://127.0.0.1:9/hooks/local")
+                "--target-url", "http://127.0.0.1:9/hooks/local-0123456789abcdef")
     assert "warning" not in local.output
 
 
@@ -203,3 +203,49 @@ def test_list_json_masks_the_secret_like_the_text_output(api):
     hooks = orjson.loads(listed.output)
     assert "json-secret-0123456789" not in listed.output
     assert any(h["attributes"]["target_url"] == "https://hooks.example.com/hooks/***" for h in hooks)
+
+
+# ---- issue 32, point 8 ------------------------------------------------------------------------
+
+def test_create_refuses_a_secret_listen_would_refuse(api):
+    base_url, sites = api
+    for target in ("https://hooks.example.com/hooks/x", "https://h.example.com/a/hooks/short"):
+        result = run(base_url, "create", "--event", "purchase", "--target-url", target,
+                     "--site-id", sites[0])
+        assert result.exit_code == 2, result.output
+        (line,) = result.output.strip().splitlines()
+        assert "'--target-url'" in line and "at least 16 characters" in line
+        assert "/hooks/x" not in line  # the (weak) secret is not printed either
+    listed = orjson.loads(run(base_url, "list", "--json").output)
+    assert not [h for h in listed if h["attributes"]["target_url"].endswith(("/x", "/short"))]
+
+
+def test_several_events_on_every_site_at_once_and_again(api):
+    base_url, sites = api
+    target = "https://many.example.com/hooks/many-events-0123456789"
+    first = run(base_url, "create", "--event", "purchase,payment_succeeded", "--target-url", target)
+    assert first.exit_code == 0, first.output
+    lines = first.output.strip().splitlines()
+    assert sorted(line.split(" for ")[1] for line in lines[:-1]) == sorted(
+        f"{event} on site {site}" for event in ("purchase", "payment_succeeded") for site in sites)
+    assert all(line.startswith("created hook ") for line in lines[:-1])
+    assert lines[-1] == "4 hook(s) created, 0 already there (2 event(s) x 2 site(s))"
+
+    again = run(base_url, "create", "--event", "all", "--target-url", target,
+                "--site-id", sites[0])
+    assert again.exit_code == 0, again.output
+    lines = again.output.strip().splitlines()
+    kept = [line for line in lines if line.startswith("hook already exists:")]
+    assert len(kept) == 2 and len(lines) == 7  # six events on one site, and the count
+    assert lines[-1] == "4 hook(s) created, 2 already there (6 event(s) x 1 site(s))"
+    listed = orjson.loads(run(base_url, "list", "--json").output)
+    mine = [(h["attributes"]["event"], h["relationships"]["site"]["data"]["id"])
+            for h in listed if h["attributes"]["target_url"] == "https://many.example.com/hooks/***"]
+    assert len(mine) == len(set(mine)) == 4 + 4  # nothing doubled
+
+
+def test_an_unknown_event_among_several_is_refused(api):
+    base_url, _sites = api
+    result = run(base_url, "create", "--event", "purchase,refund", "--target-url", TARGET)
+    assert result.exit_code == 2
+    assert "'refund' is not one of" in result.output and "'all'" in result.output
