@@ -17,6 +17,7 @@ from importlib.resources import files
 from pathlib import Path
 
 LAYERS = ("staging", "intermediate", "marts")
+MODELS_DIR = "models"  # dbt's layout: sql/models/<layer>/, singular data tests in sql/tests/
 TESTS_DIR = "tests"
 
 PLACEHOLDER = re.compile(r"\{\{\s*(source|latest|ref|var)\(\s*'([A-Za-z0-9_]+)'\s*\)\s*\}\}")
@@ -107,12 +108,13 @@ class Project:
 
 
 def load_project(sql_dir: Path = SQL_DIR) -> Project:
-    """Read every `*.sql` file of the layers and `tests/`; names must be unique."""
+    """Read every `*.sql` file of `models/<layer>/` and `tests/`; names must be unique."""
     models: dict[str, SqlFile] = {}
     tests: dict[str, SqlFile] = {}
     for layer in (*LAYERS, TESTS_DIR):
         target = tests if layer == TESTS_DIR else models
-        for path in sorted((sql_dir / layer).glob("*.sql")):
+        folder = sql_dir / TESTS_DIR if layer == TESTS_DIR else sql_dir / MODELS_DIR / layer
+        for path in sorted(folder.glob("*.sql")):
             name = path.stem
             if name in models or name in tests:
                 raise ProjectError(f"{path}: a model or test named '{name}' already exists")

@@ -196,7 +196,7 @@ def build(
                 _, rows = adapter.fetch(f"select count(*) from {relation(model)}")
             except Exception as exc:
                 raise ModelsError(
-                    f"model {model.name} ({model.path.relative_to(model.path.parents[2])}) "
+                    f"model {model.name} ({model.path.relative_to(model.path.parents[3])}) "
                     f"failed on {adapter.label}: {exc}"
                 ) from exc
             run = ModelRun(model.name, model.layer, f"{schema}.{model.name}", int(rows[0][0]),

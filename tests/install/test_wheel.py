@@ -97,5 +97,5 @@ def test_the_installed_wheel_runs_the_demo_with_models_and_report(
         (days,) = con.execute("select count(*) from analytics.revenue_daily").fetchone()
     finally:
         con.close()
-    source_marts = len(list((ROOT / "sql" / "marts").glob("*.sql")))
+    source_marts = len(list((ROOT / "sql" / "models" / "marts").glob("*.sql")))
     assert marts == source_marts and days > 0
