@@ -1,6 +1,6 @@
 """Discover the SQL models and data tests under `sql/`, and order them by their refs.
 
-The dependency order is derived from the `{{ ref('...') }}` placeholders (a topological sort),
+The dependency order is derived from the `{{ ref('...') }}` calls (a topological sort),
 never from a hand-kept list, so adding a model is adding a file.
 
 The repository keeps the SQL in `sql/`; pyproject.toml maps that folder to the package
@@ -20,7 +20,8 @@ LAYERS = ("staging", "intermediate", "marts")
 MODELS_DIR = "models"  # dbt's layout: sql/models/<layer>/, singular data tests in sql/tests/
 TESTS_DIR = "tests"
 
-PLACEHOLDER = re.compile(r"\{\{\s*(source|latest|ref|var)\(\s*'([A-Za-z0-9_]+)'\s*\)\s*\}\}")
+# what a file reads, found in its Jinja calls (the models are rendered by models/render.py)
+CALL = re.compile(r"\b(raw|latest|ref)\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)")
 DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
 
 
@@ -49,7 +50,7 @@ class SqlFile:
     text: str
 
     def placeholders(self, kind: str) -> list[str]:
-        return [name for k, name in PLACEHOLDER.findall(self.text) if k == kind]
+        return [name for k, name in CALL.findall(self.text) if k == kind]
 
     @property
     def refs(self) -> list[str]:
@@ -57,7 +58,7 @@ class SqlFile:
 
     @property
     def sources(self) -> list[str]:
-        return self.placeholders("source") + self.placeholders("latest")
+        return self.placeholders("raw") + self.placeholders("latest")
 
     def directive(self, key: str) -> str | None:
         """Header comments such as `-- grain: site_id, date_day` declare facts about the file."""
@@ -85,6 +86,7 @@ class SqlFile:
 class Project:
     models: dict[str, SqlFile]
     tests: dict[str, SqlFile]
+    sql_dir: Path | None = None  # where macros/ and the schema YAML live
 
     def order(self) -> list[SqlFile]:
         """Models in an order where every ref is built before its readers."""
@@ -121,4 +123,4 @@ def load_project(sql_dir: Path = SQL_DIR) -> Project:
             target[name] = SqlFile(name, layer, path, path.read_text(encoding="utf-8"))
     if not models:
         raise ProjectError(f"no models found under {sql_dir}")
-    return Project(models, tests)
+    return Project(models, tests, sql_dir)

@@ -23,8 +23,8 @@ RUNTIME_DIRS = ("sources", "common", "pipelines", "models", "sandbox", "report",
 # What the tests run: the tests, and the benchmark helpers tests/benchmarks imports.
 TEST_DIRS = ("tests", "benchmarks")
 # Declared without an import, each for a reason: a pytest plugin switched on by pyproject's
-# `timeout`, and the linter `make test` runs.
-NOT_IMPORTED = {"pytest-timeout", "ruff"}
+# `timeout`, the linter `make test` runs, and dbt with its adapters, run as the `dbt` command.
+NOT_IMPORTED = {"pytest-timeout", "ruff", "dbt-core", "dbt-duckdb", "dbt-postgres"}
 # Installers: pip freeze leaves them out, but dlt needs setuptools at run time.
 INSTALLERS = {"pip", "wheel"}
 

@@ -18,12 +18,12 @@ latest as (
 final as (
     select
         coalesce(
-            {{ var('as_of_date') }},
-            cast(latest_transaction_at at time zone {{ var('timezone') }} as date),
-            cast(current_timestamp at time zone {{ var('timezone') }} as date)
+            {{ setting('as_of_date') }},
+            cast(latest_transaction_at at time zone {{ setting('timezone') }} as date),
+            cast(current_timestamp at time zone {{ setting('timezone') }} as date)
         ) as as_of_date,
         coalesce(
-            {{ var('as_of_date') }},
+            {{ setting('as_of_date') }},
             cast(greatest(
                 coalesce(latest_transaction_at, latest_payout_at),
                 coalesce(latest_payout_at, latest_transaction_at)

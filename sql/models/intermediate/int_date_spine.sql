@@ -20,10 +20,10 @@ as_of as (
 first_days as (
     select min(date_day) as first_day from transactions
     union all
-    select min(cast(least(started_at, created_at) at time zone {{ var('timezone') }} as date))
+    select min(cast(least(started_at, created_at) at time zone {{ setting('timezone') }} as date))
     from purchases
     union all
-    select min(cast(created_at at time zone {{ var('timezone') }} as date)) from orders
+    select min(cast(created_at at time zone {{ setting('timezone') }} as date)) from orders
 ),
 
 bounds as (

@@ -52,13 +52,13 @@ final as (
         cast(coalesce(observed.observed_lines_count, 0) as bigint) as observed_lines_count,
         observed.observed_delay_days,
         cast(coalesce(
-            {{ var('settlement_delay_override_days') }},
+            {{ setting('settlement_delay_override_days') }},
             -- a line dated after its payout (negative days) cannot make a delay below 0
             case when observed.observed_delay_days < 0 then 0 else observed.observed_delay_days end,
-            {{ var('default_settlement_delay_days') }}
+            {{ setting('default_settlement_delay_days') }}
         ) as bigint) as settlement_delay_days,
         case
-            when {{ var('settlement_delay_override_days') }} is not null then 'override'
+            when {{ setting('settlement_delay_override_days') }} is not null then 'override'
             when observed.observed_delay_days is not null then 'observed'
             else 'default'
         end as settlement_delay_source

@@ -15,8 +15,8 @@ delayed as (
         transactions.*,
         cast(coalesce(
             delays.settlement_delay_days,
-            {{ var('settlement_delay_override_days') }},
-            {{ var('default_settlement_delay_days') }}
+            {{ setting('settlement_delay_override_days') }},
+            {{ setting('default_settlement_delay_days') }}
         ) as integer) as settlement_delay_days
     from transactions
     left join delays

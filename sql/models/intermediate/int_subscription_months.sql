@@ -17,7 +17,7 @@ charges as (
     select
         purchase_id,
         amount_in_cents,
-        cast(created_at at time zone {{ var('timezone') }} as timestamp) as charged_local,
+        cast(created_at at time zone {{ setting('timezone') }} as timestamp) as charged_local,
         created_at,
         transaction_id
     from transactions

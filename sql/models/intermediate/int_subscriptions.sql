@@ -26,8 +26,8 @@ final as (
         coalesce(purchases.amount_in_cents, offers.price_in_cents, 0) as list_amount_in_cents,
         purchases.started_at,
         purchases.deactivated_at,
-        cast(purchases.started_at at time zone {{ var('timezone') }} as timestamp) as started_local,
-        cast(purchases.deactivated_at at time zone {{ var('timezone') }} as timestamp)
+        cast(purchases.started_at at time zone {{ setting('timezone') }} as timestamp) as started_local,
+        cast(purchases.deactivated_at at time zone {{ setting('timezone') }} as timestamp)
             as deactivated_local
     from purchases
     left join offers

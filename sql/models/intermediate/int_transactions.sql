@@ -82,8 +82,8 @@ final as (
         payment_type,
         resolved_currency as currency,
         created_at,
-        cast(created_at at time zone {{ var('timezone') }} as date) as date_day,
-        cast(date_trunc('month', cast(created_at at time zone {{ var('timezone') }} as date)) as date)
+        cast(created_at at time zone {{ setting('timezone') }} as date) as date_day,
+        cast(date_trunc('month', cast(created_at at time zone {{ setting('timezone') }} as date)) as date)
             as date_month,
         revenue_type,
         amount_in_cents,

@@ -8,14 +8,14 @@ with as_of as (
 final as (
     select
         current_timestamp as built_at,
-        {{ var('dataset') }} as dataset,
-        {{ var('timezone') }} as timezone,
+        {{ setting('dataset') }} as dataset,
+        {{ setting('timezone') }} as timezone,
         -- null unless --settlement-delay-days was given: then each site's observed delay applies
-        {{ var('settlement_delay_override_days') }} as settlement_delay_days,
-        {{ var('default_settlement_delay_days') }} as default_settlement_delay_days,
+        {{ setting('settlement_delay_override_days') }} as settlement_delay_days,
+        {{ setting('default_settlement_delay_days') }} as default_settlement_delay_days,
         as_of.as_of_date,
-        {{ var('as_of_date') }} is not null as is_as_of_given,
-        {{ var('creator_sync_version') }} as creator_sync_version
+        {{ setting('as_of_date') }} is not null as is_as_of_given,
+        {{ setting('creator_sync_version') }} as creator_sync_version
     from as_of
 )
 

@@ -18,7 +18,7 @@ firsts as (
         site_id,
         customer_id,
         currency,
-        cast(date_trunc('month', cast(created_at at time zone {{ var('timezone') }} as date)) as date)
+        cast(date_trunc('month', cast(created_at at time zone {{ setting('timezone') }} as date)) as date)
             as first_month
     from purchases
     where customer_id is not null

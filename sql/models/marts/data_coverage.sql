@@ -20,11 +20,11 @@ purchase_links as (
 ),
 
 sync_resources as (
-    select * from {{ source('sync_resources') }}
+    select * from {{ raw('sync_resources') }}
 ),
 
 loads as (
-    select * from {{ source('_dlt_loads') }}
+    select * from {{ raw('_dlt_loads') }}
 ),
 
 records as (

@@ -25,7 +25,7 @@ line_rows as (
         lines.site_id,
         coalesce(lines.currency, 'XXX') as currency,
         coalesce(lines.provider, 'unknown') as provider,
-        cast(date_trunc('month', cast(lines.created_at at time zone {{ var('timezone') }} as date))
+        cast(date_trunc('month', cast(lines.created_at at time zone {{ setting('timezone') }} as date))
             as date) as date_month,
         lines.line_type,
         lines.amount_in_cents,
@@ -35,7 +35,7 @@ line_rows as (
     cross join as_of
     where not lines.is_rolled_forward
         and lines.site_id is not null
-        and cast(lines.created_at at time zone {{ var('timezone') }} as date) <= as_of.as_of_date
+        and cast(lines.created_at at time zone {{ setting('timezone') }} as date) <= as_of.as_of_date
 ),
 
 line_fees as (

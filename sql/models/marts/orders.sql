@@ -48,7 +48,7 @@ final as (
         sequenced.order_number,
         coalesce(sequenced.currency, 'XXX') as currency,
         sequenced.created_at,
-        cast(sequenced.created_at at time zone {{ var('timezone') }} as date) as date_day,
+        cast(sequenced.created_at at time zone {{ setting('timezone') }} as date) as date_day,
         coalesce(items.items_count, 0) as items_count,
         coalesce(items.order_lines_count, 0) as order_lines_count,
         sequenced.subtotal_in_cents,

@@ -12,7 +12,7 @@ observed as (
     select
         site_id,
         coalesce(provider, 'unknown') as provider,
-        cast(date_trunc('month', cast(created_at at time zone {{ var('timezone') }} as date))
+        cast(date_trunc('month', cast(created_at at time zone {{ setting('timezone') }} as date))
             as date) as date_month,
         delay_days
     from lines

@@ -1,7 +1,7 @@
 -- description: distinct (course_id, lesson_id) pairs of the courses_lessons link table
 -- grain: course_id, lesson_id
 with source as (
-    select * from {{ source('courses_lessons') }}
+    select * from {{ raw('courses_lessons') }}
 ),
 
 final as (

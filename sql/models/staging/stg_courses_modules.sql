@@ -1,7 +1,7 @@
 -- description: distinct (course_id, module_id) pairs of the courses_modules link table
 -- grain: course_id, module_id
 with source as (
-    select * from {{ source('courses_modules') }}
+    select * from {{ raw('courses_modules') }}
 ),
 
 final as (

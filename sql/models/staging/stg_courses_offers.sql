@@ -1,7 +1,7 @@
 -- description: distinct (course_id, offer_id) pairs of the courses_offers link table
 -- grain: course_id, offer_id
 with source as (
-    select * from {{ source('courses_offers') }}
+    select * from {{ raw('courses_offers') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- description: distinct (customer_id, offer_id) pairs of the customers_offers link table
 -- grain: customer_id, offer_id
 with source as (
-    select * from {{ source('customers_offers') }}
+    select * from {{ raw('customers_offers') }}
 ),
 
 final as (

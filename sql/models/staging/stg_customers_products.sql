@@ -1,7 +1,7 @@
 -- description: distinct (customer_id, product_id) pairs of the customers_products link table
 -- grain: customer_id, product_id
 with source as (
-    select * from {{ source('customers_products') }}
+    select * from {{ raw('customers_products') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- description: distinct (lesson_id, media_id) pairs of the lessons_media link table
 -- grain: lesson_id, media_id
 with source as (
-    select * from {{ source('lessons_media') }}
+    select * from {{ raw('lessons_media') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- description: distinct (module_id, lesson_id) pairs of the modules_lessons link table
 -- grain: module_id, lesson_id
 with source as (
-    select * from {{ source('modules_lessons') }}
+    select * from {{ raw('modules_lessons') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- description: distinct (offer_id, product_id) pairs of the offers_products link table
 -- grain: offer_id, product_id
 with source as (
-    select * from {{ source('offers_products') }}
+    select * from {{ raw('offers_products') }}
 ),
 
 final as (

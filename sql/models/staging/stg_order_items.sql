@@ -6,7 +6,7 @@ with source as (
 ),
 
 links as (
-    select * from {{ source('orders_order_items') }}
+    select * from {{ raw('orders_order_items') }}
 ),
 
 link_orders as (

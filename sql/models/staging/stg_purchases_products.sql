@@ -1,7 +1,7 @@
 -- description: distinct (purchase_id, product_id) pairs of the purchases_products link table
 -- grain: purchase_id, product_id
 with source as (
-    select * from {{ source('purchases_products') }}
+    select * from {{ raw('purchases_products') }}
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- description: distinct (purchase_id, transaction_id) pairs of the purchases_transactions link table
 -- grain: purchase_id, transaction_id
 with source as (
-    select * from {{ source('purchases_transactions') }}
+    select * from {{ raw('purchases_transactions') }}
 ),
 
 final as (
