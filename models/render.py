@@ -102,7 +102,8 @@ class Renderer:
         self._sources: dict[str, str] = {}
         self.missing: list[str] = []
         self._current: SqlFile | None = None
-        self.target = Target(getattr(adapter, "dialect", "duckdb"))
+        # the SQL is DuckDB's and the PostgreSQL adapter transpiles it: render the duckdb branches
+        self.target = Target("duckdb")
         self._dispatcher = _Dispatcher(self.target)
         self.env = jinja2.Environment(
             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False

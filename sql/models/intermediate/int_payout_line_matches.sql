@@ -37,7 +37,7 @@ candidate_lines as (
         presented_currency as match_currency,
         created_at,
         date_trunc('minute', created_at) as created_minute,
-        cast(floor(epoch(created_at)) as bigint) as created_second,
+        {{ epoch_seconds('created_at') }} as created_second,
         payout_initiated_date,
         order_id
     from lines
@@ -61,7 +61,7 @@ listed as (
         currency as match_currency,
         created_at,
         date_trunc('minute', created_at) as created_minute,
-        cast(floor(epoch(created_at)) as bigint) as created_second
+        {{ epoch_seconds('created_at') }} as created_second
     from transactions
     where customer_id is not null
 ),
@@ -82,40 +82,17 @@ order_lines as (
         and orders.created_at is not null
 ),
 
-order_ranked_lines as (
-    select
-        *,
-        row_number() over (
-            partition by match_scope, site_id, customer_id, match_amount, match_currency,
-                order_created_minute
-            order by order_created_at, order_id, payout_initiated_date, payout_id, line_number
-        ) as pair_rank,
-        count(*) over (
-            partition by match_scope, site_id, customer_id, match_amount, match_currency,
-                order_created_minute
-        ) as group_lines
-    from order_lines
-),
-
 order_keys as (
     select distinct
         match_scope, site_id, customer_id, match_amount, match_currency, order_created_minute
     from order_lines
 ),
 
-order_ranked_transactions as (
+order_candidates as (
+    -- the sale transactions of each key
     select
         order_keys.match_scope,
-        listed.*,
-        row_number() over (
-            partition by order_keys.match_scope, listed.site_id, listed.customer_id,
-                listed.match_amount, listed.match_currency, listed.created_minute
-            order by listed.created_at, listed.transaction_id
-        ) as pair_rank,
-        count(*) over (
-            partition by order_keys.match_scope, listed.site_id, listed.customer_id,
-                listed.match_amount, listed.match_currency, listed.created_minute
-        ) as group_transactions
+        listed.*
     from listed
     inner join order_keys
         on listed.site_id = order_keys.site_id
@@ -126,25 +103,12 @@ order_ranked_transactions as (
     where listed.match_type = 'sale'
 ),
 
-order_matches as (
-    select
-        order_ranked_lines.match_scope,
-        order_ranked_lines.payout_id,
-        order_ranked_lines.line_number,
-        order_ranked_transactions.transaction_id,
-        'order_number' as match_rule,
-        order_ranked_lines.group_lines > 1
-            or order_ranked_transactions.group_transactions > 1 as is_tied
-    from order_ranked_lines
-    inner join order_ranked_transactions
-        on order_ranked_lines.match_scope = order_ranked_transactions.match_scope
-        and order_ranked_lines.site_id = order_ranked_transactions.site_id
-        and order_ranked_lines.customer_id = order_ranked_transactions.customer_id
-        and order_ranked_lines.match_amount = order_ranked_transactions.match_amount
-        and order_ranked_lines.match_currency = order_ranked_transactions.match_currency
-        and order_ranked_lines.order_created_minute = order_ranked_transactions.created_minute
-        and order_ranked_lines.pair_rank = order_ranked_transactions.pair_rank
-),
+{{ pair_in_order(
+    'order', 'order_number', 'order_lines', 'order_candidates',
+    ['match_scope', 'site_id', 'customer_id', 'match_amount', 'match_currency'],
+    'order_created_minute',
+    'order_created_at, order_id, payout_initiated_date, payout_id, line_number'
+) }},
 
 -- rule 2: same_minute ------------------------------------------------------------------------
 
@@ -155,21 +119,6 @@ minute_lines as (
         on candidate_lines.payout_id = order_matches.payout_id
         and candidate_lines.line_number = order_matches.line_number
     where order_matches.payout_id is null
-),
-
-minute_ranked_lines as (
-    select
-        *,
-        row_number() over (
-            partition by match_scope, site_id, customer_id, match_type, match_amount,
-                match_currency, created_minute
-            order by created_at, payout_initiated_date, payout_id, line_number
-        ) as pair_rank,
-        count(*) over (
-            partition by match_scope, site_id, customer_id, match_type, match_amount,
-                match_currency, created_minute
-        ) as group_lines
-    from minute_lines
 ),
 
 minute_keys as (
@@ -198,41 +147,12 @@ minute_candidates as (
     where order_matches.transaction_id is null
 ),
 
-minute_ranked_transactions as (
-    select
-        *,
-        row_number() over (
-            partition by match_scope, site_id, customer_id, match_type, match_amount,
-                match_currency, created_minute
-            order by created_at, transaction_id
-        ) as pair_rank,
-        count(*) over (
-            partition by match_scope, site_id, customer_id, match_type, match_amount,
-                match_currency, created_minute
-        ) as group_transactions
-    from minute_candidates
-),
-
-minute_matches as (
-    select
-        minute_ranked_lines.match_scope,
-        minute_ranked_lines.payout_id,
-        minute_ranked_lines.line_number,
-        minute_ranked_transactions.transaction_id,
-        'same_minute' as match_rule,
-        minute_ranked_lines.group_lines > 1
-            or minute_ranked_transactions.group_transactions > 1 as is_tied
-    from minute_ranked_lines
-    inner join minute_ranked_transactions
-        on minute_ranked_lines.match_scope = minute_ranked_transactions.match_scope
-        and minute_ranked_lines.site_id = minute_ranked_transactions.site_id
-        and minute_ranked_lines.customer_id = minute_ranked_transactions.customer_id
-        and minute_ranked_lines.match_type = minute_ranked_transactions.match_type
-        and minute_ranked_lines.match_amount = minute_ranked_transactions.match_amount
-        and minute_ranked_lines.match_currency = minute_ranked_transactions.match_currency
-        and minute_ranked_lines.created_minute = minute_ranked_transactions.created_minute
-        and minute_ranked_lines.pair_rank = minute_ranked_transactions.pair_rank
-),
+{{ pair_in_order(
+    'minute', 'same_minute', 'minute_lines', 'minute_candidates',
+    ['match_scope', 'site_id', 'customer_id', 'match_type', 'match_amount', 'match_currency'],
+    'created_minute',
+    'created_at, payout_initiated_date, payout_id, line_number'
+) }},
 
 -- rule 3: nearest_time -----------------------------------------------------------------------
 

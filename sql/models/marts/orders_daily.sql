@@ -9,24 +9,7 @@ spine as (
     select * from {{ ref('int_date_spine') }}
 ),
 
-site_currencies as (
-    select
-        site_id,
-        currency,
-        min(date_day) as first_day
-    from orders
-    group by site_id, currency
-),
-
-grid as (
-    select
-        site_currencies.site_id,
-        site_currencies.currency,
-        spine.date_day
-    from site_currencies
-    inner join spine
-        on spine.date_day >= site_currencies.first_day
-),
+{{ spine_grid('orders', 'spine') }},
 
 daily as (
     select
@@ -51,24 +34,13 @@ final as (
         grid.site_id,
         grid.currency,
         grid.date_day,
-        cast(coalesce(daily.orders_count, 0) as bigint) as orders_count,
-        cast(coalesce(daily.items_count, 0) as bigint) as items_count,
-        cast(coalesce(daily.subtotal_in_cents, 0) as bigint) as subtotal_in_cents,
-        cast(coalesce(daily.discount_in_cents, 0) as bigint) as discount_in_cents,
-        cast(coalesce(daily.tax_in_cents, 0) as bigint) as tax_in_cents,
-        cast(coalesce(daily.total_in_cents, 0) as bigint) as total_in_cents,
+        {{ zero_filled(['orders_count', 'items_count', 'subtotal_in_cents', 'discount_in_cents', 'tax_in_cents', 'total_in_cents']) }},
         -- average order value, rounded half up to the cent in integer arithmetic (exact)
         case when daily.orders_count > 0
             then cast((daily.total_in_cents * 2 + daily.orders_count) // (daily.orders_count * 2) as bigint)
         end as aov_in_cents,
-        cast(coalesce(daily.repeat_customer_orders_count, 0) as bigint)
-            as repeat_customer_orders_count,
-        cast(coalesce(daily.fulfilled_orders_count, 0) as bigint) as fulfilled_orders_count
-    from grid
-    left join daily
-        on grid.site_id = daily.site_id
-        and grid.currency = daily.currency
-        and grid.date_day = daily.date_day
+        {{ zero_filled(['repeat_customer_orders_count', 'fulfilled_orders_count']) }}
+    {{ spine_join('daily') }}
 )
 
 select * from final

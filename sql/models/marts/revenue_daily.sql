@@ -9,24 +9,7 @@ spine as (
     select * from {{ ref('int_date_spine') }}
 ),
 
-site_currencies as (
-    select
-        site_id,
-        currency,
-        min(date_day) as first_day
-    from transactions
-    group by site_id, currency
-),
-
-grid as (
-    select
-        site_currencies.site_id,
-        site_currencies.currency,
-        spine.date_day
-    from site_currencies
-    inner join spine
-        on spine.date_day >= site_currencies.first_day
-),
+{{ spine_grid('transactions', 'spine') }},
 
 daily as (
     select
@@ -52,20 +35,8 @@ final as (
         grid.site_id,
         grid.currency,
         grid.date_day,
-        cast(coalesce(daily.gross_in_cents, 0) as bigint) as gross_in_cents,
-        cast(coalesce(daily.refunds_in_cents, 0) as bigint) as refunds_in_cents,
-        cast(coalesce(daily.disputes_in_cents, 0) as bigint) as disputes_in_cents,
-        cast(coalesce(daily.net_in_cents, 0) as bigint) as net_in_cents,
-        cast(coalesce(daily.tax_in_cents, 0) as bigint) as tax_in_cents,
-        cast(coalesce(daily.fees_in_cents, 0) as bigint) as fees_in_cents,
-        cast(coalesce(daily.transactions_count, 0) as bigint) as transactions_count,
-        cast(coalesce(daily.new_in_cents, 0) as bigint) as new_in_cents,
-        cast(coalesce(daily.recurring_in_cents, 0) as bigint) as recurring_in_cents
-    from grid
-    left join daily
-        on grid.site_id = daily.site_id
-        and grid.currency = daily.currency
-        and grid.date_day = daily.date_day
+        {{ zero_filled(['gross_in_cents', 'refunds_in_cents', 'disputes_in_cents', 'net_in_cents', 'tax_in_cents', 'fees_in_cents', 'transactions_count', 'new_in_cents', 'recurring_in_cents']) }}
+    {{ spine_join('daily') }}
 )
 
 select * from final
