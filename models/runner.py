@@ -29,6 +29,7 @@ from models.render import (
     relation,
     schema_of,
 )
+from models.schema import ModelDoc, load_schema
 from models.sources import SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
@@ -118,11 +119,18 @@ class DataTestError(ModelsError):
         super().__init__("\n".join(lines))
 
 
-def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
-    """Unique and not-null tests generated from each model's `-- grain:` header."""
+def _schema_tests(project: Project, docs: dict[str, ModelDoc]) -> list[tuple[str, str, str, str]]:
+    """The generic tests of the schema YAML (named as dbt names them), and for a model the YAML
+    does not document, unique and not-null tests from its `-- grain:` header."""
     tests = []
+    for doc in docs.values():
+        if doc.name not in project.models:
+            raise ModelsError(f"sql/models: the schema YAML documents {doc.name}, which no SQL file builds")
+        for test in doc.tests:
+            sql = test.sql(lambda name: relation(project.models[name]))
+            tests.append((test.name, sql, "error", test.description))
     for model in project.models.values():
-        if not model.grain:
+        if not model.grain or model.name in docs:
             continue
         cols = ", ".join(quote_ident(c) for c in model.grain)
         nulls = " or ".join(f"{quote_ident(c)} is null" for c in model.grain)
@@ -140,6 +148,17 @@ def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
             f"{model.name} grain columns are never null",
         ))
     return tests
+
+
+def _comments(project: Project, docs: dict[str, ModelDoc]) -> list[tuple[str, str, str | None, str]]:
+    """Every description of the schema YAML, as (schema, table, column or None, text)."""
+    out: list[tuple[str, str, str | None, str]] = []
+    for doc in docs.values():
+        schema = schema_of(project.models[doc.name])
+        if doc.description:
+            out.append((schema, doc.name, None, doc.description))
+        out.extend((schema, doc.name, column, text) for column, text in doc.columns.items() if text)
+    return out
 
 
 def _run_test(adapter: Adapter, name: str, sql: str, severity: str, description: str) -> TestRun:
@@ -181,6 +200,7 @@ def build(
             "loaded"
         )
     renderer = Renderer(adapter, project, params)
+    docs = load_schema(project.sql_dir) if project.sql_dir else {}
     result = BuildResult(adapter.label, params)
     started = time.perf_counter()
     adapter.begin()
@@ -203,13 +223,14 @@ def build(
                            time.perf_counter() - t0)
             log.info("built %s: %d rows in %.2fs", run.relation, run.rows, run.seconds)
             result.models.append(run)
+        adapter.comment(_comments(project, docs))
         adapter.commit()
     except BaseException:
         adapter.rollback()
         raise
     result.missing_sources = list(renderer.missing)
     if run_tests:
-        declared = _grain_tests(project) + [
+        declared = _schema_tests(project, docs) + [
             (t.name, renderer.render(t), t.severity, t.description) for t in project.tests.values()
         ]
         for name, sql, severity, description in declared:

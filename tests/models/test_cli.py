@@ -88,3 +88,24 @@ def test_postgres_without_credentials_is_a_configuration_error(tmp_path, monkeyp
     assert result.exit_code == 2, result.output
     assert "no postgres credentials found" in result.output
     assert "[flag=--postgres-dsn]" in result.output
+
+
+def test_a_destination_the_runner_does_not_build_goes_to_dbt_or_says_how(
+    tmp_path, monkeypatch
+) -> None:
+    """BigQuery, Snowflake, MotherDuck...: dlt's dbt runner builds the package with the pipeline's
+    credentials; never a silent no-op. Here no pipeline was synced, then dbt is missing."""
+    import models.dbt_route as route
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["models", "--destination", "bigquery"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert "no pipeline creator_sync_creator_platform" in line
+    assert "creator-sync sync --destination bigquery" in line and "Traceback" not in line
+
+    monkeypatch.setattr(route, "find_spec", lambda name: None)
+    result = CliRunner().invoke(main, ["models", "--destination", "snowflake"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert 'pip install "creator-sync[dbt]"' in line and "snowflake" in line

@@ -234,8 +234,8 @@ def test_models_follow_the_house_sql_style() -> None:
 
     for model in load_project().models.values():
         text = model.text
-        placeholders = re.findall(r"\{\{ (?:ref|source|latest)\('[a-z_]+'\) \}\}", text)
-        imports = re.findall(r"select \* from (\{\{ (?:ref|source|latest)\('[a-z_]+'\) \}\})", text)
+        placeholders = re.findall(r"\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\}", text)
+        imports = re.findall(r"select \* from (\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\})", text)
         assert placeholders == imports, f"{model.name}: read an input outside an import CTE"
         assert len(set(imports)) == len(imports), f"{model.name}: one import CTE per input"
         assert "\nfinal as (\n" in text, model.name

@@ -145,7 +145,20 @@ final as (
                 and are_lines_whole_cents
                 and unmatched_sales_and_refunds_count = 0
             else rule_difference_in_cents = 0 and is_amount_whole_cents
-        end as is_reconciled
+        end as is_reconciled,
+        -- the verdict (the columns above are its evidence): failed/canceled payouts roll forward,
+        -- unpaid ones wait, paid ones pass or fail their check
+        case
+            when is_rolled_forward then 'rolled_forward'
+            when status <> 'paid' then 'pending'
+            when is_amount_whole_cents and case
+                when is_itemised then coalesce(itemisation_difference_in_cents = 0, false)
+                    and are_lines_whole_cents
+                    and unmatched_sales_and_refunds_count = 0
+                else rule_difference_in_cents = 0
+            end then 'reconciled'
+            else 'unreconciled'
+        end as reconciliation_status
     from compared
 )
 
