@@ -37,6 +37,8 @@ class Adapter(Protocol):
 
     def columns(self, schema: str, table: str) -> dict[str, str] | None: ...
 
+    def schema_columns(self, schema: str) -> dict[str, dict[str, str]]: ...
+
     def replace_table(self, schema: str, table: str, select_sql: str) -> None: ...
 
     def begin(self) -> None: ...
@@ -80,6 +82,18 @@ class _Base:
             f"where table_schema = {quote_literal(schema)} and table_name = {quote_literal(table)}"
         )
         return {name: dtype for name, dtype in rows} or None
+
+    def schema_columns(self, schema: str) -> dict[str, dict[str, str]]:
+        """Every table of `schema` with its columns, in one query (the runner reads all the raw
+        tables' columns before it builds)."""
+        _, rows = self.fetch(
+            "select table_name, column_name, data_type from information_schema.columns "
+            f"where table_schema = {quote_literal(schema)}"
+        )
+        out: dict[str, dict[str, str]] = {}
+        for table, name, dtype in rows:
+            out.setdefault(table, {})[name] = dtype
+        return out
 
     def schema_exists(self, schema: str) -> bool:
         _, rows = self.fetch(

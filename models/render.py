@@ -36,8 +36,10 @@ log = logging.getLogger("creator_sync.models")
 TARGET_SCHEMA = "analytics"
 STAGING_SCHEMA = "analytics_staging"
 MACROS_DIR = "macros"
-# Macros the runner supplies itself (their dbt versions in sql/macros/ ask dbt's adapter).
+# Macros the runner supplies itself (their dbt versions in sql/macros/ ask dbt's adapter), and
+# the files that hold only those dbt versions and their contract: the runner does not compile them.
 RUNNER_MACROS = ("raw", "latest")
+DBT_ONLY_MACRO_FILES = ("raw.sql", "raw_contract.sql")
 
 
 def schema_of(model: SqlFile) -> str:
@@ -76,7 +78,11 @@ class _Dispatcher:
 
 def _macro_text(sql_dir: Path) -> str:
     folder = sql_dir / MACROS_DIR
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.sql")))
+    return "\n".join(
+        p.read_text(encoding="utf-8")
+        for p in sorted(folder.glob("*.sql"))
+        if p.name not in DBT_ONLY_MACRO_FILES
+    )
 
 
 def _config(*args: Any, **kwargs: Any) -> str:
@@ -100,6 +106,7 @@ class Renderer:
             "creator_sync_version": package_version(),
         }
         self._sources: dict[str, str] = {}
+        self._present: dict[str, dict[str, str]] | None = None  # raw tables' columns, read once
         self.missing: list[str] = []
         self._current: SqlFile | None = None
         # the SQL is DuckDB's and the PostgreSQL adapter transpiles it: render the duckdb branches
@@ -163,7 +170,9 @@ class Renderer:
     def _project_source(self, name: str) -> str:
         """Every contract column in its contract type, NULL where the loader has not created it."""
         table = SOURCE_TABLES[name]
-        present = self.adapter.columns(self.params.dataset, name)
+        if self._present is None:
+            self._present = self.adapter.schema_columns(self.params.dataset)
+        present = self._present.get(name)
         if present is None:
             self.missing.append(name)
             log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)

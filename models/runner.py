@@ -193,7 +193,7 @@ def build(
             f"dataset (schema) {params.dataset!r} not found on {adapter.label}: "
             "run `creator-sync sync` first, or pass the --dataset the pipeline loaded"
         )
-    if not any(adapter.columns(params.dataset, table) for table in SOURCE_TABLES):
+    if not set(adapter.schema_columns(params.dataset)) & set(SOURCE_TABLES):
         raise ModelsError(
             f"dataset (schema) {params.dataset!r} on {adapter.label} holds none of the raw tables "
             "the models read: run `creator-sync sync` first, or pass the --dataset the pipeline "

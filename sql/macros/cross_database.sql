@@ -33,3 +33,29 @@
 {% macro bigquery__epoch_seconds(timestamp) -%}unix_seconds({{ timestamp }}){%- endmacro %}
 
 {% macro snowflake__epoch_seconds(timestamp) -%}date_part(epoch_second, {{ timestamp }}){%- endmacro %}
+
+{% macro regex_matches(text, pattern) -%}
+{{ adapter.dispatch('regex_matches', 'creator_platform')(text, pattern) }}
+{%- endmacro %}
+
+{% macro default__regex_matches(text, pattern) -%}regexp_matches({{ text }}, {{ pattern }}){%- endmacro %}
+
+{% macro postgres__regex_matches(text, pattern) -%}({{ text }} ~ {{ pattern }}){%- endmacro %}
+
+{% macro bigquery__regex_matches(text, pattern) -%}regexp_contains({{ text }}, {{ pattern }}){%- endmacro %}
+
+{% macro snowflake__regex_matches(text, pattern) -%}regexp_instr({{ text }}, {{ pattern }}) > 0{%- endmacro %}
+
+{#- integer division rounded down (DuckDB's //), exact on every warehouse: the half-up rounding
+    of money to the cent is written with it -#}
+{% macro floor_divide(dividend, divisor) -%}
+{{ adapter.dispatch('floor_divide', 'creator_platform')(dividend, divisor) }}
+{%- endmacro %}
+
+{% macro default__floor_divide(dividend, divisor) -%}(({{ dividend }}) // ({{ divisor }})){%- endmacro %}
+
+{% macro postgres__floor_divide(dividend, divisor) -%}cast(floor(cast({{ dividend }} as numeric) / ({{ divisor }})) as bigint){%- endmacro %}
+
+{% macro bigquery__floor_divide(dividend, divisor) -%}cast(floor(cast({{ dividend }} as bignumeric) / ({{ divisor }})) as int64){%- endmacro %}
+
+{% macro snowflake__floor_divide(dividend, divisor) -%}cast(floor(({{ dividend }}) / ({{ divisor }})) as bigint){%- endmacro %}

@@ -33,6 +33,8 @@ SAMPLES = {
     "contract_type": [f"select cast(null as {{{{ contract_type('{t}') }}}}) as c"
                       for t in sorted({t for s in SOURCE_TABLES.values() for t in s.columns.values()})],
     "epoch_seconds": ["select {{ epoch_seconds('created_at') }} as s from t"],
+    "floor_divide": ["select {{ floor_divide('a * 2 + b', 'b * 2') }} as q from t"],
+    "regex_matches": ["select 1 from t where {{ regex_matches('x', \"'^[0-9]{1,18}$'\") }}"],
 }
 
 

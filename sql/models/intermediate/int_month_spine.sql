@@ -20,7 +20,7 @@ final as (
         cast(extract(year from months.date_month) * 12 + extract(month from months.date_month) as integer)
             as month_index,
         cast(least(
-            cast(months.date_month + interval 1 month as date),
+            cast(months.date_month + interval '1 month' as date),
             cast(as_of.as_of_date + 1 as date)
         ) as timestamp) as snapshot_end_local
     from months

@@ -76,7 +76,7 @@ final as (
         date_month,
         billed_amount_in_cents,
         case
-            when billing_interval = 'year' then (billed_amount_in_cents * 2 + 12) // 24
+            when billing_interval = 'year' then {{ floor_divide('billed_amount_in_cents * 2 + 12', '24') }}
             else billed_amount_in_cents
         end as mrr_in_cents
     from priced

@@ -93,7 +93,7 @@ final as (
         grid.date_month,
         cast(grid.cohort_customers as bigint) as cohort_customers,
         cast(coalesce(activity.retained_customers, 0) as bigint) as retained_customers,
-        cast(coalesce(activity.retained_customers, 0) as double) / grid.cohort_customers
+        cast(coalesce(activity.retained_customers, 0) as double precision) / grid.cohort_customers
             as retention_rate,
         cast(coalesce(activity.revenue_in_cents, 0) as bigint) as revenue_in_cents,
         cast(sum(coalesce(activity.revenue_in_cents, 0)) over (

@@ -102,14 +102,14 @@ final as (
         cast(coalesce(line_fees.line_gross_in_cents, 0) as bigint) as line_gross_in_cents,
         cast(coalesce(line_fees.line_fees_in_cents, 0) as bigint) as line_fees_in_cents,
         cast(coalesce(line_fees.line_net_in_cents, 0) as bigint) as line_net_in_cents,
-        cast(line_fees.line_fees_in_cents as double)
+        cast(line_fees.line_fees_in_cents as double precision)
             / nullif(line_fees.line_gross_in_cents, 0) as line_fee_rate,
         cast(coalesce(transaction_fees.transactions_count, 0) as bigint) as transactions_count,
         cast(coalesce(transaction_fees.transaction_gross_in_cents, 0) as bigint)
             as transaction_gross_in_cents,
         cast(coalesce(transaction_fees.transaction_fees_in_cents, 0) as bigint)
             as transaction_fees_in_cents,
-        cast(transaction_fees.transaction_fees_in_cents as double)
+        cast(transaction_fees.transaction_fees_in_cents as double precision)
             / nullif(transaction_fees.transaction_gross_in_cents, 0) as transaction_fee_rate
     from keys
     left join line_fees

@@ -43,7 +43,7 @@ final as (
         active_customers,
         churned_customers,
         case when previous_active_customers > 0
-            then cast(churned_customers as double) / previous_active_customers
+            then cast(churned_customers as double precision) / previous_active_customers
         end as churn_rate
     from aggregated
 )

@@ -58,7 +58,7 @@ final as (
         sequenced.fulfilled_at is not null as is_fulfilled,
         sequenced.fulfilled_at,
         case when sequenced.fulfilled_at is not null
-            then cast(date_diff('second', sequenced.created_at, sequenced.fulfilled_at) as bigint)
+            then {{ epoch_seconds('sequenced.fulfilled_at') }} - {{ epoch_seconds('sequenced.created_at') }}
         end as fulfilment_latency_seconds,
         sequenced.customer_order_seq,
         coalesce(sequenced.customer_order_seq > 1, false) as is_repeat_customer

@@ -37,7 +37,7 @@ final as (
         {{ zero_filled(['orders_count', 'items_count', 'subtotal_in_cents', 'discount_in_cents', 'tax_in_cents', 'total_in_cents']) }},
         -- average order value, rounded half up to the cent in integer arithmetic (exact)
         case when daily.orders_count > 0
-            then cast((daily.total_in_cents * 2 + daily.orders_count) // (daily.orders_count * 2) as bigint)
+            then cast({{ floor_divide('daily.total_in_cents * 2 + daily.orders_count', 'daily.orders_count * 2') }} as bigint)
         end as aov_in_cents,
         {{ zero_filled(['repeat_customer_orders_count', 'fulfilled_orders_count']) }}
     {{ spine_join('daily') }}

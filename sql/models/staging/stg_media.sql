@@ -10,7 +10,7 @@ final as (
         cast(id as text) as media_id,
         site_id,
         lesson_id,
-        cast(duration_in_minutes as double) as duration_in_minutes,
+        cast(duration_in_minutes as double precision) as duration_in_minutes,
         coalesce(_is_deleted, false) as is_deleted
     from source
 )

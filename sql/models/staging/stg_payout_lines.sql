@@ -52,7 +52,7 @@ final as (
         customer_id,
         order_number as order_number_as_sent,
         case
-            when regexp_matches(order_digits, '^[0-9]{1,18}$') then cast(order_digits as bigint)
+            when {{ regex_matches('order_digits', "'^[0-9]{1,18}$'") }} then cast(order_digits as bigint)
         end as order_number,
         lower(provider) as provider,
         lower(payment_method) as payment_method,
