@@ -164,3 +164,58 @@ def test_reconciliation_status_is_the_verdict_of_its_evidence(dbt_built: dict[st
         seen.add(verdict)
     # the sandbox has failed and canceled payouts beside paid ones: both verdicts are exercised
     assert {"rolled_forward", "reconciled"} <= seen
+
+
+@pytest.mark.postgres
+def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
+    postgres_dsn, sandbox_url, sandbox_duckdb, sync_sandbox, tmp_path, monkeypatch
+) -> None:
+    """The same package on PostgreSQL: the sandbox loaded by dlt's postgres destination into a
+    database of its own, `dbt build` exits 0, and every mart equals the runner's DuckDB build."""
+    import psycopg2
+    from models_helpers import mart_rows
+    from test_postgres import RUN_SPECIFIC
+
+    from models.adapters import PostgresAdapter
+
+    admin = psycopg2.connect(postgres_dsn)
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("drop database if exists dbt_ci")
+        cursor.execute("create database dbt_ci")
+    admin.close()
+    dsn = postgres_dsn.rsplit("/", 1)[0] + "/dbt_ci"
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", dsn)
+    sync_sandbox(sandbox_url, tmp_path, destination="postgres", dataset="creator_platform_pg")
+    run_models(sandbox_duckdb)
+
+    port = dsn.rsplit(":", 1)[1].split("/")[0]
+    (tmp_path / "profiles.yml").write_text(
+        "creator_platform:\n  target: ci\n  outputs:\n    ci:\n      type: postgres\n"
+        f"      host: 127.0.0.1\n      port: {port}\n      user: postgres\n"
+        "      password: throwaway\n      dbname: dbt_ci\n      schema: analytics\n      threads: 1\n"
+    )
+    done = subprocess.run(
+        [str(DBT), "build", "--project-dir", str(SQL_DIR), "--profiles-dir", str(tmp_path),
+         "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs"),
+         "--vars", "{creator_platform_schema: creator_platform_pg}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    marts = [m for m in _tables(Path(sandbox_duckdb), "analytics") if m not in STAMPS]
+    duck = duckdb.connect(sandbox_duckdb, read_only=True)
+    pg = PostgresAdapter(dsn)
+
+    def duck_fetch(sql: str) -> tuple[list[str], list[tuple[object, ...]]]:
+        cursor = duck.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
+
+    try:
+        for mart in marts:
+            skip = RUN_SPECIFIC.get(mart, set())  # when each warehouse was synced
+            assert mart_rows(pg.fetch, mart, skip) == mart_rows(duck_fetch, mart, skip), mart
+        (rows,) = pg.fetch("select count(*) from analytics.payout_reconciliation")[1]
+    finally:
+        pg.close()
+        duck.close()
+    assert rows[0] > 0 and len(marts) >= 19
