@@ -22,6 +22,7 @@ TESTS_DIR = "tests"
 
 # what a file reads, found in its Jinja calls (the models are rendered by models/render.py)
 CALL = re.compile(r"\b(raw|latest|ref)\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)")
+SEVERITY = re.compile(r"config\(\s*severity\s*=\s*['\"](\w+)['\"]\s*\)")
 DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
 
 
@@ -75,7 +76,9 @@ class SqlFile:
 
     @property
     def severity(self) -> str:
-        return (self.directive("severity") or "error").lower()
+        """dbt's `{{ config(severity='warn') }}` (or a `-- severity:` header), else error."""
+        match = SEVERITY.search(self.text)
+        return (match.group(1) if match else self.directive("severity") or "error").lower()
 
     @property
     def description(self) -> str:
