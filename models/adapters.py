@@ -37,9 +37,13 @@ class Adapter(Protocol):
 
     def columns(self, schema: str, table: str) -> dict[str, str] | None: ...
 
+    def schema_columns(self, schema: str) -> dict[str, dict[str, str]]: ...
+
     def replace_table(self, schema: str, table: str, select_sql: str) -> None: ...
 
     def begin(self) -> None: ...
+
+    def comment(self, comments: list[tuple[str, str, str | None, str]]) -> None: ...
 
     def commit(self) -> None: ...
 
@@ -58,12 +62,38 @@ class _Base:
             return sql
         return ";\n".join(sqlglot.transpile(sql, read="duckdb", write=self.dialect))
 
+    def comment(self, comments: list[tuple[str, str, str | None, str]]) -> None:
+        """COMMENT ON TABLE / COLUMN for (schema, table, column or None, text), in one script:
+        the syntax is the same on DuckDB and PostgreSQL, so it is not transpiled."""
+        statements = []
+        for schema, table, column, text in comments:
+            target = f"{quote_ident(schema)}.{quote_ident(table)}"
+            literal = "'" + text.replace("'", "''") + "'"
+            if column is None:
+                statements.append(f"comment on table {target} is {literal}")
+            else:
+                statements.append(f"comment on column {target}.{quote_ident(column)} is {literal}")
+        if statements:
+            self._conn_execute(";\n".join(statements))
+
     def columns(self, schema: str, table: str) -> dict[str, str] | None:
         _, rows = self.fetch(
             "select column_name, data_type from information_schema.columns "
             f"where table_schema = {quote_literal(schema)} and table_name = {quote_literal(table)}"
         )
         return {name: dtype for name, dtype in rows} or None
+
+    def schema_columns(self, schema: str) -> dict[str, dict[str, str]]:
+        """Every table of `schema` with its columns, in one query (the runner reads all the raw
+        tables' columns before it builds)."""
+        _, rows = self.fetch(
+            "select table_name, column_name, data_type from information_schema.columns "
+            f"where table_schema = {quote_literal(schema)}"
+        )
+        out: dict[str, dict[str, str]] = {}
+        for table, name, dtype in rows:
+            out.setdefault(table, {})[name] = dtype
+        return out
 
     def schema_exists(self, schema: str) -> bool:
         _, rows = self.fetch(
@@ -98,8 +128,11 @@ class DuckDBAdapter(_Base):
         self._conn.execute("set TimeZone = 'UTC'")
 
     def execute(self, sql: str) -> None:
+        self._conn_execute(self.translate(sql))
+
+    def _conn_execute(self, sql: str) -> None:
         try:
-            self._conn.execute(self.translate(sql))
+            self._conn.execute(sql)
         except Exception as exc:
             _reraise_interrupt(self._conn, exc)
             raise
@@ -146,8 +179,11 @@ class PostgresAdapter(_Base):
             cursor.execute("set time zone 'UTC'")
 
     def execute(self, sql: str) -> None:
+        self._conn_execute(self.translate(sql))
+
+    def _conn_execute(self, sql: str) -> None:
         with self._conn.cursor() as cursor:
-            cursor.execute(self.translate(sql))
+            cursor.execute(sql)
 
     def fetch(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
         with self._conn.cursor() as cursor:

@@ -11,7 +11,7 @@ import click
 
 from common.config import BadSetting, Settings, option, warn_unknown_keys
 from common.locking import LockTimeout, warehouse_lock
-from common.warehouse import warehouse_of
+from common.warehouse import Warehouse, warehouse_of
 from models.adapters import (
     DESTINATIONS,
     Adapter,
@@ -21,6 +21,7 @@ from models.adapters import (
 )
 from models.coverage import stale_after, stale_after_option
 from models.headline import format_headline, headline_figures_from
+from models.render import TARGET_SCHEMA
 from models.runner import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
     BuildResult,
@@ -71,6 +72,23 @@ def _print_result(result: BuildResult) -> None:
                 click.echo(f"       {row}", err=True)
 
 
+def _build_with_dbt(warehouse: Warehouse, params: Params, run_tests: bool, where: str) -> None:
+    """A destination the runner does not build: the package through dlt's dbt runner."""
+    from models.dbt_route import DbtRouteError, run_with_dbt
+
+    try:
+        params.validate()
+        results = run_with_dbt(warehouse, params, run_tests=run_tests)
+    except (DbtRouteError, ModelsError) as exc:
+        raise BadSetting(str(exc), where) from None
+    except Exception as exc:  # dbt's own failure, already logged by dlt
+        raise click.ClickException(
+            f"dbt build of the models on {warehouse.destination} failed: {str(exc).splitlines()[0]}"
+        ) from None
+    click.echo(f"Built the models with dbt on {warehouse.destination}: {len(results)} nodes "
+               f"(marts in `{TARGET_SCHEMA}`)")
+
+
 @click.command("models")
 @option("duckdb")
 @option("dataset")
@@ -105,12 +123,12 @@ def models_command(
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
                         stale_after_days=stale_after_days, timezone=timezone)
     warehouse = warehouse_of(settings)
+    params = Params(warehouse.dataset, settings["timezone"], settlement_delay_days, as_of)
     if warehouse.destination not in DESTINATIONS:
-        raise BadSetting(f"the models build on {' or '.join(DESTINATIONS)}, not "
-                         f"{warehouse.destination!r}", settings.where("destination"))
+        _build_with_dbt(warehouse, params, run_tests, settings.where("destination"))
+        return
     limit = stale_after(settings["stale_after_days"])
     duckdb_path = warehouse.duckdb_path or ""
-    params = Params(warehouse.dataset, settings["timezone"], settlement_delay_days, as_of)
     try:
         params.validate()
     except ModelsError as exc:

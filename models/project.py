@@ -1,6 +1,6 @@
 """Discover the SQL models and data tests under `sql/`, and order them by their refs.
 
-The dependency order is derived from the `{{ ref('...') }}` placeholders (a topological sort),
+The dependency order is derived from the `{{ ref('...') }}` calls (a topological sort),
 never from a hand-kept list, so adding a model is adding a file.
 
 The repository keeps the SQL in `sql/`; pyproject.toml maps that folder to the package
@@ -17,9 +17,12 @@ from importlib.resources import files
 from pathlib import Path
 
 LAYERS = ("staging", "intermediate", "marts")
+MODELS_DIR = "models"  # dbt's layout: sql/models/<layer>/, singular data tests in sql/tests/
 TESTS_DIR = "tests"
 
-PLACEHOLDER = re.compile(r"\{\{\s*(source|latest|ref|var)\(\s*'([A-Za-z0-9_]+)'\s*\)\s*\}\}")
+# what a file reads, found in its Jinja calls (the models are rendered by models/render.py)
+CALL = re.compile(r"\b(raw|latest|ref)\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)")
+SEVERITY = re.compile(r"config\(\s*severity\s*=\s*['\"](\w+)['\"]\s*\)")
 DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
 
 
@@ -48,7 +51,7 @@ class SqlFile:
     text: str
 
     def placeholders(self, kind: str) -> list[str]:
-        return [name for k, name in PLACEHOLDER.findall(self.text) if k == kind]
+        return [name for k, name in CALL.findall(self.text) if k == kind]
 
     @property
     def refs(self) -> list[str]:
@@ -56,7 +59,7 @@ class SqlFile:
 
     @property
     def sources(self) -> list[str]:
-        return self.placeholders("source") + self.placeholders("latest")
+        return self.placeholders("raw") + self.placeholders("latest")
 
     def directive(self, key: str) -> str | None:
         """Header comments such as `-- grain: site_id, date_day` declare facts about the file."""
@@ -73,7 +76,9 @@ class SqlFile:
 
     @property
     def severity(self) -> str:
-        return (self.directive("severity") or "error").lower()
+        """dbt's `{{ config(severity='warn') }}` (or a `-- severity:` header), else error."""
+        match = SEVERITY.search(self.text)
+        return (match.group(1) if match else self.directive("severity") or "error").lower()
 
     @property
     def description(self) -> str:
@@ -84,6 +89,7 @@ class SqlFile:
 class Project:
     models: dict[str, SqlFile]
     tests: dict[str, SqlFile]
+    sql_dir: Path | None = None  # where macros/ and the schema YAML live
 
     def order(self) -> list[SqlFile]:
         """Models in an order where every ref is built before its readers."""
@@ -107,16 +113,17 @@ class Project:
 
 
 def load_project(sql_dir: Path = SQL_DIR) -> Project:
-    """Read every `*.sql` file of the layers and `tests/`; names must be unique."""
+    """Read every `*.sql` file of `models/<layer>/` and `tests/`; names must be unique."""
     models: dict[str, SqlFile] = {}
     tests: dict[str, SqlFile] = {}
     for layer in (*LAYERS, TESTS_DIR):
         target = tests if layer == TESTS_DIR else models
-        for path in sorted((sql_dir / layer).glob("*.sql")):
+        folder = sql_dir / TESTS_DIR if layer == TESTS_DIR else sql_dir / MODELS_DIR / layer
+        for path in sorted(folder.glob("*.sql")):
             name = path.stem
             if name in models or name in tests:
                 raise ProjectError(f"{path}: a model or test named '{name}' already exists")
             target[name] = SqlFile(name, layer, path, path.read_text(encoding="utf-8"))
     if not models:
         raise ProjectError(f"no models found under {sql_dir}")
-    return Project(models, tests)
+    return Project(models, tests, sql_dir)

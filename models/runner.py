@@ -30,6 +30,7 @@ from models.render import (
     relation,
     schema_of,
 )
+from models.schema import ModelDoc, load_schema
 from models.sources import SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
@@ -131,11 +132,18 @@ class DataTestError(ModelsError):
         super().__init__("\n".join(lines))
 
 
-def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
-    """Unique and not-null tests generated from each model's `-- grain:` header."""
+def _schema_tests(project: Project, docs: dict[str, ModelDoc]) -> list[tuple[str, str, str, str]]:
+    """The generic tests of the schema YAML (named as dbt names them), and for a model the YAML
+    does not document, unique and not-null tests from its `-- grain:` header."""
     tests = []
+    for doc in docs.values():
+        if doc.name not in project.models:
+            raise ModelsError(f"sql/models: the schema YAML documents {doc.name}, which no SQL file builds")
+        for test in doc.tests:
+            sql = test.sql(lambda name: relation(project.models[name]))
+            tests.append((test.name, sql, "error", test.description))
     for model in project.models.values():
-        if not model.grain:
+        if not model.grain or model.name in docs:
             continue
         cols = ", ".join(quote_ident(c) for c in model.grain)
         nulls = " or ".join(f"{quote_ident(c)} is null" for c in model.grain)
@@ -153,6 +161,17 @@ def _grain_tests(project: Project) -> list[tuple[str, str, str, str]]:
             f"{model.name} grain columns are never null",
         ))
     return tests
+
+
+def _comments(project: Project, docs: dict[str, ModelDoc]) -> list[tuple[str, str, str | None, str]]:
+    """Every description of the schema YAML, as (schema, table, column or None, text)."""
+    out: list[tuple[str, str, str | None, str]] = []
+    for doc in docs.values():
+        schema = schema_of(project.models[doc.name])
+        if doc.description:
+            out.append((schema, doc.name, None, doc.description))
+        out.extend((schema, doc.name, column, text) for column, text in doc.columns.items() if text)
+    return out
 
 
 def _run_test(adapter: Adapter, name: str, sql: str, severity: str, description: str) -> TestRun:
@@ -195,13 +214,14 @@ def build(
             f"dataset (schema) {params.dataset!r} not found on {adapter.label}: "
             "run `creator-sync sync` first, or pass the --dataset the pipeline loaded"
         )
-    if not any(adapter.columns(params.dataset, table) for table in SOURCE_TABLES):
+    if not set(adapter.schema_columns(params.dataset)) & set(SOURCE_TABLES):
         raise ModelsError(
             f"dataset (schema) {params.dataset!r} on {adapter.label} holds none of the raw tables "
             "the models read: run `creator-sync sync` first, or pass the --dataset the pipeline "
             "loaded"
         )
     renderer = Renderer(adapter, project, params)
+    docs = load_schema(project.sql_dir) if project.sql_dir else {}
     result = BuildResult(adapter.label, params, previous_timezone=previous_timezone(adapter))
     started = time.perf_counter()
     adapter.begin()
@@ -217,20 +237,21 @@ def build(
                 _, rows = adapter.fetch(f"select count(*) from {relation(model)}")
             except Exception as exc:
                 raise ModelsError(
-                    f"model {model.name} ({model.path.relative_to(model.path.parents[2])}) "
+                    f"model {model.name} ({model.path.relative_to(model.path.parents[3])}) "
                     f"failed on {adapter.label}: {exc}"
                 ) from exc
             run = ModelRun(model.name, model.layer, f"{schema}.{model.name}", int(rows[0][0]),
                            time.perf_counter() - t0)
             log.info("built %s: %d rows in %.2fs", run.relation, run.rows, run.seconds)
             result.models.append(run)
+        adapter.comment(_comments(project, docs))
         adapter.commit()
     except BaseException:
         adapter.rollback()
         raise
     result.missing_sources = list(renderer.missing)
     if run_tests:
-        declared = _grain_tests(project) + [
+        declared = _schema_tests(project, docs) + [
             (t.name, renderer.render(t), t.severity, t.description) for t in project.tests.values()
         ]
         for name, sql, severity, description in declared:

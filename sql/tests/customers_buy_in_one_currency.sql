@@ -1,5 +1,5 @@
 -- test: a customer's transactions share one currency (else lifetime revenue mixes currencies)
--- severity: warn
+{{ config(severity='warn') }}
 with final as (
     select customer_id, site_id, currencies_count
     from {{ ref('customers') }}

@@ -14,7 +14,7 @@ final as (
     where mrr_in_cents <> previous_mrr_in_cents + new_mrr_in_cents + expansion_mrr_in_cents
             + contraction_mrr_in_cents + churned_mrr_in_cents + reactivation_mrr_in_cents
         or previous_mrr_in_cents <> coalesce(lag_mrr, 0)
-        or (lag_month is not null and cast(lag_month + interval 1 month as date) <> date_month)
+        or (lag_month is not null and cast(lag_month + interval '1 month' as date) <> date_month)
         or new_mrr_in_cents < 0 or expansion_mrr_in_cents < 0 or reactivation_mrr_in_cents < 0
         or contraction_mrr_in_cents > 0 or churned_mrr_in_cents > 0
 )

@@ -1,5 +1,5 @@
 -- test: payout amounts have at most two decimals, so the cents conversion is exact
--- severity: warn
+{{ config(severity='warn') }}
 with final as (
     select payout_id, amount
     from {{ ref('stg_payouts') }}

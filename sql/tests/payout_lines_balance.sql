@@ -1,6 +1,6 @@
 -- test: every payout with lines equals the sum of its lines' net, to the cent (addendum A3: that
 -- is how the platform accounts for a payout)
--- severity: warn
+{{ config(severity='warn') }}
 with final as (
     select payout_id, site_id, status, amount_in_cents, lines_count, itemised_net_in_cents,
         itemisation_difference_in_cents

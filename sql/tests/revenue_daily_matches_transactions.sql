@@ -22,7 +22,7 @@ staged as (
     left join {{ ref('int_transactions') }} as resolved
         on stg.transaction_id = resolved.transaction_id
     where coalesce(stg.state, 'succeeded') = 'succeeded'
-        and cast(stg.created_at at time zone {{ var('timezone') }} as date)
+        and cast(stg.created_at at time zone {{ setting('timezone') }} as date)
             <= (select as_of_date from {{ ref('int_as_of') }})
 ),
 

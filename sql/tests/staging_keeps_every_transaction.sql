@@ -1,6 +1,6 @@
 -- test: staging keeps exactly one row per distinct raw transaction id (dedup without loss)
 with raw as (
-    select count(distinct id) as ids from {{ source('transactions') }}
+    select count(distinct id) as ids from {{ raw('transactions') }}
 ),
 
 staged as (

@@ -23,9 +23,10 @@ RUNTIME_DIRS = ("sources", "common", "pipelines", "models", "sandbox", "report",
 # What the tests run: the tests, and the benchmark helpers tests/benchmarks imports.
 TEST_DIRS = ("tests", "benchmarks")
 # Declared without an import, each for a reason: a pytest plugin switched on by pyproject's
-# `timeout`, the linter `make test` runs, and pandas, which DuckDB's `.df()` hands results to
-# (analysts do; `test_duckdb_results_reach_pandas` below).
-NOT_IMPORTED = {"pytest-timeout", "ruff", "pandas"}
+# `timeout`, the linter `make test` runs, pandas, which DuckDB's `.df()` hands results to
+# (analysts do; `test_duckdb_results_reach_pandas` below), and dbt with its adapters, run as the
+# `dbt` command.
+NOT_IMPORTED = {"pytest-timeout", "ruff", "pandas", "dbt-core", "dbt-duckdb", "dbt-postgres"}
 # Installers: pip freeze leaves them out, but dlt needs setuptools at run time.
 INSTALLERS = {"pip", "wheel"}
 

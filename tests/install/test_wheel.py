@@ -63,7 +63,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_ships_the_sql_models(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     in_repo = {
-        f"models/sql/{p.relative_to(ROOT / 'sql').as_posix()}" for p in (ROOT / "sql").rglob("*.sql")
+        f"models/sql/{p.relative_to(ROOT / 'sql').as_posix()}"
+        for pattern in ("*.sql", "*.yml")  # the dbt project whole: models, macros, tests, YAML
+        for p in (ROOT / "sql").rglob(pattern)
     }
     assert in_repo and in_repo <= names
     assert "models/sql/__init__.py" in names
@@ -97,5 +99,5 @@ def test_the_installed_wheel_runs_the_demo_with_models_and_report(
         (days,) = con.execute("select count(*) from analytics.revenue_daily").fetchone()
     finally:
         con.close()
-    source_marts = len(list((ROOT / "sql" / "marts").glob("*.sql")))
+    source_marts = len(list((ROOT / "sql" / "models" / "marts").glob("*.sql")))
     assert marts == source_marts and days > 0

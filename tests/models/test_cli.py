@@ -118,3 +118,24 @@ def test_the_zone_is_a_setting_and_a_change_of_zone_is_said(raw_db) -> None:
 
     bad = runner.invoke(main, args, env={"CREATOR_SYNC__TIMEZONE": "Mars/Base"})
     assert bad.exit_code == 2 and "key=creator_sync.timezone" in bad.output
+
+
+def test_a_destination_the_runner_does_not_build_goes_to_dbt_or_says_how(
+    tmp_path, monkeypatch
+) -> None:
+    """BigQuery, Snowflake, MotherDuck...: dlt's dbt runner builds the package with the pipeline's
+    credentials; never a silent no-op. Here no pipeline was synced, then dbt is missing."""
+    import models.dbt_route as route
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["models", "--destination", "bigquery"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert "no pipeline creator_sync_creator_platform" in line
+    assert "creator-sync sync --destination bigquery" in line and "Traceback" not in line
+
+    monkeypatch.setattr(route, "find_spec", lambda name: None)
+    result = CliRunner().invoke(main, ["models", "--destination", "snowflake"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert 'pip install "creator-sync[dbt]"' in line and "snowflake" in line

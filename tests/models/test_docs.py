@@ -1,51 +1,59 @@
-"""The data dictionary (docs/models.md, "Marts") lists every mart with exactly the columns the
-build produces."""
+"""Every model and column is described for a finance reader (the schema YAML), the data
+dictionary in docs/ is generated from that YAML and in step with it, and the runner writes every
+description into the warehouse as a comment."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from pathlib import Path
 
 import duckdb
 from known_answer_data import known_answer_rows
 
+from models.dictionary import DICTIONARY_DIR, pages
 from models.project import load_project
 from models.runner import run_models
+from models.schema import load_schema
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "models.md"
-SECTION = "## Marts"
-
-
-def _documented() -> dict[str, set[str]]:
-    marts: dict[str, set[str]] = {}
-    text = DOC.read_text()
-    assert SECTION in text, f"docs/models.md has no {SECTION!r} section"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
-    for line in section.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 3 or not re.fullmatch(r"`[a-z0-9_]+`", cells[0]):
-            continue
-        name = cells[0].strip("`")
-        grain = re.findall(r"`([a-z0-9_]+)`", cells[1])
-        columns = re.findall(r"`([a-z0-9_]+)`", cells[2])
-        marts[name] = set(grain) | set(columns)
-    return marts
+MAX_PAGE_LINES = 600
 
 
-def test_the_data_dictionary_lists_every_mart_and_its_columns(raw_db) -> None:
+def test_the_data_dictionary_is_generated_from_the_yaml_and_short() -> None:
+    expected = pages()
+    on_disk = {p.name: p.read_text() for p in DICTIONARY_DIR.glob("*.md")}
+    assert on_disk == expected, "docs/data-dictionary/ is stale: run `python -m models.dictionary`"
+    for name, text in expected.items():
+        assert len(text.splitlines()) < MAX_PAGE_LINES, name
+
+
+def test_every_model_and_column_is_described_and_commented_in_the_warehouse(raw_db) -> None:
     path = raw_db(known_answer_rows())
     run_models(path, as_of=dt.date(2024, 3, 31))
     con = duckdb.connect(path, read_only=True)
-    built: dict[str, set[str]] = {}
-    for table, column in con.execute(
-        "select table_name, column_name from information_schema.columns "
-        "where table_schema = 'analytics'"
-    ).fetchall():
-        built.setdefault(table, set()).add(column)
-    con.close()
-    documented = _documented()
-    marts = {m.name for m in load_project().models.values() if m.layer == "marts"}
-    assert set(documented) == marts == set(built)
-    for mart in marts:
-        assert documented[mart] == built[mart], (mart, documented[mart] ^ built[mart])
+    try:
+        columns = con.execute(
+            "select schema_name, table_name, column_name, comment from duckdb_columns() "
+            "where schema_name in ('analytics', 'analytics_staging')"
+        ).fetchall()
+        tables = dict(con.execute(
+            "select table_name, comment from duckdb_tables() "
+            "where schema_name in ('analytics', 'analytics_staging')"
+        ).fetchall())
+    finally:
+        con.close()
+    docs = load_schema(load_project().sql_dir)
+    assert set(docs) == set(load_project().models) == set(tables)
+    built: dict[str, list[str]] = {}
+    for _, table, column, comment in columns:
+        built.setdefault(table, []).append(column)
+        assert comment and comment == docs[table].columns.get(column), (table, column, comment)
+    for name, doc in docs.items():
+        assert list(doc.columns) == built[name], (name, set(doc.columns) ^ set(built[name]))
+        assert doc.description and tables[name] == doc.description, name
+        assert all(len(text) > 15 for text in doc.columns.values()), name
+
+
+def test_payout_reconciliation_says_which_columns_are_the_verdict() -> None:
+    doc = load_schema(load_project().sql_dir)["payout_reconciliation"]
+    assert "The verdict" in doc.columns["reconciliation_status"]
+    evidence = [c for c, text in doc.columns.items() if text.startswith("Evidence")]
+    assert {"is_rolled_forward", "lines_count", "rule_expected_in_cents"} <= set(evidence)

@@ -81,7 +81,7 @@ def test_a_signal_during_a_model_query_is_the_signal(
 
     slow_sql = tmp_path / "sql"
     shutil.copytree(SQL_DIR, slow_sql)
-    (slow_sql / "marts" / "mrr_monthly.sql").write_text(f"-- grain: n\n{SLOW}\n")
+    (slow_sql / "models" / "marts" / "mrr_monthly.sql").write_text(f"-- grain: n\n{SLOW}\n")
     adapter = DuckDBAdapter(path)
     watcher = _signal_once_the_query_runs(signum)
     try:

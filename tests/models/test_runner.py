@@ -26,8 +26,9 @@ MINIMAL = {
 
 
 def _write(sql_dir: Path, layer: str, name: str, text: str) -> None:
-    (sql_dir / layer).mkdir(parents=True, exist_ok=True)
-    (sql_dir / layer / f"{name}.sql").write_text(text)
+    folder = sql_dir / layer if layer == "tests" else sql_dir / "models" / layer
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.sql").write_text(text)
 
 
 def test_order_follows_refs_not_file_names(tmp_path: Path) -> None:
@@ -115,12 +116,12 @@ def test_failed_model_keeps_the_previous_build(raw_db, tmp_path: Path) -> None:
 
     broken = tmp_path / "sql"
     shutil.copytree(SQL_DIR, broken)
-    (broken / "marts" / "mrr_monthly.sql").write_text(
+    (broken / "models" / "marts" / "mrr_monthly.sql").write_text(
         "-- grain: x\nselect no_such_column from {{ ref('int_subscriber_mrr_months') }}"
     )
     adapter = DuckDBAdapter(path)
     try:
-        with pytest.raises(ModelsError, match=r"model mrr_monthly \(sql/marts/mrr_monthly\.sql\)"):
+        with pytest.raises(ModelsError, match=r"model mrr_monthly \(sql/models/marts/mrr_monthly\.sql\)"):
             build(adapter, Params(), project=load_project(broken))
     finally:
         adapter.close()
@@ -233,8 +234,8 @@ def test_models_follow_the_house_sql_style() -> None:
 
     for model in load_project().models.values():
         text = model.text
-        placeholders = re.findall(r"\{\{ (?:ref|source|latest)\('[a-z_]+'\) \}\}", text)
-        imports = re.findall(r"select \* from (\{\{ (?:ref|source|latest)\('[a-z_]+'\) \}\})", text)
+        placeholders = re.findall(r"\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\}", text)
+        imports = re.findall(r"select \* from (\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\})", text)
         assert placeholders == imports, f"{model.name}: read an input outside an import CTE"
         assert len(set(imports)) == len(imports), f"{model.name}: one import CTE per input"
         assert "\nfinal as (\n" in text, model.name

@@ -1,0 +1,62 @@
+"""`creator-sync models` on a warehouse the runner does not build (BigQuery, Snowflake,
+MotherDuck...): the package `sql/` run by dlt's dbt runner with the pipeline's own credentials,
+in the current environment (no virtualenv downloaded), marts into `analytics` (docs/dbt.md).
+
+Without dbt installed it says in one line how to get it (a configuration error, exit 2)."""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+from typing import Any
+
+from common.warehouse import Warehouse
+from models.project import SQL_DIR
+from models.render import DEFAULT_SETTLEMENT_DELAY_DAYS, TARGET_SCHEMA
+
+INSTALL_HINT = 'pip install "creator-sync[dbt]" plus the dbt adapter of {destination} (docs/dbt.md)'
+
+
+class DbtRouteError(ValueError):
+    """The dbt route cannot start: dbt missing, or no pipeline state to take credentials from."""
+
+
+def dbt_vars(params: Any) -> dict[str, Any]:
+    """The package's vars (sql/dbt_project.yml) for one build's parameters."""
+    return {
+        "creator_platform_schema": params.dataset,
+        "creator_platform_reporting_timezone": params.timezone,
+        "creator_platform_settlement_delay_days": params.settlement_delay_days,
+        "creator_platform_default_settlement_delay_days": DEFAULT_SETTLEMENT_DELAY_DAYS,
+        "creator_platform_as_of_date": params.as_of.isoformat() if params.as_of else None,
+    }
+
+
+def run_with_dbt(warehouse: Warehouse, params: Any, run_tests: bool = True) -> list[Any]:
+    """Build the package on the pipeline's destination with dlt's dbt runner; its node results."""
+    if find_spec("dbt") is None or find_spec("dbt.version") is None:
+        raise DbtRouteError(
+            f"the runner builds duckdb and postgres; on {warehouse.destination} the models run "
+            f"with dbt, which is not installed: {INSTALL_HINT.format(destination=warehouse.destination)}"
+        )
+    import dlt
+    from dlt.common.runners import Venv
+
+    try:
+        pipeline = dlt.attach(pipeline_name=warehouse.pipeline_name,
+                              pipelines_dir=warehouse.pipelines_dir)
+    except Exception as exc:  # dlt raises CannotRestorePipelineException
+        raise DbtRouteError(
+            f"no pipeline {warehouse.pipeline_name} in {warehouse.pipelines_dir} to take the "
+            f"{warehouse.destination} credentials from: run `creator-sync sync --destination "
+            f"{warehouse.destination}` first, or pass its --pipelines-dir"
+        ) from exc
+    runner = dlt.dbt.package(pipeline, str(SQL_DIR), venv=Venv.restore_current())
+    results: list[Any] = runner.run_all(
+        run_params=("--fail-fast",),
+        additional_vars=dbt_vars(params),
+        destination_dataset_name=TARGET_SCHEMA,
+    )
+    if run_tests:
+        results += runner.test(additional_vars=dbt_vars(params),
+                               destination_dataset_name=TARGET_SCHEMA)
+    return results

@@ -1,0 +1,127 @@
+-- description: fees per site, currency, provider and month (reporting zone), from the payout
+-- lines and from the listed transactions side by side. Lines: the lines of payouts that were
+-- not failed/canceled, in the settlement currency. Transactions: settled ones in their
+-- settlement currency (settlement amount and fee), the others in their own currency (amount
+-- and payment fee). Gross is sales only; the fee rate is fees / gross (DOUBLE, not money).
+-- grain: site_id, currency, provider, date_month
+with lines as (
+    select * from {{ ref('int_payout_lines') }}
+),
+
+transactions as (
+    select * from {{ ref('int_transactions') }}
+),
+
+settlements as (
+    select * from {{ ref('int_settlements') }}
+),
+
+as_of as (
+    select * from {{ ref('int_as_of') }}
+),
+
+line_rows as (
+    select
+        lines.site_id,
+        coalesce(lines.currency, 'XXX') as currency,
+        coalesce(lines.provider, 'unknown') as provider,
+        cast(date_trunc('month', cast(lines.created_at at time zone {{ setting('timezone') }} as date))
+            as date) as date_month,
+        lines.line_type,
+        lines.amount_in_cents,
+        lines.fee_in_cents,
+        lines.net_in_cents
+    from lines
+    cross join as_of
+    where not lines.is_rolled_forward
+        and lines.site_id is not null
+        and cast(lines.created_at at time zone {{ setting('timezone') }} as date) <= as_of.as_of_date
+),
+
+line_fees as (
+    select
+        site_id,
+        currency,
+        provider,
+        date_month,
+        cast(count(*) as bigint) as lines_count,
+        cast(sum(case when line_type = 'sale' then amount_in_cents else 0 end) as bigint)
+            as line_gross_in_cents,
+        cast(sum(fee_in_cents) as bigint) as line_fees_in_cents,
+        cast(sum(net_in_cents) as bigint) as line_net_in_cents
+    from line_rows
+    group by site_id, currency, provider, date_month
+),
+
+transaction_rows as (
+    select
+        transactions.site_id,
+        coalesce(settlements.currency, transactions.currency) as currency,
+        coalesce(lower(transactions.provider), 'unknown') as provider,
+        transactions.date_month,
+        transactions.revenue_type,
+        coalesce(settlements.settlement_amount_in_cents, transactions.amount_in_cents)
+            as amount_in_cents,
+        coalesce(settlements.settlement_fee_amount_in_cents, transactions.payment_fee_in_cents)
+            as fee_in_cents
+    from transactions
+    cross join as_of
+    left join settlements
+        on transactions.transaction_id = settlements.transaction_id
+    where transactions.site_id is not null
+        and transactions.date_day <= as_of.as_of_date
+),
+
+transaction_fees as (
+    select
+        site_id,
+        currency,
+        provider,
+        date_month,
+        cast(count(*) as bigint) as transactions_count,
+        cast(sum(case when revenue_type = 'gross' then amount_in_cents else 0 end) as bigint)
+            as transaction_gross_in_cents,
+        cast(sum(fee_in_cents) as bigint) as transaction_fees_in_cents
+    from transaction_rows
+    group by site_id, currency, provider, date_month
+),
+
+keys as (
+    select site_id, currency, provider, date_month from line_fees
+    union
+    select site_id, currency, provider, date_month from transaction_fees
+),
+
+final as (
+    select
+        keys.site_id,
+        keys.currency,
+        keys.provider,
+        keys.date_month,
+        cast(coalesce(line_fees.lines_count, 0) as bigint) as lines_count,
+        cast(coalesce(line_fees.line_gross_in_cents, 0) as bigint) as line_gross_in_cents,
+        cast(coalesce(line_fees.line_fees_in_cents, 0) as bigint) as line_fees_in_cents,
+        cast(coalesce(line_fees.line_net_in_cents, 0) as bigint) as line_net_in_cents,
+        cast(line_fees.line_fees_in_cents as double precision)
+            / nullif(line_fees.line_gross_in_cents, 0) as line_fee_rate,
+        cast(coalesce(transaction_fees.transactions_count, 0) as bigint) as transactions_count,
+        cast(coalesce(transaction_fees.transaction_gross_in_cents, 0) as bigint)
+            as transaction_gross_in_cents,
+        cast(coalesce(transaction_fees.transaction_fees_in_cents, 0) as bigint)
+            as transaction_fees_in_cents,
+        cast(transaction_fees.transaction_fees_in_cents as double precision)
+            / nullif(transaction_fees.transaction_gross_in_cents, 0) as transaction_fee_rate
+    from keys
+    left join line_fees
+        on keys.site_id = line_fees.site_id
+        and keys.currency = line_fees.currency
+        and keys.provider = line_fees.provider
+        and keys.date_month = line_fees.date_month
+    left join transaction_fees
+        on keys.site_id = transaction_fees.site_id
+        and keys.currency = transaction_fees.currency
+        and keys.provider = transaction_fees.provider
+        and keys.date_month = transaction_fees.date_month
+)
+
+select * from final

@@ -1,0 +1,51 @@
+-- description: MRR per site, currency and reporting month with its movements (signed: churn and
+-- contraction are negative), so that mrr = previous month's mrr + all movements
+-- grain: site_id, currency, date_month
+with subscriber_months as (
+    select * from {{ ref('int_subscriber_mrr_months') }}
+),
+
+aggregated as (
+    select
+        site_id,
+        currency,
+        date_month,
+        cast(sum(mrr_in_cents) as bigint) as mrr_in_cents,
+        cast(sum(previous_mrr_in_cents) as bigint) as previous_mrr_in_cents,
+        cast(sum(new_mrr_in_cents) as bigint) as new_mrr_in_cents,
+        cast(sum(expansion_mrr_in_cents) as bigint) as expansion_mrr_in_cents,
+        cast(sum(contraction_mrr_in_cents) as bigint) as contraction_mrr_in_cents,
+        cast(sum(churned_mrr_in_cents) as bigint) as churned_mrr_in_cents,
+        cast(sum(reactivation_mrr_in_cents) as bigint) as reactivation_mrr_in_cents,
+        cast(sum(active_subscriptions) as bigint) as active_subscriptions,
+        cast(sum(case when mrr_in_cents > 0 then 1 else 0 end) as bigint) as active_customers,
+        cast(sum(case when previous_mrr_in_cents > 0 then 1 else 0 end) as bigint)
+            as previous_active_customers,
+        cast(sum(case when churned_mrr_in_cents < 0 then 1 else 0 end) as bigint)
+            as churned_customers
+    from subscriber_months
+    group by site_id, currency, date_month
+),
+
+final as (
+    select
+        site_id,
+        currency,
+        date_month,
+        mrr_in_cents,
+        previous_mrr_in_cents,
+        new_mrr_in_cents,
+        expansion_mrr_in_cents,
+        contraction_mrr_in_cents,
+        churned_mrr_in_cents,
+        reactivation_mrr_in_cents,
+        active_subscriptions,
+        active_customers,
+        churned_customers,
+        case when previous_active_customers > 0
+            then cast(churned_customers as double precision) / previous_active_customers
+        end as churn_rate
+    from aggregated
+)
+
+select * from final

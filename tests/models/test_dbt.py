@@ -1,0 +1,222 @@
+"""sql/ as a dbt package: `dbt build` on a copy of the synced sandbox warehouse builds marts
+equal to the runner's, row for row; its manifest describes every mart column; `creator-sync
+report` reads what dbt built; every dispatched macro's BigQuery and Snowflake branch renders to
+SQL that sqlglot parses in that dialect; the raw-table contract macro is in step.
+
+One dbt build per engine: dbt is slow to start (docs/dbt.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import jinja2
+import pytest
+import sqlglot
+
+from models.contract_macro import CONTRACT_MACRO, contract_macro
+from models.project import SQL_DIR, load_project
+from models.runner import run_models
+from models.schema import load_schema
+from models.sources import SOURCE_TABLES
+
+DBT = Path(sys.executable).parent / "dbt"
+STAMPS = {"build_metadata"}  # build stamps: when and by what the marts were built
+DISPATCH = re.compile(r"adapter\.dispatch\(\s*'([a-z_]+)'")
+# one sample use per dispatched macro: a new one fails the test below until it has its sample
+SAMPLES = {
+    "contract_type": [f"select cast(null as {{{{ contract_type('{t}') }}}}) as c"
+                      for t in sorted({t for s in SOURCE_TABLES.values() for t in s.columns.values()})],
+    "epoch_seconds": ["select {{ epoch_seconds('created_at') }} as s from t"],
+    "floor_divide": ["select {{ floor_divide('a * 2 + b', 'b * 2') }} as q from t"],
+    "regex_matches": ["select 1 from t where {{ regex_matches('x', \"'^[0-9]{1,18}$'\") }}"],
+}
+
+
+def test_the_contract_macro_is_in_step_with_models_sources() -> None:
+    assert CONTRACT_MACRO.read_text() == contract_macro(), "run `python -m models.contract_macro`"
+
+
+@pytest.mark.parametrize("adapter_type", ["bigquery", "snowflake", "postgres", "duckdb"])
+def test_every_dispatched_macro_renders_sql_its_warehouse_parses(adapter_type: str) -> None:
+    macros = "\n".join(p.read_text() for p in sorted((SQL_DIR / "macros").glob("*.sql")))
+    dispatched = set(DISPATCH.findall(macros))
+    assert dispatched and dispatched == set(SAMPLES), "give every dispatched macro a sample"
+
+    class Adapter:  # a stand-in for dbt's adapter: dispatch by type, as dbt does
+        def dispatch(self, name: str, namespace: str) -> object:
+            for candidate in (f"{adapter_type}__{name}", f"default__{name}"):
+                if hasattr(module, candidate):
+                    return getattr(module, candidate)
+            raise AssertionError(f"{name} has no {adapter_type} branch nor a default")
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.globals["adapter"] = Adapter()
+    module = env.from_string(macros).module
+    env.globals.update({n: getattr(module, n) for n in dir(module) if not n.startswith("_")})
+    dialect = {"postgres": "postgres", "duckdb": "duckdb"}.get(adapter_type, adapter_type)
+    for name in dispatched:
+        for sample in SAMPLES[name]:
+            sql = env.from_string(sample).render()
+            sqlglot.parse_one(sql, read=dialect)  # raises on SQL the dialect cannot parse
+
+
+@pytest.fixture(scope="module")
+def dbt_built(sandbox_raw_duckdb: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The synced sandbox warehouse built twice: by the runner, and by `dbt build`."""
+    work = tmp_path_factory.mktemp("dbt")
+    runner_db, dbt_db = work / "runner.duckdb", work / "dbt.duckdb"
+    shutil.copyfile(sandbox_raw_duckdb, runner_db)
+    shutil.copyfile(sandbox_raw_duckdb, dbt_db)
+    run_models(str(runner_db))
+    (work / "profiles.yml").write_text(
+        "creator_platform:\n  target: ci\n  outputs:\n    ci:\n      type: duckdb\n"
+        f"      path: {dbt_db}\n      schema: analytics\n      threads: 1\n"
+    )
+    done = subprocess.run(
+        [str(DBT), "build", "--project-dir", str(SQL_DIR), "--profiles-dir", str(work),
+         "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
+         "--vars", "{creator_platform_schema: creator_platform}"],
+        cwd=work, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    return {"runner": runner_db, "dbt": dbt_db, "work": work}
+
+
+def _tables(path: Path, schema: str) -> list[str]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return [r[0] for r in con.execute(
+            "select table_name from duckdb_tables() where schema_name = ? order by 1", [schema]
+        ).fetchall()]
+    finally:
+        con.close()
+
+
+def test_dbt_build_equals_the_runner_row_for_row(dbt_built: dict[str, Path]) -> None:
+    marts = _tables(dbt_built["runner"], "analytics")
+    assert marts == _tables(dbt_built["dbt"], "analytics")
+    con = duckdb.connect(str(dbt_built["dbt"]), read_only=True)
+    try:
+        con.execute(f"attach '{dbt_built['runner']}' as runner (read_only)")
+        for schema in ("analytics", "analytics_staging"):
+            for table in _tables(dbt_built["runner"], schema):
+                if table in STAMPS:
+                    continue
+                ours, theirs = f"runner.{schema}.{table}", f"{schema}.{table}"
+                rows = con.execute(f"select count(*) from {ours}").fetchone()[0]
+                for a, b in ((ours, theirs), (theirs, ours)):
+                    (extra,) = con.execute(
+                        f"select count(*) from (select * from {a} except all select * from {b})"
+                    ).fetchone()
+                    assert extra == 0, f"{schema}.{table}: {extra} of {rows} rows differ"
+    finally:
+        con.close()
+
+
+def test_the_manifest_describes_every_mart_column(dbt_built: dict[str, Path]) -> None:
+    manifest = json.loads((dbt_built["work"] / "target" / "manifest.json").read_text())
+    nodes = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
+    con = duckdb.connect(str(dbt_built["dbt"]), read_only=True)
+    try:
+        built = con.execute(
+            "select table_name, column_name, comment from duckdb_columns() "
+            "where schema_name = 'analytics'"
+        ).fetchall()
+    finally:
+        con.close()
+    for table, column, comment in built:
+        assert nodes[table]["columns"][column]["description"], (table, column)
+        assert comment, f"persist_docs left {table}.{column} without a comment"
+    assert set(nodes) == set(load_schema(SQL_DIR))
+
+
+def test_the_report_reads_the_warehouse_dbt_built(dbt_built: dict[str, Path]) -> None:
+    out = dbt_built["work"] / "report.html"
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "creator-sync"), "report", "--duckdb",
+         str(dbt_built["dbt"]), "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Finance report" in out.read_text()
+
+
+def test_reconciliation_status_is_the_verdict_of_its_evidence(dbt_built: dict[str, Path]) -> None:
+    con = duckdb.connect(str(dbt_built["runner"]), read_only=True)
+    try:
+        rows = con.execute(
+            "select status, is_rolled_forward, is_reconciled, reconciliation_status "
+            "from analytics.payout_reconciliation"
+        ).fetchall()
+    finally:
+        con.close()
+    seen = set()
+    for status, rolled, reconciled, verdict in rows:
+        expected = ("rolled_forward" if rolled else "pending" if status != "paid"
+                    else "reconciled" if reconciled else "unreconciled")
+        assert verdict == expected, (status, rolled, reconciled, verdict)
+        seen.add(verdict)
+    # the sandbox has failed and canceled payouts beside paid ones: both verdicts are exercised
+    assert {"rolled_forward", "reconciled"} <= seen
+
+
+@pytest.mark.postgres
+def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
+    postgres_dsn, sandbox_url, sandbox_duckdb, sync_sandbox, tmp_path, monkeypatch
+) -> None:
+    """The same package on PostgreSQL: the sandbox loaded by dlt's postgres destination into a
+    database of its own, `dbt build` exits 0, and every mart equals the runner's DuckDB build."""
+    import psycopg2
+    from models_helpers import mart_rows
+    from test_postgres import RUN_SPECIFIC
+
+    from models.adapters import PostgresAdapter
+
+    admin = psycopg2.connect(postgres_dsn)
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("drop database if exists dbt_ci")
+        cursor.execute("create database dbt_ci")
+    admin.close()
+    dsn = postgres_dsn.rsplit("/", 1)[0] + "/dbt_ci"
+    monkeypatch.setenv("DESTINATION__POSTGRES__CREDENTIALS", dsn)
+    sync_sandbox(sandbox_url, tmp_path, destination="postgres", dataset="creator_platform_pg")
+    run_models(sandbox_duckdb)
+
+    port = dsn.rsplit(":", 1)[1].split("/")[0]
+    (tmp_path / "profiles.yml").write_text(
+        "creator_platform:\n  target: ci\n  outputs:\n    ci:\n      type: postgres\n"
+        f"      host: 127.0.0.1\n      port: {port}\n      user: postgres\n"
+        "      password: throwaway\n      dbname: dbt_ci\n      schema: analytics\n      threads: 1\n"
+    )
+    done = subprocess.run(
+        [str(DBT), "build", "--project-dir", str(SQL_DIR), "--profiles-dir", str(tmp_path),
+         "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs"),
+         "--vars", "{creator_platform_schema: creator_platform_pg}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    marts = [m for m in _tables(Path(sandbox_duckdb), "analytics") if m not in STAMPS]
+    duck = duckdb.connect(sandbox_duckdb, read_only=True)
+    pg = PostgresAdapter(dsn)
+
+    def duck_fetch(sql: str) -> tuple[list[str], list[tuple[object, ...]]]:
+        cursor = duck.execute(sql)
+        return [d[0] for d in cursor.description], cursor.fetchall()
+
+    try:
+        for mart in marts:
+            skip = RUN_SPECIFIC.get(mart, set())  # when each warehouse was synced
+            assert mart_rows(pg.fetch, mart, skip) == mart_rows(duck_fetch, mart, skip), mart
+        (rows,) = pg.fetch("select count(*) from analytics.payout_reconciliation")[1]
+    finally:
+        pg.close()
+        duck.close()
+    every_mart = {m.name for m in load_project().models.values() if m.layer == "marts"}
+    assert rows[0] > 0 and set(marts) == every_mart - STAMPS
