@@ -22,9 +22,9 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 RUNTIME_DIRS = ("sources", "common", "pipelines", "models", "sandbox", "report", "creator_sync")
 # What the tests run: the tests, and the benchmark helpers tests/benchmarks imports.
 TEST_DIRS = ("tests", "benchmarks")
-# Declared without an import, each for a reason: a pytest plugin switched on by pyproject's
-# `timeout`, and the linter `make test` runs.
-NOT_IMPORTED = {"pytest-timeout", "ruff"}
+# Declared without an import, each for a reason: pytest plugins switched on by pyproject's
+# `timeout` and `-n auto`, and the linter `make test` runs.
+NOT_IMPORTED = {"pytest-timeout", "pytest-xdist", "ruff"}
 # Installers: pip freeze leaves them out, but dlt needs setuptools at run time.
 INSTALLERS = {"pip", "wheel"}
 
