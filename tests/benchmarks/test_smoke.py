@@ -23,6 +23,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from csbench.figures import OPTIONAL_ROWS, ROWS  # noqa: E402
 from csbench.suite import ADAPTIVE_LIMITS  # noqa: E402
 
+pytestmark = pytest.mark.slow  # minutes: rate-limited runs wait on the sandbox's limiter
+
 FIGURE_KEYS = {
     "wall_vs_peer",
     "wall_vs_floor_seq",

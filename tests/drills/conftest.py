@@ -7,11 +7,15 @@ runs the same drills at a larger scale.
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import pytest
+from shared_build import built_once
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -21,9 +25,31 @@ CI_SANDBOX = {"scale": "tiny", "sites": 2}
 CI_SYNC_ARGS = ("--page-size", "10")
 
 
+class SharedLab(Lab):
+    """A `Lab` whose reference warehouse is built once per run, by whichever xdist worker asks
+    first, and read by all (drills only read it; the seed fixes its data)."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory, **options: Any) -> None:
+        super().__init__(tmp_path_factory.mktemp("drills"), **options)
+        self._factory = tmp_path_factory
+
+    def _build(self, folder: Path) -> None:
+        builder = Lab(folder, sync_args=self.sync_args, **self.options)
+        builder.reference  # noqa: B018 - the clean sync, in folder/reference
+        runs = (builder.reference_requests, builder.reference_run)
+        (folder / "reference.pickle").write_bytes(pickle.dumps(runs))
+
+    @cached_property
+    def reference(self) -> Path:
+        folder = built_once(self._factory, "drills-reference", self._build)
+        runs = pickle.loads((folder / "reference.pickle").read_bytes())
+        self.reference_requests, self.reference_run = runs
+        return folder / "reference" / "warehouse.duckdb"
+
+
 @pytest.fixture(scope="session")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
-    return Lab(tmp_path_factory.mktemp("drills"), sync_args=CI_SYNC_ARGS, **CI_SANDBOX)
+    return SharedLab(tmp_path_factory, sync_args=CI_SYNC_ARGS, **CI_SANDBOX)
 
 
 @pytest.fixture(scope="module")

@@ -22,11 +22,12 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 RUNTIME_DIRS = ("sources", "common", "pipelines", "models", "sandbox", "report", "creator_sync")
 # What the tests run: the tests, and the benchmark helpers tests/benchmarks imports.
 TEST_DIRS = ("tests", "benchmarks")
-# Declared without an import, each for a reason: a pytest plugin switched on by pyproject's
-# `timeout`, the linter `make test` runs, pandas, which DuckDB's `.df()` hands results to
-# (analysts do; `test_duckdb_results_reach_pandas` below), and dbt with its adapters, run as the
-# `dbt` command.
-NOT_IMPORTED = {"pytest-timeout", "ruff", "pandas", "dbt-core", "dbt-duckdb", "dbt-postgres"}
+# Declared without an import, each for a reason: pytest plugins switched on by pyproject's
+# `timeout` and `-n auto`, the linter `make test` runs, pandas, which DuckDB's `.df()` hands
+# results to (analysts do; `test_duckdb_results_reach_pandas` below), and dbt with its adapters,
+# run as the `dbt` command.
+NOT_IMPORTED = {"pytest-timeout", "pytest-xdist", "ruff", "pandas", "dbt-core", "dbt-duckdb",
+                "dbt-postgres"}
 # Installers: pip freeze leaves them out, but dlt needs setuptools at run time.
 INSTALLERS = {"pip", "wheel"}
 

@@ -40,12 +40,9 @@ def sandbox_url(sandbox: Any) -> str:
 
 
 @pytest.fixture(scope="session")
-def sandbox_raw_duckdb(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sandbox synced into a DuckDB file once per session (raw tables only)."""
-    work = tmp_path_factory.mktemp("sandbox-sync")
-    path = work / "raw.duckdb"
-    _sync(sandbox_url, work, duckdb=str(path))
-    return path
+def sandbox_raw_duckdb(synced_sandbox: Any) -> Path:
+    """The session sandbox synced into a DuckDB file once per run (raw tables only)."""
+    return synced_sandbox.path
 
 
 @pytest.fixture

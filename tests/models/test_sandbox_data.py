@@ -8,6 +8,8 @@ to 0 cents and every customer's recomputed revenue must equal the API's.
 from __future__ import annotations
 
 import datetime as dt
+import shutil
+from pathlib import Path
 
 import pytest
 from models_helpers import fetch_dicts
@@ -15,9 +17,12 @@ from models_helpers import fetch_dicts
 from models.runner import headline_figures, run_models
 
 
-@pytest.fixture
-def built(sandbox_duckdb: str):
-    return sandbox_duckdb, run_models(sandbox_duckdb, strict=True)
+@pytest.fixture(scope="module")
+def built(sandbox_raw_duckdb: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The models built once, strictly, on a copy of the synced sandbox; the tests only read."""
+    path = str(tmp_path_factory.mktemp("sandbox-models") / "warehouse.duckdb")
+    shutil.copyfile(sandbox_raw_duckdb, path)
+    return path, run_models(path, strict=True)
 
 
 def test_every_data_test_passes_strictly(built) -> None:

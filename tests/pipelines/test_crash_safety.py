@@ -13,7 +13,6 @@ from sandbox_helpers import query, snapshot, sync
 
 from common.locking import pipeline_lock, warehouse_lock
 from common.warehouse import resolve_warehouse
-from sandbox.testing import start_sandbox
 
 # (kill point, whether a successful sync ran before): extract (mid-page), normalize, load
 CASES = [
@@ -25,15 +24,10 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    handle = start_sandbox(scale="tiny", sites=2, seed=42, now="2026-03-01T12:00:00Z")
-    db = tmp_path_factory.mktemp("ref") / "ref.duckdb"
-    try:
-        sync(handle, db)
-        yield handle, snapshot(db)
-    finally:
-        handle.stop()
+@pytest.fixture(scope="session")
+def reference(sandbox, synced_sandbox):
+    """The session sandbox, and the data of the run's one clean sync of it."""
+    return sandbox, snapshot(synced_sandbox.path)
 
 
 def killed_sync(sandbox, db: Path, kill_at: str) -> int:

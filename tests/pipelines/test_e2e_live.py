@@ -14,7 +14,7 @@ from sandbox.testing import start_sandbox
 from sources.creator_platform.auth import Secret
 from sources.creator_platform.settings import RESOURCES
 
-SEED = 42
+SEED = 42  # the session sandbox's seed and clock (tests/conftest.py): compared with its sync
 NOW = "2026-03-01T12:00:00Z"
 ACME = "/acme_payments_payouts"
 
@@ -29,17 +29,13 @@ def acme(tmp_path_factory):
         handle.stop()
 
 
-def test_brand_sandbox_with_the_path_set_equals_the_default_word(acme, tmp_path):
+def test_brand_sandbox_with_the_path_set_equals_the_default_word(acme, synced_sandbox, tmp_path):
     sandbox, _ = acme
     branded = sync(sandbox, tmp_path / "acme.duckdb", payouts_path=ACME)
     assert branded.failed == {}
-    plain_sandbox = start_sandbox(scale="tiny", sites=2, seed=SEED, now=NOW)
-    try:
-        plain = sync(plain_sandbox, tmp_path / "plain.duckdb")
-    finally:
-        plain_sandbox.stop()
-    assert plain.failed == {}
-    got, want = snapshot(tmp_path / "acme.duckdb"), snapshot(tmp_path / "plain.duckdb")
+    # the plain sandbox of the same seed and clock: the session's, synced once per run
+    assert synced_sandbox.failed == {}
+    got, want = snapshot(tmp_path / "acme.duckdb"), snapshot(synced_sandbox.path)
     assert got.keys() == want.keys()
     # the one value that names the brand: transactions name the processor after it (issue 32)
     (provider,) = [n for n, (name, *_rest) in enumerate(_columns(tmp_path / "acme.duckdb"))

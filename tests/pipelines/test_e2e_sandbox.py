@@ -29,16 +29,11 @@ SEED = 42
 NOW = "2026-03-01T12:00:00Z"
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    """One sandbox and one full sync of it, shared by the read-only tests of this module."""
-    handle = start_sandbox(scale="tiny", sites=2, seed=SEED, now=NOW)
-    db = tmp_path_factory.mktemp("e2e") / "wh.duckdb"
-    try:
-        result = sync(handle, db)
-        yield handle, db, result
-    finally:
-        handle.stop()
+@pytest.fixture(scope="session")
+def world(sandbox, synced_sandbox):
+    """The session sandbox (tiny, 2 sites, seed 42) and the run's one full sync of it, for the
+    read-only tests of this module."""
+    return sandbox, synced_sandbox.path, synced_sandbox
 
 
 def test_every_table_row_count_per_site_equals_api_total(world):

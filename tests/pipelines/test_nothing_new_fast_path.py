@@ -104,6 +104,7 @@ def held(monkeypatch):
     return calls
 
 
+@pytest.mark.slow
 def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, tmp_path, held):
     sandbox = sandbox_factory(sites=2)
     db = tmp_path / "inc.duckdb"
@@ -131,6 +132,7 @@ def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, 
     assert any(cursor != "2026-03-01T12:00:00Z" for cursor in _cursors(db).values())  # moved
 
 
+@pytest.mark.slow
 def test_the_first_run_after_a_full_sync_loads_nothing_when_nothing_is_new(sandbox_factory,
                                                                           tmp_path):
     """A full listing is sorted by `created_at`; the next run reads contact notes newest first
@@ -182,6 +184,7 @@ def _assert_held_and_job_by_job_write_the_same(sandbox: Any, fast: Path, slow: P
     return fast_run
 
 
+@pytest.mark.slow
 def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tmp_path, held,
                                                              monkeypatch):
     """The same incremental run, once through one open database and once with the file
@@ -197,6 +200,7 @@ def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tm
     _assert_held_and_job_by_job_write_the_same(sandbox, fast, slow, held, monkeypatch)
 
 
+@pytest.mark.slow
 def test_a_first_sync_held_open_writes_what_the_job_by_job_first_sync_writes(
         sandbox_factory, tmp_path, held, monkeypatch):
     """A new warehouse filled through one open database (a small package) equals one filled

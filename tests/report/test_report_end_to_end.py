@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import shutil
 
 import duckdb
 import pytest
@@ -14,35 +15,14 @@ from report.render import write_report
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SANDBOX_CLIENT_ID = "sandbox"
-SANDBOX_CLIENT_SECRET = "sandbox-secret"
-
 
 @pytest.fixture(scope="module")
-def synced(sandbox, tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
-    """The shared tiny sandbox synced into a fresh DuckDB and modelled."""
-    from common.warehouse import resolve_warehouse
+def synced(synced_sandbox, tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """The run's one sync of the shared tiny sandbox, copied and modelled."""
     from models.runner import run_models
-    from pipelines.sync import SyncSettings, run_sync
-    from sources.creator_platform.auth import Secret
 
-    root = tmp_path_factory.mktemp("report-e2e")
-    db = root / "warehouse.duckdb"
-    warehouse = resolve_warehouse(
-        duckdb=str(db),
-        dataset="creator_platform",
-        destination="duckdb",
-        pipelines_dir=str(root / "state"),
-    )
-    run_sync(
-        SyncSettings(
-            base_url=sandbox.base_url,
-            client_id=SANDBOX_CLIENT_ID,
-            client_secret=Secret(SANDBOX_CLIENT_SECRET),
-            warehouse=warehouse,
-        ),
-        show_progress=False,
-    )
+    db = tmp_path_factory.mktemp("report-e2e") / "warehouse.duckdb"
+    shutil.copyfile(synced_sandbox.path, db)
     run_models(str(db), dataset="creator_platform")
     return db
 

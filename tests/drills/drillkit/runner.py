@@ -125,9 +125,8 @@ class Workspace:
         err = self.root / "logs" / f"run{n:03d}.err"
         with out.open("wb") as fo, err.open("wb") as fe:
             proc = subprocess.Popen(
-                argv, cwd=self.root / "cwd", env=self.env(), stdout=fo, stderr=fe,
-                stdin=subprocess.DEVNULL, start_new_session=True,
-                preexec_fn=_signals_as_a_terminal_gives_them,
+                _with_default_signals(argv), cwd=self.root / "cwd", env=self.env(), stdout=fo,
+                stderr=fe, stdin=subprocess.DEVNULL, start_new_session=True,
             )
         return proc, out, err
 
@@ -224,12 +223,24 @@ def _nonempty(path: Path) -> bool:
     return path.is_dir() and any(path.iterdir())
 
 
-def _signals_as_a_terminal_gives_them() -> None:
+# Exec'd first when this process ignores SIGINT or SIGTERM: puts them back to their defaults,
+# then becomes the sync (same pid, same process group).
+_DEFAULT_SIGNALS = (
+    "import os, signal, sys\n"
+    "for signum in (signal.SIGINT, signal.SIGTERM): signal.signal(signum, signal.SIG_DFL)\n"
+    "os.execvp(sys.argv[1], sys.argv[1:])\n"
+)
+
+
+def _with_default_signals(argv: list[str]) -> list[str]:
     """SIGINT and SIGTERM at their defaults in the drilled process, whoever started pytest: a
     suite started in the background (`make test &`) ignores SIGINT, the child would inherit
-    that, and `creator-sync` rightly keeps a signal its parent ignores ignored."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
+    that, and `creator-sync` rightly keeps a signal its parent ignores ignored.
+
+    Not a `preexec_fn`: Python code between fork and exec can hang the child for good when other
+    threads run (it did: drills start syncs from several threads, beside the sandbox's)."""
+    ignored = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) == signal.SIG_IGN]
+    return [sys.executable, "-S", "-c", _DEFAULT_SIGNALS, *argv] if ignored else argv
 
 
 def kill_group(proc: subprocess.Popen) -> None:
