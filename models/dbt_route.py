@@ -6,7 +6,10 @@ Without dbt installed it says in one line how to get it (a configuration error, 
 
 from __future__ import annotations
 
+import os
+import sys
 from importlib.util import find_spec
+from types import SimpleNamespace
 from typing import Any
 
 from common.warehouse import Warehouse
@@ -50,7 +53,10 @@ def run_with_dbt(warehouse: Warehouse, params: Any, run_tests: bool = True) -> l
             f"{warehouse.destination} credentials from: run `creator-sync sync --destination "
             f"{warehouse.destination}` first, or pass its --pipelines-dir"
         ) from exc
-    runner = dlt.dbt.package(pipeline, str(SQL_DIR), venv=Venv.restore_current())
+    # this interpreter's environment: dlt's own `restore_current` runs whatever `python` is first
+    # on PATH unless VIRTUAL_ENV is set, and its default downloads a new virtualenv
+    here = SimpleNamespace(bin_path=os.path.dirname(sys.executable), env_exe=sys.executable)
+    runner = dlt.dbt.package(pipeline, str(SQL_DIR), venv=Venv(here, current=True))
     results: list[Any] = runner.run_all(
         run_params=("--fail-fast",),
         additional_vars=dbt_vars(params),

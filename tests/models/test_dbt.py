@@ -134,6 +134,14 @@ def test_the_manifest_describes_every_mart_column(dbt_built: dict[str, Path]) ->
         assert nodes[table]["columns"][column]["description"], (table, column)
         assert comment, f"persist_docs left {table}.{column} without a comment"
     assert set(nodes) == set(load_schema(SQL_DIR))
+    # dbt's tests are the runner's: the YAML's generic tests and the singular tests, one for one
+    tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
+    generic = sorted((n["test_metadata"]["name"], n["attached_node"].rsplit(".", 1)[1],
+                      n.get("column_name")) for n in tests if n.get("test_metadata"))
+    ours = sorted((t.kind, t.model, t.column) for d in load_schema(SQL_DIR).values() for t in d.tests)
+    assert generic == ours
+    singular = {n["name"] for n in tests if not n.get("test_metadata")}
+    assert singular == set(load_project().tests)
 
 
 def test_the_report_reads_the_warehouse_dbt_built(dbt_built: dict[str, Path]) -> None:
@@ -176,7 +184,10 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
     from models_helpers import mart_rows
     from test_postgres import RUN_SPECIFIC
 
+    from common.warehouse import Warehouse, pipeline_name
     from models.adapters import PostgresAdapter
+    from models.dbt_route import run_with_dbt
+    from models.runner import Params
 
     admin = psycopg2.connect(postgres_dsn)
     admin.autocommit = True
@@ -220,3 +231,29 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
         duck.close()
     every_mart = {m.name for m in load_project().models.values() if m.layer == "marts"}
     assert rows[0] > 0 and set(marts) == every_mart - STAMPS
+
+    # `creator-sync models` on a destination the runner does not build takes this route: dlt's
+    # dbt runner with the pipeline's own credentials, in this environment (here on PostgreSQL,
+    # the one such warehouse CI has; dlt's DuckDB profile wants to download an extension)
+    admin = psycopg2.connect(dsn)
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("drop schema analytics cascade; drop schema analytics_staging cascade")
+    admin.close()
+    warehouse = Warehouse("postgres", "creator_platform_pg", None,
+                          pipeline_name("creator_platform_pg"), str(tmp_path / "pipelines"))
+    results = run_with_dbt(warehouse, Params(dataset="creator_platform_pg"))
+    project = load_project()
+    declared = sum(len(d.tests) for d in load_schema(SQL_DIR).values()) + len(project.tests)
+    assert len(results) == len(project.models) + declared  # every model, then every test
+    pg = PostgresAdapter(dsn)
+    try:
+        (built,) = pg.fetch("select count(*) from analytics.revenue_daily")[1]
+    finally:
+        pg.close()
+    duck = duckdb.connect(sandbox_duckdb, read_only=True)
+    try:
+        (expected,) = duck.execute("select count(*) from analytics.revenue_daily").fetchone()
+    finally:
+        duck.close()
+    assert built[0] == expected > 0
