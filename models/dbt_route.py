@@ -6,13 +6,20 @@ Without dbt installed it says in one line how to get it (a configuration error, 
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from importlib.util import find_spec
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from common.warehouse import Warehouse
 from models.project import SQL_DIR
 from models.render import DEFAULT_SETTLEMENT_DELAY_DAYS, TARGET_SCHEMA
 
+DBT_OUTPUTS = ("target", "logs", "dbt_packages", "__pycache__")
 INSTALL_HINT = 'pip install "creator-sync[dbt]" plus the dbt adapter of {destination} (docs/dbt.md)'
 
 
@@ -50,13 +57,21 @@ def run_with_dbt(warehouse: Warehouse, params: Any, run_tests: bool = True) -> l
             f"{warehouse.destination} credentials from: run `creator-sync sync --destination "
             f"{warehouse.destination}` first, or pass its --pipelines-dir"
         ) from exc
-    runner = dlt.dbt.package(pipeline, str(SQL_DIR), venv=Venv.restore_current())
-    results: list[Any] = runner.run_all(
-        run_params=("--fail-fast",),
-        additional_vars=dbt_vars(params),
-        destination_dataset_name=TARGET_SCHEMA,
-    )
-    if run_tests:
-        results += runner.test(additional_vars=dbt_vars(params),
-                               destination_dataset_name=TARGET_SCHEMA)
+    # this interpreter's environment: dlt's own `restore_current` runs whatever `python` is first
+    # on PATH unless VIRTUAL_ENV is set, and its default downloads a new virtualenv
+    here = SimpleNamespace(bin_path=os.path.dirname(sys.executable), env_exe=sys.executable)
+    with tempfile.TemporaryDirectory(prefix="creator-sync-dbt-") as work:
+        # dbt writes target/, logs/ and dbt_packages/ into the package: a copy keeps the
+        # installed package (site-packages) untouched
+        package = shutil.copytree(SQL_DIR, Path(work) / "creator_platform",
+                                  ignore=shutil.ignore_patterns(*DBT_OUTPUTS))
+        runner = dlt.dbt.package(pipeline, str(package), venv=Venv(here, current=True))
+        results: list[Any] = runner.run_all(
+            run_params=("--fail-fast",),
+            additional_vars=dbt_vars(params),
+            destination_dataset_name=TARGET_SCHEMA,
+        )
+        if run_tests:
+            results += runner.test(additional_vars=dbt_vars(params),
+                                   destination_dataset_name=TARGET_SCHEMA)
     return results

@@ -74,28 +74,38 @@ def dbt_built(sandbox_raw_duckdb: Path, tmp_path_factory: pytest.TempPathFactory
     shutil.copyfile(sandbox_raw_duckdb, runner_db)
     shutil.copyfile(sandbox_raw_duckdb, dbt_db)
     run_models(str(runner_db))
+    dbt_build(work, f"type: duckdb\n      path: {dbt_db}", "creator_platform")
+    return {"runner": runner_db, "dbt": dbt_db, "work": work}
+
+
+def dbt_build(work: Path, connection: str, raw_schema: str) -> None:
+    """`dbt build --project-dir sql` with a `creator_platform` profile of `connection` (the
+    output's YAML lines after `ci:`), target schema `analytics`; asserts it exits 0."""
     (work / "profiles.yml").write_text(
-        "creator_platform:\n  target: ci\n  outputs:\n    ci:\n      type: duckdb\n"
-        f"      path: {dbt_db}\n      schema: analytics\n      threads: 1\n"
+        "creator_platform:\n  target: ci\n  outputs:\n    ci:\n"
+        f"      {connection}\n      schema: analytics\n      threads: 1\n"
     )
     done = subprocess.run(
         [str(DBT), "build", "--project-dir", str(SQL_DIR), "--profiles-dir", str(work),
          "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
-         "--vars", "{creator_platform_schema: creator_platform}"],
-        cwd=work, capture_output=True, text=True, timeout=600,
+         "--vars", f"{{creator_platform_schema: {raw_schema}}}"],
+        cwd=work, capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    return {"runner": runner_db, "dbt": dbt_db, "work": work}
+
+
+def _query(path: Path | str, sql: str, *params: object) -> list[tuple[object, ...]]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(sql, list(params)).fetchall()
+    finally:
+        con.close()
 
 
 def _tables(path: Path, schema: str) -> list[str]:
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return [r[0] for r in con.execute(
-            "select table_name from duckdb_tables() where schema_name = ? order by 1", [schema]
-        ).fetchall()]
-    finally:
-        con.close()
+    return [str(r[0]) for r in _query(
+        path, "select table_name from duckdb_tables() where schema_name = ? order by 1", schema
+    )]
 
 
 def test_dbt_build_equals_the_runner_row_for_row(dbt_built: dict[str, Path]) -> None:
@@ -122,18 +132,20 @@ def test_dbt_build_equals_the_runner_row_for_row(dbt_built: dict[str, Path]) -> 
 def test_the_manifest_describes_every_mart_column(dbt_built: dict[str, Path]) -> None:
     manifest = json.loads((dbt_built["work"] / "target" / "manifest.json").read_text())
     nodes = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
-    con = duckdb.connect(str(dbt_built["dbt"]), read_only=True)
-    try:
-        built = con.execute(
-            "select table_name, column_name, comment from duckdb_columns() "
-            "where schema_name = 'analytics'"
-        ).fetchall()
-    finally:
-        con.close()
+    built = _query(dbt_built["dbt"], "select table_name, column_name, comment from duckdb_columns() "
+                   "where schema_name = 'analytics'")
     for table, column, comment in built:
         assert nodes[table]["columns"][column]["description"], (table, column)
         assert comment, f"persist_docs left {table}.{column} without a comment"
     assert set(nodes) == set(load_schema(SQL_DIR))
+    # dbt's tests are the runner's: the YAML's generic tests and the singular tests, one for one
+    tests = [n for n in manifest["nodes"].values() if n["resource_type"] == "test"]
+    generic = sorted((n["test_metadata"]["name"], n["attached_node"].rsplit(".", 1)[1],
+                      n.get("column_name")) for n in tests if n.get("test_metadata"))
+    ours = sorted((t.kind, t.model, t.column) for d in load_schema(SQL_DIR).values() for t in d.tests)
+    assert generic == ours
+    singular = {n["name"] for n in tests if not n.get("test_metadata")}
+    assert singular == set(load_project().tests)
 
 
 def test_the_report_reads_the_warehouse_dbt_built(dbt_built: dict[str, Path]) -> None:
@@ -148,14 +160,8 @@ def test_the_report_reads_the_warehouse_dbt_built(dbt_built: dict[str, Path]) ->
 
 
 def test_reconciliation_status_is_the_verdict_of_its_evidence(dbt_built: dict[str, Path]) -> None:
-    con = duckdb.connect(str(dbt_built["runner"]), read_only=True)
-    try:
-        rows = con.execute(
-            "select status, is_rolled_forward, is_reconciled, reconciliation_status "
-            "from analytics.payout_reconciliation"
-        ).fetchall()
-    finally:
-        con.close()
+    rows = _query(dbt_built["runner"], "select status, is_rolled_forward, is_reconciled, "
+                  "reconciliation_status from analytics.payout_reconciliation")
     seen = set()
     for status, rolled, reconciled, verdict in rows:
         expected = ("rolled_forward" if rolled else "pending" if status != "paid"
@@ -176,7 +182,10 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
     from models_helpers import mart_rows
     from test_postgres import RUN_SPECIFIC
 
+    from common.warehouse import Warehouse, pipeline_name
     from models.adapters import PostgresAdapter
+    from models.dbt_route import run_with_dbt
+    from models.runner import Params
 
     admin = psycopg2.connect(postgres_dsn)
     admin.autocommit = True
@@ -190,18 +199,9 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
     run_models(sandbox_duckdb)
 
     port = dsn.rsplit(":", 1)[1].split("/")[0]
-    (tmp_path / "profiles.yml").write_text(
-        "creator_platform:\n  target: ci\n  outputs:\n    ci:\n      type: postgres\n"
-        f"      host: 127.0.0.1\n      port: {port}\n      user: postgres\n"
-        "      password: throwaway\n      dbname: dbt_ci\n      schema: analytics\n      threads: 1\n"
-    )
-    done = subprocess.run(
-        [str(DBT), "build", "--project-dir", str(SQL_DIR), "--profiles-dir", str(tmp_path),
-         "--target-path", str(tmp_path / "target"), "--log-path", str(tmp_path / "logs"),
-         "--vars", "{creator_platform_schema: creator_platform_pg}"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    dbt_build(tmp_path, f"type: postgres\n      host: 127.0.0.1\n      port: {port}\n"
+              "      user: postgres\n      password: throwaway\n      dbname: dbt_ci",
+              "creator_platform_pg")
     marts = [m for m in _tables(Path(sandbox_duckdb), "analytics") if m not in STAMPS]
     duck = duckdb.connect(sandbox_duckdb, read_only=True)
     pg = PostgresAdapter(dsn)
@@ -220,3 +220,26 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
         duck.close()
     every_mart = {m.name for m in load_project().models.values() if m.layer == "marts"}
     assert rows[0] > 0 and set(marts) == every_mart - STAMPS
+
+    # `creator-sync models` on a destination the runner does not build takes this route: dlt's
+    # dbt runner with the pipeline's own credentials, in this environment (here on PostgreSQL,
+    # the one such warehouse CI has; dlt's DuckDB profile wants to download an extension)
+    admin = psycopg2.connect(dsn)
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("drop schema analytics cascade; drop schema analytics_staging cascade")
+    admin.close()
+    warehouse = Warehouse("postgres", "creator_platform_pg", None,
+                          pipeline_name("creator_platform_pg"), str(tmp_path / "pipelines"))
+    results = run_with_dbt(warehouse, Params(dataset="creator_platform_pg"))
+    project = load_project()
+    declared = sum(len(d.tests) for d in load_schema(SQL_DIR).values()) + len(project.tests)
+    assert len(results) == len(project.models) + declared  # every model, then every test
+    assert not {"target", "logs", "dbt_packages"} & {p.name for p in SQL_DIR.iterdir()}
+    pg = PostgresAdapter(dsn)
+    try:
+        (built,) = pg.fetch("select count(*) from analytics.revenue_daily")[1]
+    finally:
+        pg.close()
+    ((expected,),) = _query(sandbox_duckdb, "select count(*) from analytics.revenue_daily")
+    assert built[0] == expected > 0

@@ -57,3 +57,17 @@ def test_payout_reconciliation_says_which_columns_are_the_verdict() -> None:
     assert "The verdict" in doc.columns["reconciliation_status"]
     evidence = [c for c, text in doc.columns.items() if text.startswith("Evidence")]
     assert {"is_rolled_forward", "lines_count", "rule_expected_in_cents"} <= set(evidence)
+
+
+def test_the_yaml_grain_is_the_sql_header_grain() -> None:
+    """A model's `-- grain:` header and its YAML unique test say the same (the header stays for
+    the reader of the SQL; the YAML is what dbt and the runner test)."""
+    docs = load_schema(load_project().sql_dir)
+    for model in load_project().models.values():
+        unique = [t for t in docs[model.name].tests
+                  if t.kind in ("unique", "unique_combination_of_columns")]
+        columns = [c for t in unique for c in ([t.column] if t.column else
+                                               t.args["combination_of_columns"])]
+        assert columns == model.grain, model.name
+        not_null = {t.column for t in docs[model.name].tests if t.kind == "not_null"}
+        assert set(model.grain) <= not_null, model.name

@@ -70,9 +70,20 @@ def test_known_answer_dataset_builds_identically(postgres_dsn, raw_db) -> None:
         result = build(pg, Params(timezone=timezone, as_of=AS_OF))
         assert not result.failed_tests
         counts = assert_marts_equal(duck_path, pg)
+        # the schema YAML's descriptions, as psql's \d+ shows them
+        _, uncommented = pg.fetch(
+            "select c.table_name, c.column_name from information_schema.columns as c "
+            "where c.table_schema = 'analytics' and col_description("
+            "(quote_ident(c.table_schema) || '.' || quote_ident(c.table_name))::regclass, "
+            "c.ordinal_position) is null"
+        )
+        _, tables = pg.fetch("select count(*), count(obj_description(('analytics.' || "
+                             "quote_ident(table_name))::regclass)) from information_schema.tables "
+                             "where table_schema = 'analytics'")
     finally:
         pg.close()
     assert counts["revenue_daily"] > 0 and counts["mrr_monthly"] == 3
+    assert uncommented == [] and tables[0][0] == tables[0][1] > 0
 
 
 def test_itemised_payouts_build_identically(postgres_dsn, raw_db) -> None:
