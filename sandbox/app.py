@@ -35,6 +35,7 @@ from sandbox.query import (
     page_links,
     page_meta,
     parse_params,
+    require_site,
     run_list,
 )
 from sandbox.ratelimit import RateLimiter
@@ -344,6 +345,8 @@ class SandboxApp:
         if extra_filters:
             key = f"filter[{sorted(extra_filters)[0]}]"
             raise ApiError(400, f"{key} is not accepted on a single read", parameter=key)
+        if collection.type == PAYOUTS:
+            require_site(collection, params, store.tables["sites"].n)
         row = self._find(collection, id_text, params.filters.get("site_id"))
         if (self.options.quirks and collection.type == "courses" and "lessons.media"
                 in params.include and len(params.include) > 1

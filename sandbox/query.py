@@ -208,6 +208,17 @@ class Page:
         return math.ceil(self.total / self.size) if self.total else 0
 
 
+def require_site(collection: Collection, params: ListParams, site_count: int) -> None:
+    """The 400 of a read without the `filter[site_id]` its collection authorises by (the
+    list, and the payout detail as the list: addendum A8)."""
+    needs_site = collection.site_rule == "required" or (
+        collection.site_rule == "multi" and site_count > 1)
+    if needs_site and "site_id" not in params.filters:
+        why = ("is required" if collection.site_rule == "required"
+               else "is required when the account has more than one site")
+        raise bad_param("filter[site_id]", f"filter[site_id] {why} on {collection.path}")
+
+
 def run_list(store: Store, collection: Collection, params: ListParams, site_count: int) -> Page:
     table = store.tables[collection.type]
     unknown = sorted(set(params.filters) - set(collection.filters))
@@ -215,12 +226,7 @@ def run_list(store: Store, collection: Collection, params: ListParams, site_coun
         key = f"filter[{unknown[0]}]"
         raise bad_param(key, f"unknown filter {key} on {collection.path}; known: "
                              f"{', '.join(sorted(collection.filters)) or 'none'}")
-    needs_site = collection.site_rule == "required" or (
-        collection.site_rule == "multi" and site_count > 1)
-    if needs_site and "site_id" not in params.filters:
-        why = ("is required" if collection.site_rule == "required"
-               else "is required when the account has more than one site")
-        raise bad_param("filter[site_id]", f"filter[site_id] {why} on {collection.path}")
+    require_site(collection, params, site_count)
     sort = parse_sort(collection, params.sort) if params.sort else None
     key = ("select", collection.path, tuple(sorted(params.filters.items())), sort)
     selected = table._cache.get(key)

@@ -454,6 +454,9 @@ class Resource:
     # body at `large`) is parsed and normalised in parts as it is read, never whole
     # (linestream.py; finding 30)
     stream_lines: bool = False
+    # the single read authorises by site, as the list does: send the listing's
+    # `filter[site_id]` on every detail read (a payout's, addendum A8)
+    detail_site: bool = False
     change_feed: ChangeFeed | None = None  # incremental runs also read this (see ChangeFeed)
     finance: bool = False  # may be frozen by the `freeze_finance_schema` option
     # dimension tables a complete listing of this resource fully covers (for `_is_deleted`)
@@ -596,6 +599,7 @@ RESOURCES: dict[str, Resource] = {
             # the detail itemises the payout (lines): read once per new payout and again only
             # when its list record (status) changed
             include=((),), include_via="detail", detail_refresh=False, stream_lines=True,
+            detail_site=True,
             finance=True, scope="view:payouts", path_setting="payouts_path",
         ),
         Resource("contact_tags", "/contact_tags", "contact_tags", scope="view:contacts"),

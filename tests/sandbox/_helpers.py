@@ -588,10 +588,11 @@ def expected_payout_lines(
 
 
 def payout_details(api: Api, path: str, payouts: list[Record]) -> dict[str, dict[str, Any]]:
-    """Payout id -> attributes of its detail read."""
+    """Payout id -> attributes of its detail read (with its site, as A8 requires)."""
     out = {}
     for payout in payouts:
-        body = api.get(f"{path}/{payout['id']}")
+        site = payout["relationships"]["site"]["data"]["id"]
+        body = api.get(f"{path}/{payout['id']}", {"filter[site_id]": site})
         assert body["data"]["id"] == payout["id"]
         out[payout["id"]] = body["data"]["attributes"]
     return out

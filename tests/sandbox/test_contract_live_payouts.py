@@ -69,23 +69,25 @@ def test_brand_word_moves_the_payouts_path_and_type(acme, api, site_ids):
 
 def test_brand_word_detail_equals_the_default_detail(acme, api, site_id):
     payout = api.all(PATH, {"filter[site_id]": site_id})[4]
-    ours = acme.get(f"{ACME}/{payout['id']}")
-    plain = api.get(f"{PATH}/{payout['id']}")
+    site = {"filter[site_id]": site_id}
+    ours = acme.get(f"{ACME}/{payout['id']}", site)
+    plain = api.get(f"{PATH}/{payout['id']}", site)
     assert ours["data"]["type"] == ACME
     assert ours["links"]["self"].endswith(f"/v1/{ACME}/{payout['id']}")
     assert ours["data"]["attributes"] == plain["data"]["attributes"]
-    assert_error(acme.raw_get(f"{PATH}/{payout['id']}"), 404)
+    assert_error(acme.raw_get(f"{PATH}/{payout['id']}", site), 404)
 
 
 def test_brand_word_names_the_sparse_fieldset(acme, site_id):
     listed = acme.get(ACME, {"filter[site_id]": site_id, f"fields[{ACME}]": "status,amount"})
     assert all(set(p["attributes"]) == {"status", "amount"} for p in listed["data"])
     payout = listed["data"][0]["id"]
-    only_lines = acme.get(f"{ACME}/{payout}", {f"fields[{ACME}]": "transactions"})
+    site = {"filter[site_id]": site_id}
+    only_lines = acme.get(f"{ACME}/{payout}", {**site, f"fields[{ACME}]": "transactions"})
     assert set(only_lines["data"]["attributes"]) == {"transactions"}
-    no_lines = acme.get(f"{ACME}/{payout}", {f"fields[{ACME}]": "status"})
+    no_lines = acme.get(f"{ACME}/{payout}", {**site, f"fields[{ACME}]": "status"})
     assert set(no_lines["data"]["attributes"]) == {"status"}
-    ignored = acme.get(f"{ACME}/{payout}", {f"fields[{PATH}]": "status"})
+    ignored = acme.get(f"{ACME}/{payout}", {**site, f"fields[{PATH}]": "status"})
     assert "transactions" in ignored["data"]["attributes"], "fields of an absent type are ignored"
     error = assert_error(acme.raw_get(ACME, {"filter[site_id]": site_id,
                                              f"fields[{ACME}]": "nope"}), 400)
@@ -95,7 +97,7 @@ def test_brand_word_names_the_sparse_fieldset(acme, site_id):
 def test_no_response_names_the_default_word_under_another_brand(acme, site_id):
     bodies = [acme.raw_get("sites").text, acme.raw_get(ACME, {"filter[site_id]": site_id}).text]
     payout = acme.get(ACME, {"filter[site_id]": site_id})["data"][0]["id"]
-    bodies.append(acme.raw_get(f"{ACME}/{payout}").text)
+    bodies.append(acme.raw_get(f"{ACME}/{payout}", {"filter[site_id]": site_id}).text)
     bodies += [acme.raw_get(f"hooks/{event}_sample").text for event in SAMPLES]
     assert all(PATH not in body for body in bodies), "the default payouts word leaked"
 
@@ -104,7 +106,17 @@ def test_payout_detail_accepts_its_site_and_refuses_another(api, site_ids):
     payout = api.all(PATH, {"filter[site_id]": site_ids[0]})[0]["id"]
     assert api.get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[0]})["data"]["id"] == payout
     assert_error(api.raw_get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[1]}), 404)
-    assert_error(api.raw_get(f"{PATH}/{payout}", {"filter[status]": "paid"}), 400, "status")
+    assert_error(api.raw_get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[0],
+                                                  "filter[status]": "paid"}), 400, "status")
+
+
+def test_payout_detail_without_its_site_is_400_naming_the_parameter(api, acme, site_ids):
+    """A8: the detail requires `filter[site_id]` "to authorize access", exactly as the list."""
+    payout = api.all(PATH, {"filter[site_id]": site_ids[0]})[0]["id"]
+    for client, path in ((api, PATH), (acme, ACME)):
+        listed = assert_error(client.raw_get(path), 400, "filter[site_id]")
+        detail = assert_error(client.raw_get(f"{path}/{payout}"), 400, "filter[site_id]")
+        assert detail["source"] == listed["source"] and "required" in detail["detail"]
 
 
 # ---- A3: payout lines (tiny, the session sandbox) --------------------------------------------
