@@ -39,11 +39,11 @@ from .settings import (
     DECIMAL_PRECISION,
     LINE_KEY,
     LINE_TABLES,
-    PII_COLUMNS,
     ColumnType,
     LineTable,
     column_type,
     link_table,
+    pii_columns,
     type_info,
 )
 
@@ -236,11 +236,11 @@ def _pii_normal(column: str, value: str) -> str:
     return " ".join(value.split()).lower()
 
 
-def apply_pii(row: dict[str, Any], mode: PiiMode, salt: str) -> None:
-    """Hash (sha256 hex of salt + normalised value) or drop PII columns, in place."""
+def apply_pii(row: dict[str, Any], mode: PiiMode, salt: str, table: str | None = None) -> None:
+    """Hash (sha256 hex of salt + normalised value) or drop `table`'s PII columns, in place."""
     if mode is None:
         return
-    for column in PII_COLUMNS.intersection(row):
+    for column in pii_columns(table).intersection(row):
         if mode == "drop":
             del row[column]
             continue
@@ -555,7 +555,7 @@ def normalize_resources(
         table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links,
                                         where=where, streamed=streamed)
         if pii is not None:
-            apply_pii(row, pii, pii_salt)
+            apply_pii(row, pii, pii_salt, table)
         _redact(table, row)
         tables.setdefault(table, {})[row["id"]] = row
     out: dict[str, list[dict[str, Any]]] = {t: list(rows.values()) for t, rows in tables.items()}
@@ -563,7 +563,7 @@ def normalize_resources(
         rows.pop(_PARENTS, None)
         link_rows = list(rows.values())
         for row in link_rows:
-            apply_pii(row, pii, pii_salt)
+            apply_pii(row, pii, pii_salt, table)
         out[table] = link_rows
     return out
 
@@ -638,7 +638,7 @@ def rows_to_arrow(
                 observed.update(dict.fromkeys(row))
         cols = declared_columns(table, observed)
         if pii == "drop":
-            cols = {c: t for c, t in cols.items() if c not in PII_COLUMNS}
+            cols = {c: t for c, t in cols.items() if c not in pii_columns(table)}
         schema, stamp, rest = _arrow_schema(table, tuple(cols.items()))
         at = rows[0].get(EXTRACTED_AT)
         if stamp >= 0 and at is not None and all(

@@ -81,6 +81,20 @@ PII_COLUMNS: frozenset[str] = frozenset(
         "customer_email",
     }
 )
+# Columns personal only in some tables: a person's `name` (a contact's, a customer's, the name a
+# form submitter typed, the credential's user), never a tag's, an offer's or a product's.
+PII_TABLE_COLUMNS: dict[str, frozenset[str]] = {
+    table: frozenset({"name"}) for table in ("contacts", "customers", "form_submissions", "me")
+}
+
+# every column `--pii` may change in some table (what a comparison with a clear run leaves out)
+PII_ANY_COLUMNS: frozenset[str] = PII_COLUMNS.union(*PII_TABLE_COLUMNS.values())
+
+
+@functools.lru_cache(maxsize=1024)
+def pii_columns(table: str | None) -> frozenset[str]:
+    """The columns `--pii hash|drop` applies to in `table` (None: the every-table ones)."""
+    return PII_COLUMNS | PII_TABLE_COLUMNS.get(table or "", frozenset())
 
 
 @functools.lru_cache(maxsize=4096)
