@@ -103,6 +103,18 @@ class DelayMonth:
 
 
 @dataclass(frozen=True)
+class ScopeRow:
+    """One processor and currency of `analytics.payout_scope`: the revenue the payouts cover
+    (None when payouts or transactions are incomplete) and the revenue they cannot."""
+
+    provider: str
+    currency: str
+    covered: int | None
+    not_covered: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class Offer:
     offer_id: str
     site_id: str
@@ -128,6 +140,7 @@ class ReportData:
     freshness: Freshness | None = None
     site_names: dict[str, str] = field(default_factory=dict)
     settlement_delay: list[DelayMonth] = field(default_factory=list)
+    payout_scope: list[ScopeRow] = field(default_factory=list)
 
     def site_label(self, site_id: str) -> str:
         return self.site_names.get(site_id, site_id)
@@ -323,6 +336,21 @@ class _Reader:
             )
         ]
 
+    def payout_scope(self) -> list[ScopeRow]:
+        out = []
+        for provider, currency, covered, not_covered, reason in self.rows(
+            f"""
+            select provider, currency, sum(covered_net_in_cents), sum(not_covered_net_in_cents),
+                   min(coverage_reason)
+            from {SCHEMA}.payout_scope where {self.site_clause()}
+            group by provider, currency order by provider, currency
+            """
+        ):
+            where = f"analytics.payout_scope ({provider}, {currency})"
+            out.append(ScopeRow(str(provider), str(currency), _optional_cents(covered, where),
+                                cents(not_covered, where), str(reason)))
+        return out
+
     def offers(self) -> dict[str, list[Offer]]:
         out: dict[str, list[Offer]] = defaultdict(list)
         for currency, offer_id, site_id, title, net, purchases, customers, deleted in self.rows(
@@ -404,6 +432,7 @@ def load_report_data(
         freshness=read_freshness(adapter, dataset),
         site_names=read_site_names(adapter, dataset),
         settlement_delay=reader.settlement_delay(),
+        payout_scope=reader.payout_scope(),
         coverage=coverage,
         stale_after=stale_after or stale_after_limit(),
     )

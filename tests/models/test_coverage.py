@@ -275,3 +275,25 @@ def test_marts_state_the_balance_when_every_input_is_complete(raw_db) -> None:
     balances = fetch_dicts(path, "select * from analytics.unpaid_balance")
     assert balances and all(r["amount_unavailable_reason"] is None
                             and r["unpaid_balance_in_cents"] is not None for r in balances)
+
+
+def test_payout_scope_labels_which_revenue_the_payouts_cover(raw_db) -> None:
+    """Issue 29: the platform's payouts carry only what its own processor settled."""
+    complete = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
+                                       sync_row("payouts")))
+    scope = {r["provider"]: r for r in fetch_dicts(
+        complete, "select provider, sum(covered_net_in_cents) as covered, "
+                  "sum(not_covered_net_in_cents) as not_covered, min(coverage_reason) as reason "
+                  "from analytics.payout_scope group by provider")}
+    assert set(scope) == {"platform_payments", "stripe"}
+    assert scope["platform_payments"]["covered"] != 0
+    assert scope["platform_payments"]["not_covered"] == 0
+    assert scope["stripe"]["covered"] == 0 and scope["stripe"]["not_covered"] != 0
+    assert "in no payout" in scope["stripe"]["reason"]
+    rows = rows_with(sync_row("transactions"), sync_row("purchases"), without=("payouts",))
+    missing = raw_db(rows, name="without_payouts.duckdb")
+    run_models(missing, as_of=AS_OF)
+    rows = fetch_dicts(missing, "select * from analytics.payout_scope")
+    assert rows and all(r["covered_net_in_cents"] is None
+                        and r["not_covered_net_in_cents"] == r["net_in_cents"]
+                        and r["coverage_reason"] == "payouts not loaded" for r in rows)
