@@ -12,6 +12,7 @@ import numpy as np
 import orjson
 
 from sandbox import vocab as V
+from sandbox.bundles import offers_paid
 from sandbox.dataset import DAY
 from sandbox.payouts import line_rows
 from sandbox.render import RenderContext, decimals, iso_many
@@ -62,7 +63,6 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
     amount = t["settlement_amount"][rows]
     fee = t["settlement_fee"][rows]
     customer = t["customer"][rows]
-    offer = t["offer"][rows]
     purchase = t["purchase"][rows]
     order = t["order"][rows]
     has_purchase = purchase != NULL
@@ -73,7 +73,7 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
     numbers = np.where(order != NULL, orders["number"][np.maximum(order, 0)], NULL)
     sale = "Sales" if ctx.quirks else V.LINE_TYPES[0]
     kinds = {action: sale if word == "Sale" else word for action, word in V.LINE_TYPES.items()}
-    offer_ids = offers.ids(np.maximum(offer, 0))
+    paid = offers_paid(store, rows)  # a bundle's line names every offer it paid for
     columns = {
         "transaction_type": [kinds[a] for a in t["action"][rows].tolist()],
         "pricing_type": [V.PAYMENT_TYPES[p] for p in t["ptype"][rows].tolist()],
@@ -88,9 +88,8 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
         "customer_id": [int(i) for i in customers.ids(customer)],
         "customer_name": customers.values("name", customer),
         "customer_email": customers.values("email", customer),
-        "offer_ids": [[] if o == NULL else [int(i)] for o, i in zip(offer.tolist(), offer_ids,
-                                                                      strict=True)],
-        "offer_titles": [[] if o == NULL else [offers.cols["title"][o]] for o in offer.tolist()],
+        "offer_ids": [[int(i) for i in offers.ids(np.asarray(o, np.int64))] for o in paid],
+        "offer_titles": [[offers.cols["title"][r] for r in o] for o in paid],
         "provider": [V.PROVIDERS[p] for p in t["provider"][rows].tolist()],
         "payment_method": [V.PAYMENT_METHODS[(c * 7919 + 3) % len(V.PAYMENT_METHODS)]
                            for c in customer.tolist()],

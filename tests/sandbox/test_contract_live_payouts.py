@@ -165,14 +165,11 @@ def test_line_types_amounts_and_currencies(itemised):
 
 
 def test_lines_name_the_customer_offers_coupon_and_order(api, itemised):
-    orders_seen = offers_seen = coupons_seen = 0
+    orders_seen = offers_seen = coupons_seen = bundles_seen = 0
     for site, _, details, by_key in itemised:
         customers = {c["id"]: c["attributes"] for c in api.all("customers", {"filter[site_id]": site})}
         offers = {o["id"]: o["attributes"] for o in api.all("offers", {"filter[site_id]": site})}
-        purchase_of = {}
-        for purchase in api.all("purchases", {"filter[site_id]": site}):
-            for tx_id in [t["id"] for t in purchase["relationships"]["transactions"]["data"]]:
-                purchase_of[tx_id] = purchase["attributes"]
+        purchases = {p["id"]: p for p in api.all("purchases", {"filter[site_id]": site})}
         orders = api.all("orders", {"filter[site_id]": site})
         for attrs in details.values():
             for line in attrs["transactions"]:
@@ -180,8 +177,9 @@ def test_lines_name_the_customer_offers_coupon_and_order(api, itemised):
                 customer = customers[str(line["customer_id"])]
                 assert (line["customer_name"], line["customer_email"]) == (
                     customer["name"], customer["email"])
-                offer = rel_id(tx, "offer")
-                if offer is None:  # an order's payment: the line names the order
+                # the purchases a transaction pays (A8), never the deprecated `offer`
+                paid = [purchases[p["id"]] for p in tx["relationships"]["purchases"]["data"]]
+                if not paid:  # an order's payment: the line names the order
                     match = [o for o in orders
                              if str(o["attributes"]["order_number"]) == line["order_number"]]
                     assert len(match) == 1, line
@@ -193,15 +191,20 @@ def test_lines_name_the_customer_offers_coupon_and_order(api, itemised):
                     orders_seen += 1
                     continue
                 assert line["order_number"] is None, "a purchase without an order"
-                assert line["offer_ids"] == [int(offer)]
-                if offer in offers:  # archived offers are not listed
-                    assert line["offer_titles"] == [offers[offer]["title"]]
+                paid_offers = [rel_id(p, "offer") for p in paid]
+                assert line["offer_ids"] == [int(o) for o in paid_offers]
+                if len(paid) > 1:  # a bundle: one line, every offer it paid for
+                    assert rel_id(tx, "offer") is None and len(set(paid_offers)) == len(paid)
+                    bundles_seen += 1
+                if all(o in offers for o in paid_offers):  # archived offers are not listed
+                    assert line["offer_titles"] == [offers[o]["title"] for o in paid_offers]
                     offers_seen += 1
-                purchase = purchase_of[tx["id"]]
+                purchase = paid[0]["attributes"]
                 assert line["coupon_used"] == purchase["coupon_code"]
                 assert line["quantity"] == purchase["quantity"]
                 coupons_seen += line["coupon_used"] is not None
     assert orders_seen and offers_seen and coupons_seen, (orders_seen, offers_seen, coupons_seen)
+    assert bundles_seen, "no bundled transaction in a payout: the check proves nothing for them"
 
 
 def test_failed_payouts_lines_come_again_on_the_next_payout(itemised):
