@@ -29,6 +29,7 @@ from report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS, SCHEMA, check
 __all__ = ["Headline", "ReportData", "load_report_data"]
 
 TOP_OFFERS = 10
+NO_OFFER = "No offer (order payments, purchases not loaded)"
 # The unreconciled payouts listed with their lines: the latest ones, the ones finance works on.
 LATEST_UNRECONCILED = 20
 # Payouts whose money never left: their funds roll into the next payout (issue 4).
@@ -376,9 +377,10 @@ class _Reader:
             where = f"analytics.offer_performance (offer {offer_id})"
             out[currency].append(
                 Offer(
-                    offer_id=str(offer_id),
+                    offer_id="" if offer_id is None else str(offer_id),
                     site_id=str(site_id),
-                    title=title or f"offer {offer_id}",
+                    # the empty offer: money no offer can be credited with (orders' payments)
+                    title=title or (NO_OFFER if offer_id is None else f"offer {offer_id}"),
                     net=cents(net, where),
                     purchases=int(purchases or 0),
                     customers=int(customers or 0),

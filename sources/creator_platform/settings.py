@@ -370,6 +370,9 @@ LINK_TABLES: dict[tuple[str, str], tuple[str, str]] = {
     ("contacts", "tags"): ("contacts_tags", "contact_tags"),
     ("forms", "contact_tags"): ("forms_contact_tags", "contact_tags"),
     ("orders", "payment_transactions"): ("orders_payment_transactions", "transactions"),
+    # the purchases a transaction pays: one, or several for a bundle (A8); the deprecated
+    # `offer` is null on a bundle, so the models credit offers through this link
+    ("transactions", "purchases"): ("transactions_purchases", "purchases"),
 }
 
 
