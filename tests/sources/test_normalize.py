@@ -409,3 +409,16 @@ def test_planned_conversion_fails_exactly_as_the_per_attribute_path(monkeypatch,
     planned = _outcome(page)
     assert planned[0] == "error" and planned[2] == "7"
     assert planned == _per_attribute(monkeypatch, lambda: _outcome(page))
+
+
+def test_a_bundled_transaction_lands_every_purchase_it_pays():
+    """A8: `relationships.purchases` is to-many (several for a bundle) and `offer` is null."""
+    bundle = res("transactions", "t1", {"amount_in_cents": 4000},
+                 {"offer": one("offers", None), "purchases": many("purchases", "p1", "p2")})
+    rows = normalize_resources([bundle], site_id="1", extracted_at=AT)
+    assert rows["transactions"][0]["offer_id"] is None
+    assert sorted((r["transaction_id"], r["purchase_id"]) for r in rows["transactions_purchases"]) == [
+        ("t1", "p1"), ("t1", "p2")]
+    table = rows_to_arrow(rows)["transactions_purchases"]
+    hints = table_hints("transactions_purchases", dict.fromkeys(table.column_names, "text"))
+    assert hints["merge_key"] == "transaction_id"
