@@ -229,6 +229,12 @@ def _observed_type(name: str, value: Any) -> ColumnType:
     return "text"
 
 
+def normal_word(value: str) -> str:
+    """A provider, type or status as compared (A8): lower case, spaces and underscores alike
+    (`In Transit` -> `in_transit`, `Platform Payments` -> `platform_payments`)."""
+    return "_".join(value.strip().lower().replace("_", " ").split())
+
+
 # ------------------------------------------------------------------ PII
 def _pii_normal(column: str, value: str) -> str:
     if "phone" in column or "business_number" in column:
@@ -408,7 +414,7 @@ def normalize_resource(
         row = {"id": rid}
         items = _convert_each(row, attributes, lines_attribute, rid, where)
     if info.table == "payouts" and isinstance(row.get("status"), str):
-        row["status"] = row["status"].lower()
+        row["status"] = normal_word(row["status"])
 
     relationships = resource.get("relationships") or {}
     if not isinstance(relationships, dict):

@@ -200,6 +200,11 @@ def assert_error(
     return first
 
 
+def normal(value: str) -> str:
+    """A provider, type or status as compared (A8): lower case, spaces and underscores alike."""
+    return "_".join(value.strip().lower().replace("_", " ").split())
+
+
 def rel_ids(resource: dict[str, Any], name: str) -> list[str]:
     """Ids of a relationship, whether to-one or to-many (empty when data is null)."""
     data = resource["relationships"][name]["data"]

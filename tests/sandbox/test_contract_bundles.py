@@ -3,7 +3,7 @@ several purchases of different offers, with `offer` null and `include=purchases`
 
 from __future__ import annotations
 
-from _helpers import assert_error, rel_id, rel_ids
+from sandbox_contract_helpers import assert_error, rel_id, rel_ids
 
 
 def bundles(catalog, site_id):

@@ -422,3 +422,11 @@ def test_a_bundled_transaction_lands_every_purchase_it_pays():
     table = rows_to_arrow(rows)["transactions_purchases"]
     hints = table_hints("transactions_purchases", dict.fromkeys(table.column_names, "text"))
     assert hints["merge_key"] == "transaction_id"
+
+
+def test_a_payout_status_written_for_people_is_compared_normalised():
+    """A8: statuses are capitalised for people; lower case, spaces and underscores alike."""
+    for sent in ("In Transit", "in_transit", " IN  transit ", "In_Transit"):
+        rows = normalize_resources([res("acme_payments_payouts", "p1", {"status": sent})],
+                                   site_id="1", extracted_at=AT)
+        assert rows["payouts"][0]["status"] == "in_transit", sent
