@@ -31,7 +31,7 @@ from sandbox.schema import (
 )
 from sandbox.store import NULL
 
-FAMILY = re.compile(r"^(page|filter|fields)\[([^\]]*)\]$")
+FAMILY = re.compile(r"^(page|filter|fields)\[([^\]]*)\](\[\])?$")  # `[]`: an array filter
 
 
 @dataclass
@@ -70,6 +70,9 @@ def parse_params(pairs: list[tuple[str, str]], *, default_size: int, max_size: i
                                      "page[size] is not supported")
             else:
                 raise bad_param(key, f"unknown page parameter {key}")
+        elif m and m.group(1) == "filter" and m.group(3):  # values of an array filter
+            name = m.group(2)
+            out.filters[name] = ",".join(v for v in (out.filters.get(name), value) if v)
         elif m and m.group(1) == "filter":
             out.filters[m.group(2)] = value
         elif m and m.group(1) == "fields":
@@ -227,7 +230,8 @@ def run_list(store: Store, collection: Collection, params: ListParams, site_coun
         raise bad_param(key, f"unknown filter {key} on {collection.path}; known: "
                              f"{', '.join(sorted(collection.filters)) or 'none'}")
     require_site(collection, params, site_count)
-    sort = parse_sort(collection, params.sort) if params.sort else None
+    wanted = params.sort or collection.default_sort
+    sort = parse_sort(collection, wanted) if wanted else None
     key = ("select", collection.path, tuple(sorted(params.filters.items())), sort)
     selected = table._cache.get(key)
     if selected is None:

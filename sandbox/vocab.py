@@ -110,7 +110,7 @@ NOTE_TEXTS = (
 )
 LANDING_KINDS = ("Waitlist", "Free Guide", "Webinar", "Launch", "Masterclass Signup", "Challenge")
 PODCAST_FORMATS = ("The {word} Podcast", "{word} Weekly", "{word} Talks", "Inside {word}")
-PODCAST_STATUS = ("published", "draft")
+PODCAST_STATUS = ("ready", "importing", "failed")  # A8
 PODCAST_SHOW_TYPES = ("episodic", "serial")
 PODCAST_LANGUAGES = ("en", "es", "de", "fr")
 PODCAST_CATEGORIES = ("Education", "Arts", "Business", "Health & Fitness", "Technology",
