@@ -15,7 +15,7 @@ import numpy as np
 
 from sandbox.dataset import Store
 from sandbox.gen_sales import at_least_one_per_site
-from sandbox.rollups import settlement_columns
+from sandbox.rollups import refresh_purchase_updated_at, settlement_columns
 from sandbox.store import NULL
 
 # share of the eligible one-time charges sold as a bundle (at least one per site): about 2 % of
@@ -145,3 +145,4 @@ def add_bundles(store: Store, rate: float = BUNDLE_RATE) -> None:
     tc["offer"] = np.where(extra > 0, NULL, tc["offer"])
     tc.update(settlement_columns(tc))
     transactions.touch()
+    refresh_purchase_updated_at(store)  # what activity recomputes, from the start
