@@ -29,7 +29,7 @@ from report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS, SCHEMA, check
 __all__ = ["Headline", "ReportData", "load_report_data"]
 
 TOP_OFFERS = 10
-NO_OFFER = "No offer (order payments, purchases not loaded)"
+NO_OFFER = "No offer (payments of orders, money no offer is credited with)"
 # The unreconciled payouts listed with their lines: the latest ones, the ones finance works on.
 LATEST_UNRECONCILED = 20
 # Payouts whose money never left: their funds roll into the next payout (issue 4).
