@@ -256,7 +256,8 @@ SETTINGS: tuple[Setting, ...] = (
             help="Find the platform's limit and ride it; fixed: pace at --rate-limit exactly, "
             "or not at all.", shown="adaptive"),
     Setting(S, "pii", choice(*source_defaults.PII_MODES), flag="--pii",
-            help="hash or drop: email, phone, address and cardholder columns.",
+            help="hash or drop: email, phone, address and cardholder columns, and people's "
+            "names (contacts, customers, form submissions).",
             shown="kept as sent"),
     Setting(S, "pii_salt", text, secret=True),
     Setting(S, "insecure", boolean, False, flag="--insecure",

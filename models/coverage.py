@@ -75,6 +75,9 @@ class ResourceCoverage:
     last_synced_at: dt.datetime | None
     complete_through_at: dt.datetime | None
     known_missing_count: int | None
+    # loaded and its latest sync completed: the marts state no amount built on it otherwise
+    is_complete: bool = True
+    incomplete_reason: str | None = None
 
     @property
     def label(self) -> str:
@@ -174,19 +177,23 @@ class Coverage:
     resources: dict[str, ResourceCoverage]
 
     def missing(self, figure: str) -> list[ResourceCoverage]:
-        """The resources `figure` is built on that hold no records."""
+        """The resources `figure` is built on that are not complete (hold no records, or their
+        latest sync did not complete): the marts carry no amount for it then."""
         return [
             self.resources[name]
             for name in FIGURE_SOURCES[figure]
-            if name in self.resources and not self.resources[name].is_loaded
+            if name in self.resources and not self.resources[name].is_complete
         ]
 
     def unavailable(self, figure: str) -> str | None:
-        """`payouts not loaded` when the figure cannot be stated, else None."""
+        """`payouts not loaded` (or `payouts last sync failed`) when the figure cannot be
+        stated, else None."""
         missing = self.missing(figure)
         if not missing:
             return None
-        return " and ".join(r.resource for r in missing) + " not loaded"
+        if all(not r.is_loaded for r in missing):
+            return " and ".join(r.resource for r in missing) + " not loaded"
+        return "; ".join(r.incomplete_reason or f"{r.resource} incomplete" for r in missing)
 
     @property
     def problems(self) -> list[ResourceCoverage]:
@@ -263,6 +270,8 @@ def _resource(row: dict[str, Any]) -> ResourceCoverage:
         known_missing_count=(
             int(row["known_missing_count"]) if row["known_missing_count"] is not None else None
         ),
+        is_complete=bool(row.get("is_complete", int(row["records_count"]) > 0)),
+        incomplete_reason=row.get("incomplete_reason"),
     )
 
 

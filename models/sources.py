@@ -151,6 +151,9 @@ SOURCE_TABLES: dict[str, SourceTable] = {
         SourceTable(
             "purchases_transactions", _link("purchase_id", "transaction_id")
         ),
+        SourceTable(
+            "transactions_purchases", _link("transaction_id", "purchase_id")
+        ),
         SourceTable("purchases_products", _link("purchase_id", "product_id")),
         SourceTable("orders_order_items", _link("order_id", "order_item_id")),
     ]

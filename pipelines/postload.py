@@ -416,6 +416,18 @@ def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[st
     return {table: frozenset(keys) for table, keys in found.items()}
 
 
+def restore_pushes(pipeline: dlt.Pipeline, since: datetime) -> dict[str, int]:
+    """Deliveries the webhook receiver loaded while this run listed, applied again where newer
+    than what the load just wrote (`pipelines.webhooks.restore`; DuckDB, where the receiver
+    writes)."""
+    if not _is_duckdb(pipeline):
+        return {}
+    from pipelines.webhooks.restore import restore_fresher_pushes
+
+    with pipeline.sql_client() as client:
+        return restore_fresher_pushes(client.native_connection, pipeline.dataset_name, since)
+
+
 def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:
     """Remove duplicate keys from tables the schema loads with `append` (DuckDB only).
 
@@ -569,7 +581,8 @@ def finish_sync(
     1. the dependent customer refresh (customers named by new money, re-read by id), when the
        run needs one and it was not extracted with the source: extracted and loaded here;
     2. `_is_deleted` for the rows complete listings no longer list (per table and site);
-    3. the marker rows of empty relationships dropped from link tables;
+    3. the marker rows of empty relationships dropped from link tables, and the rows webhook
+       deliveries wrote while the run listed put back where newer than what it loaded;
     4. `sync_resources`: one row per resource, what this run did (the models read it);
     5. the API session revoked and connections closed (the source is spent).
 
@@ -593,6 +606,7 @@ def finish_sync(
                                    report.listed, report.seen)
             if load_ids:  # markers come only with a load
                 drop_link_markers(pipeline)
+                restore_pushes(pipeline, run.extract_started)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
     finally:

@@ -29,6 +29,7 @@ from report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS, SCHEMA, check
 __all__ = ["Headline", "ReportData", "load_report_data"]
 
 TOP_OFFERS = 10
+NO_OFFER = "No offer (payments of orders, money no offer is credited with)"
 # The unreconciled payouts listed with their lines: the latest ones, the ones finance works on.
 LATEST_UNRECONCILED = 20
 # Payouts whose money never left: their funds roll into the next payout (issue 4).
@@ -103,6 +104,18 @@ class DelayMonth:
 
 
 @dataclass(frozen=True)
+class ScopeRow:
+    """One processor and currency of `analytics.payout_scope`: the revenue the payouts cover
+    (None when payouts or transactions are incomplete) and the revenue they cannot."""
+
+    provider: str
+    currency: str
+    covered: int | None
+    not_covered: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class Offer:
     offer_id: str
     site_id: str
@@ -128,6 +141,7 @@ class ReportData:
     freshness: Freshness | None = None
     site_names: dict[str, str] = field(default_factory=dict)
     settlement_delay: list[DelayMonth] = field(default_factory=list)
+    payout_scope: list[ScopeRow] = field(default_factory=list)
 
     def site_label(self, site_id: str) -> str:
         return self.site_names.get(site_id, site_id)
@@ -323,6 +337,21 @@ class _Reader:
             )
         ]
 
+    def payout_scope(self) -> list[ScopeRow]:
+        out = []
+        for provider, currency, covered, not_covered, reason in self.rows(
+            f"""
+            select provider, currency, sum(covered_net_in_cents), sum(not_covered_net_in_cents),
+                   min(coverage_reason)
+            from {SCHEMA}.payout_scope where {self.site_clause()}
+            group by provider, currency order by provider, currency
+            """
+        ):
+            where = f"analytics.payout_scope ({provider}, {currency})"
+            out.append(ScopeRow(str(provider), str(currency), _optional_cents(covered, where),
+                                cents(not_covered, where), str(reason)))
+        return out
+
     def offers(self) -> dict[str, list[Offer]]:
         out: dict[str, list[Offer]] = defaultdict(list)
         for currency, offer_id, site_id, title, net, purchases, customers, deleted in self.rows(
@@ -348,9 +377,10 @@ class _Reader:
             where = f"analytics.offer_performance (offer {offer_id})"
             out[currency].append(
                 Offer(
-                    offer_id=str(offer_id),
+                    offer_id="" if offer_id is None else str(offer_id),
                     site_id=str(site_id),
-                    title=title or f"offer {offer_id}",
+                    # the empty offer: money no offer can be credited with (orders' payments)
+                    title=title or (NO_OFFER if offer_id is None else f"offer {offer_id}"),
                     net=cents(net, where),
                     purchases=int(purchases or 0),
                     customers=int(customers or 0),
@@ -404,6 +434,7 @@ def load_report_data(
         freshness=read_freshness(adapter, dataset),
         site_names=read_site_names(adapter, dataset),
         settlement_delay=reader.settlement_delay(),
+        payout_scope=reader.payout_scope(),
         coverage=coverage,
         stale_after=stale_after or stale_after_limit(),
     )

@@ -106,6 +106,14 @@ MARTS: Mapping[str, tuple[str, ...]] = {
         "max_delay_days",
     ),
     "unpaid_balance": ("site_id", "currency", "unpaid_balance_in_cents"),
+    "payout_scope": (
+        "site_id",
+        "provider",
+        "currency",
+        "covered_net_in_cents",
+        "not_covered_net_in_cents",
+        "coverage_reason",
+    ),
     "offer_performance": (
         "site_id",
         "offer_id",

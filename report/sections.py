@@ -266,6 +266,29 @@ def _delay_section(data: ReportData) -> str:
     return "".join(figures)
 
 
+def _scope(data: ReportData) -> str:
+    """Which revenue the payouts cover (the platform's own processor) and which they cannot
+    (other processors pay out themselves), per processor and currency: `payout_scope`."""
+    if not data.payout_scope:
+        return ""
+    rows = "".join(
+        f"<tr{attrs(data_testid='payout-scope', data_provider=r.provider, data_currency=r.currency, data_covered=r.covered, data_not_covered=r.not_covered)}>"
+        f"<td>{esc(r.provider)}</td><td>{esc(r.currency)}</td>"
+        f'<td class="num">{"—" if r.covered is None else esc(format_money(r.covered, r.currency))}</td>'
+        f'<td class="num">{esc(format_money(r.not_covered, r.currency))}</td>'
+        f"<td>{esc(r.reason)}</td></tr>"
+        for r in data.payout_scope
+    )
+    return (
+        "<h3>Revenue the payouts cover</h3>"
+        '<p class="note">The platform pays out only what its own processor settled; revenue '
+        "through another processor is paid out by that processor and is in no payout here.</p>"
+        '<table data-testid="payout-scope-table"><thead><tr><th>Processor</th><th>Currency</th>'
+        "<th>Covered by payouts</th><th>Not covered</th><th>Why</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
+
+
 def payouts_section(data: ReportData) -> str:
     payouts_missing = data.coverage.unavailable("unreconciled_payouts")
     title = "Payouts: actual and expected"
@@ -275,7 +298,7 @@ def payouts_section(data: ReportData) -> str:
             title,
             "The payouts the platform sent, beside what the lines or transactions behind them "
             "add up to.",
-            unavailable(payouts_missing),
+            unavailable(payouts_missing) + _scope(data),
         )
     figures = []
     for currency, payouts in data.payouts.items():
@@ -291,6 +314,7 @@ def payouts_section(data: ReportData) -> str:
         "canceled payouts are left out of the chart; their funds roll into the next payout.",
         (_methods(data) if not payouts_missing else "")
         + ("".join(figures) or empty("No payouts in this range."))
+        + _scope(data)
         + "<h3>Settlement delay observed</h3>"
         + '<p class="note">Days from a line\'s creation to its payout\'s initiation, per month: '
         "p50, p95 and max, from the lines of payouts that were sent.</p>"

@@ -196,6 +196,7 @@ class Activity:
             "currency": currency, "ptype": ptype, "deactivated_at": NULL, "reason": -1,
             "opt_in": bool(rng.random() < 0.5), "coupon": -1, "source": 0, "referrer": -1,
             "zip": int(rng.integers(10000, 99999)), "extra": False, "payments_made": 0,
+            "bundle": NULL,
         })
         txn = self._transaction(batch, purchase=purchase, customer=customer, offer=offer,
                                 order=NULL, action=3 if ptype in (1, 2) else 0, amount=amount,
@@ -221,6 +222,9 @@ class Activity:
 
         if purchase < self.store.tables["purchases"].n:
             txns = self.store.fk_children("transactions", "purchase", purchase)
+            bundle = int(self.store.tables["purchases"].cols["bundle"][purchase])
+            if not len(txns) and bundle != NULL:  # a bundle's purchase: its charge's processor
+                txns = np.asarray([bundle])
             provider = int(self.store.tables["transactions"].cols["provider"][txns[0]]) \
                 if len(txns) else 0
         else:

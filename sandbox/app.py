@@ -35,6 +35,7 @@ from sandbox.query import (
     page_links,
     page_meta,
     parse_params,
+    require_site,
     run_list,
 )
 from sandbox.ratelimit import RateLimiter
@@ -198,6 +199,8 @@ class SandboxApp:
 
     async def _send(self, send, status: int, body: bytes, extra: dict | None = None,
                     content_type: bytes = JSON_API) -> None:
+        extra = dict(extra or {})
+        content_type = str(extra.pop("content-type", "")).encode() or content_type
         headers = [
             (b"content-type", content_type),
             (b"content-length", str(len(body)).encode()),
@@ -290,7 +293,9 @@ class SandboxApp:
             limited = self.limiter.check("token:" + req.headers.get("x-forwarded-for", "local"))
             if limited is not None:
                 raise self._too_many(limited, req.path)
-            return 200, orjson.dumps(self.auth.token(req.form())), no_store
+            # A8: the token endpoint answers plain JSON, not the JSON:API media type
+            return 200, orjson.dumps(self.auth.token(req.form())), {
+                **no_store, "content-type": "application/json"}
         if action == "revoke":
             principal = self.auth.authenticate(req.headers.get("authorization"))
             self.auth.revoke(principal, req.form())
@@ -318,7 +323,8 @@ class SandboxApp:
 
     def _list(self, req: Request, collection: Collection) -> bytes:
         opts = self.options
-        params = parse_params(req.query, default_size=opts.page_size_default,
+        params = parse_params(req.query,
+                              default_size=collection.default_page_size or opts.page_size_default,
                               max_size=opts.page_size_max, page_size_allowed=collection.page_size,
                               allow_sort=True)
         self._check_fields(params, {collection.type})
@@ -344,6 +350,8 @@ class SandboxApp:
         if extra_filters:
             key = f"filter[{sorted(extra_filters)[0]}]"
             raise ApiError(400, f"{key} is not accepted on a single read", parameter=key)
+        if collection.type == PAYOUTS:
+            require_site(collection, params, store.tables["sites"].n)
         row = self._find(collection, id_text, params.filters.get("site_id"))
         if (self.options.quirks and collection.type == "courses" and "lessons.media"
                 in params.include and len(params.include) > 1

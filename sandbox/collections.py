@@ -38,6 +38,8 @@ class Collection:
     single: bool = False
     includes: tuple[str, ...] = ()
     read_unlisted: bool = False  # archived records stay readable by id (purchases cite them)
+    default_sort: str | None = None  # the order without `sort` (A8: some list newest first)
+    default_page_size: int | None = None  # the page size without `page[size]` (A8)
 
 
 def not_archived(type_name: str) -> Callable[[Store], np.ndarray]:
@@ -70,6 +72,33 @@ def _payout_status(store: Store, value: str, parameter: str) -> np.ndarray:
         raise bad_param(parameter, f"{parameter} must be one of {', '.join(PAYOUT_STATUS)} "
                                    f"(lowercase), got {value!r}")
     return store.tables[PAYOUTS].cols["status"] == PAYOUT_STATUS.index(value)
+
+
+def _exclude_product_types(store: Store, value: str, parameter: str) -> np.ndarray:
+    """`filter[exclude_product_types][]=Course&...`: products of none of these types."""
+    from sandbox.vocab import PRODUCT_TYPES
+
+    names = {v.strip().lower() for v in value.split(",") if v.strip()}
+    codes = [k for k, name in enumerate(PRODUCT_TYPES) if name.lower() in names]
+    return ~np.isin(store.tables["products"].cols["ptype"], codes)
+
+
+def _course_publish_status(store: Store, value: str, parameter: str) -> np.ndarray:
+    """A course is published as its product is (`published` or `draft`)."""
+    from sandbox.errors import bad_param
+    from sandbox.vocab import PUBLISH_STATUS
+
+    if value not in PUBLISH_STATUS:
+        raise bad_param(parameter, f"{parameter} must be one of {', '.join(PUBLISH_STATUS)}, "
+                                   f"got {value!r}")
+    courses = store.tables["courses"].cols
+    return store.tables["products"].cols["publish"][courses["product"]] == PUBLISH_STATUS.index(value)
+
+
+def _landing_published(store: Store) -> np.ndarray:
+    """Published: a publish time that has come."""
+    publish_at = store.tables["landing_pages"].cols["publish_at"]
+    return (publish_at != NULL) & (publish_at <= store.now)
 
 
 PURCHASE_SORTS = (
@@ -128,23 +157,27 @@ def _simple(type_name: str, *pairs: tuple[str, str]) -> dict[str, Filter]:
 
 
 COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
-    Collection("sites", "sites", None, single=True),
+    Collection("sites", "sites", None, sorts=("title", "subdomain", "created_at", "updated_at"),
+               filters=attribute_filters("sites", ("title", "subdomain"), ("cont",)),
+               single=True),
     Collection("contacts", "contacts", "view:contacts", sorts=("name", "email", "created_at"),
                filters=person_filters("contacts"), site_rule="multi", single=True,
-               includes=("offers", "tags", "customer")),
+               includes=("offers", "tags", "customer"), default_sort="-created_at"),
     Collection("customers", "customers", "view:customers",
                sorts=("name", "email", "created_at", "net_revenue", "last_request_at"),
                filters=person_filters("customers"), site_rule="multi", single=True,
-               includes=("contact", "offers", "products")),
+               includes=("contact", "offers", "products"), default_sort="-created_at"),
     Collection("products", "products", "view:products", sorts=("title", "description", "status"),
-               filters=_simple("products", ("title", "cont"), ("description", "cont"),
-                               ("status", "eq")),
+               filters={**_simple("products", ("title", "cont"), ("description", "cont"),
+                                  ("status", "eq")),
+                        "exclude_product_types": _exclude_product_types},
                listed=not_archived("products"), single=True, read_unlisted=True),
     Collection("offers", "offers", "view:offers", sorts=("title", "price_in_cents"),
                filters=_simple("offers", ("title", "cont"), ("description", "cont")),
                listed=not_archived("offers"), single=True, read_unlisted=True, includes=("products",)),
     Collection("courses", "courses", "view:courses", sorts=("title", "created_at"),
-               filters=_simple("courses", ("title", "cont"), ("description", "cont")),
+               filters={**_simple("courses", ("title", "cont"), ("description", "cont")),
+                        "publish_status_eq": _course_publish_status},
                single=True,
                includes=("modules", "lessons", "lessons.media", "offers")),
     Collection("custom_fields", "custom_fields", "view:custom_fields",
@@ -165,7 +198,8 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                         "name_or_email": _name_or_email,
                         "start_date": date_range_filter("transactions", "created_at", False),
                         "end_date": date_range_filter("transactions", "created_at", True)},
-               listed=_transactions_listed, single=True, includes=("customer", "offer")),
+               listed=_transactions_listed, single=True,
+               includes=("customer", "offer", "purchases")),
     Collection("purchases", "purchases", "view:purchases", meta="purchases",
                sorts=PURCHASE_SORTS, filters=_purchases_filters(), single=True,
                includes=("offer", "customer", "transactions", "products")),
@@ -190,19 +224,23 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                         "start_date": date_range_filter(PAYOUTS, "initiated_at", False),
                         "end_date": date_range_filter(PAYOUTS, "initiated_at", True)},
                site_rule="required", page_size=False, single=True),
-    Collection("hooks", "hooks", None, filters={"site_id": site_filter("hooks")},
+    Collection("hooks", "hooks", None,
+               filters={"site_id": site_filter("hooks"),
+                        **attribute_filters("hooks", ("event",), ("eq",))},
                listed=_hooks_live, single=True),
     # addendum A5
     Collection("contact_notes", "contact_notes", "view:contacts",
                sorts=("created_at", "updated_at"),
                filters={"site_id": site_filter("contact_notes"),
                         "contact_id": ref_filter("contact_notes", "contact", "contacts")},
-               single=True),
+               single=True, default_sort="-created_at", default_page_size=20),
     Collection("landing_pages", "landing_pages", "view:landing_pages", sorts=("title",),
-               filters=_simple("landing_pages", ("title", "start"), ("title", "cont")),
+               filters={**_simple("landing_pages", ("title", "start"), ("title", "cont")),
+                        "published": bool_column_filter("landing_pages", _landing_published)},
                single=True),
     Collection("podcasts", "podcasts", "view:podcasts", sorts=("title",),
-               filters=_simple("podcasts", ("title", "eq")), single=True),
+               filters=_simple("podcasts", ("title", "eq"), ("title", "cont"), ("status", "eq"),
+                               ("show_type", "eq")), single=True),
 )}
 
 ALL_SCOPES: tuple[str, ...] = tuple(sorted(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from sandbox import vocab as V
+from sandbox.bundles import add_bundles
 from sandbox.dataset import DAY, DIMENSIONS, SCALES, Store
 from sandbox.gen_catalog import _dimensions
 from sandbox.gen_helpers import i64, uniq
@@ -44,6 +45,7 @@ def generate(
     _customers(store, rng)
     txn = _purchases_and_transactions(store, rng)
     _orders(store, rng, txn)
+    add_bundles(store)
     _form_submissions(store, rng)
     _tags(store, rng)
     live_collections(store, sites, start, DIMENSIONS[scale])

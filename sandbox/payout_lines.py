@@ -12,6 +12,7 @@ import numpy as np
 import orjson
 
 from sandbox import vocab as V
+from sandbox.bundles import offers_paid
 from sandbox.dataset import DAY
 from sandbox.payouts import line_rows
 from sandbox.render import RenderContext, decimals, iso_many
@@ -20,7 +21,11 @@ from sandbox.schema import PAYOUTS
 from sandbox.store import NULL
 
 SETTLEMENT_CURRENCY = "USD"
-PLATFORM_PROVIDER = V.PROVIDERS[0]
+
+
+def line_provider(provider: int, brand: str) -> str:
+    """The processor as a line writes it (A8): `Platform Payments` under the brand word."""
+    return V.LINE_PROVIDERS[provider].format(brand=brand.capitalize())
 
 
 def rate_text(ppm: int) -> str:
@@ -39,7 +44,7 @@ def payout_lines(ctx: RenderContext, payout_row: int) -> list[dict]:
     correction = int(payouts["correction_cents"][payout_row])
     if correction:
         due = (int(payouts["day"][payout_row]) - store.settlement_delay_days) * DAY
-        lines.append(_correction_line(correction, due))
+        lines.append(_correction_line(correction, due, line_provider(0, ctx.brand)))
     return lines
 
 
@@ -62,7 +67,6 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
     amount = t["settlement_amount"][rows]
     fee = t["settlement_fee"][rows]
     customer = t["customer"][rows]
-    offer = t["offer"][rows]
     purchase = t["purchase"][rows]
     order = t["order"][rows]
     has_purchase = purchase != NULL
@@ -73,10 +77,10 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
     numbers = np.where(order != NULL, orders["number"][np.maximum(order, 0)], NULL)
     sale = "Sales" if ctx.quirks else V.LINE_TYPES[0]
     kinds = {action: sale if word == "Sale" else word for action, word in V.LINE_TYPES.items()}
-    offer_ids = offers.ids(np.maximum(offer, 0))
+    paid = offers_paid(store, rows)  # a bundle's line names every offer it paid for
     columns = {
         "transaction_type": [kinds[a] for a in t["action"][rows].tolist()],
-        "pricing_type": [V.PAYMENT_TYPES[p] for p in t["ptype"][rows].tolist()],
+        "pricing_type": [V.LINE_PRICING_TYPES[p] for p in t["ptype"][rows].tolist()],
         "amount": decimals(amount.tolist()),
         "sales_tax": decimals(to_settlement(t["sales_tax_in_cents"][rows], currency).tolist()),
         "fee": decimals(fee.tolist()),
@@ -88,10 +92,9 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
         "customer_id": [int(i) for i in customers.ids(customer)],
         "customer_name": customers.values("name", customer),
         "customer_email": customers.values("email", customer),
-        "offer_ids": [[] if o == NULL else [int(i)] for o, i in zip(offer.tolist(), offer_ids,
-                                                                      strict=True)],
-        "offer_titles": [[] if o == NULL else [offers.cols["title"][o]] for o in offer.tolist()],
-        "provider": [V.PROVIDERS[p] for p in t["provider"][rows].tolist()],
+        "offer_ids": [[int(i) for i in offers.ids(np.asarray(o, np.int64))] for o in paid],
+        "offer_titles": [[offers.cols["title"][r] for r in o] for o in paid],
+        "provider": [line_provider(p, ctx.brand) for p in t["provider"][rows].tolist()],
         "payment_method": [V.PAYMENT_METHODS[(c * 7919 + 3) % len(V.PAYMENT_METHODS)]
                            for c in customer.tolist()],
         "created_at": iso_many(t["created_at"][rows].tolist(), None),
@@ -112,7 +115,7 @@ def _fragment(text: str) -> orjson.Fragment:
     return orjson.Fragment(text.encode())
 
 
-def _correction_line(cents: int, due: int) -> dict:
+def _correction_line(cents: int, due: int, provider: str) -> dict:
     """A fee correction no transaction stands behind (--quirks): amount 0, fee -cents, so its
     net is +cents; dated at the start of the day its funds became due."""
     zero = decimals([0])[0]
@@ -122,7 +125,7 @@ def _correction_line(cents: int, due: int) -> dict:
         "currency": SETTLEMENT_CURRENCY, "presented_amount": zero,
         "presented_currency": SETTLEMENT_CURRENCY, "exchange_rate": _fragment(RATES[0]),
         "customer_id": None, "customer_name": None, "customer_email": None, "offer_ids": [],
-        "offer_titles": [], "provider": PLATFORM_PROVIDER, "payment_method": None,
+        "offer_titles": [], "provider": provider, "payment_method": None,
         "created_at": iso_many([due], None)[0], "coupon_used": None, "quantity": 1,
         "order_number": None,
     }

@@ -31,7 +31,7 @@ from sandbox.schema import (
 )
 from sandbox.store import NULL
 
-FAMILY = re.compile(r"^(page|filter|fields)\[([^\]]*)\]$")
+FAMILY = re.compile(r"^(page|filter|fields)\[([^\]]*)\](\[\])?$")  # `[]`: an array filter
 
 
 @dataclass
@@ -70,6 +70,9 @@ def parse_params(pairs: list[tuple[str, str]], *, default_size: int, max_size: i
                                      "page[size] is not supported")
             else:
                 raise bad_param(key, f"unknown page parameter {key}")
+        elif m and m.group(1) == "filter" and m.group(3):  # values of an array filter
+            name = m.group(2)
+            out.filters[name] = ",".join(v for v in (out.filters.get(name), value) if v)
         elif m and m.group(1) == "filter":
             out.filters[m.group(2)] = value
         elif m and m.group(1) == "fields":
@@ -208,6 +211,17 @@ class Page:
         return math.ceil(self.total / self.size) if self.total else 0
 
 
+def require_site(collection: Collection, params: ListParams, site_count: int) -> None:
+    """The 400 of a read without the `filter[site_id]` its collection authorises by (the
+    list, and the payout detail as the list: addendum A8)."""
+    needs_site = collection.site_rule == "required" or (
+        collection.site_rule == "multi" and site_count > 1)
+    if needs_site and "site_id" not in params.filters:
+        why = ("is required" if collection.site_rule == "required"
+               else "is required when the account has more than one site")
+        raise bad_param("filter[site_id]", f"filter[site_id] {why} on {collection.path}")
+
+
 def run_list(store: Store, collection: Collection, params: ListParams, site_count: int) -> Page:
     table = store.tables[collection.type]
     unknown = sorted(set(params.filters) - set(collection.filters))
@@ -215,13 +229,9 @@ def run_list(store: Store, collection: Collection, params: ListParams, site_coun
         key = f"filter[{unknown[0]}]"
         raise bad_param(key, f"unknown filter {key} on {collection.path}; known: "
                              f"{', '.join(sorted(collection.filters)) or 'none'}")
-    needs_site = collection.site_rule == "required" or (
-        collection.site_rule == "multi" and site_count > 1)
-    if needs_site and "site_id" not in params.filters:
-        why = ("is required" if collection.site_rule == "required"
-               else "is required when the account has more than one site")
-        raise bad_param("filter[site_id]", f"filter[site_id] {why} on {collection.path}")
-    sort = parse_sort(collection, params.sort) if params.sort else None
+    require_site(collection, params, site_count)
+    wanted = params.sort or collection.default_sort
+    sort = parse_sort(collection, wanted) if wanted else None
     key = ("select", collection.path, tuple(sorted(params.filters.items())), sort)
     selected = table._cache.get(key)
     if selected is None:

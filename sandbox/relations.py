@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sandbox.bundles import paid_csr
 from sandbox.dataset import Store
 from sandbox.schema import Rel
 from sandbox.store import NULL
@@ -27,6 +28,9 @@ def to_many(store: Store, type_name: str, rel: Rel,
         parents = rows
     elif kind == "fk":
         keys, vals = store.fk_index(rel.source[1], rel.source[2])
+        parents = rows
+    elif kind == "paid":  # transactions <-> purchases, many-to-many (bundles, A8)
+        keys, vals = paid_csr(store, type_name)
         parents = rows
     elif kind == "via":
         parents = store.tables[type_name].cols[rel.source[1]][rows]

@@ -48,6 +48,10 @@ def refresh_purchase_updated_at(store: Store, rows: np.ndarray | None = None) ->
     has = pur >= 0
     latest = np.full(purchases.n, NULL, np.int64)
     np.maximum.at(latest, pur[has], txn.cols["created_at"][has])
+    bundle = purchases.cols.get("bundle")  # a bundle's further purchases: its charge (A8)
+    if bundle is not None:
+        paid = np.flatnonzero(bundle != NULL)
+        np.maximum.at(latest, paid, txn.cols["created_at"][bundle[paid]])
     updated = np.maximum(np.maximum(purchases.cols["created_at"], latest),
                          purchases.cols["deactivated_at"])
     purchases.cols["updated_at"] = updated

@@ -62,6 +62,10 @@ def fk(child_type: str, column: str) -> tuple[str, ...]:
     return ("fk", child_type, column)
 
 
+# a transaction pays one purchase, a bundle several (A8): many-to-many, `sandbox/bundles.py`
+PAID = ("paid",)
+
+
 def T(name: str, source: str | None = None) -> Attr:
     return Attr(name, TIME, source)
 
@@ -248,7 +252,7 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
     "purchases": [
         Rel("offer", "offers", False, one("offer")),
         Rel("customer", "customers", False, one("customer")),
-        Rel("transactions", "transactions", True, fk("transactions", "purchase")),
+        Rel("transactions", "transactions", True, PAID),
         Rel("products", "products", True, ("via", "offer", "offers.products")),
     ],
     "orders": [
@@ -259,7 +263,9 @@ RELATIONSHIPS: dict[str, list[Rel]] = {
     "order_items": [Rel("order", "orders", False, one("order")), site_rel("order_items")],
     "transactions": [
         Rel("customer", "customers", False, one("customer")),
+        # deprecated (A8): filled only for a single-offer transaction, null on a bundle
         Rel("offer", "offers", False, one("offer")),
+        Rel("purchases", "purchases", True, PAID),
     ],
     "contact_tags": [site_rel("contact_tags")],
     "blog_posts": [Rel("blog", "blogs", False, one("blog"))],

@@ -472,8 +472,11 @@ def _live(notes: Table, pages: Table, podcasts: Table) -> None:
                 out.append([])
                 continue
             count = 1 + r % len(V.PODCAST_DIRECTORIES)
-            out.append([{"name": name, "url": f"https://directory.example/{_token('pod', r)}/"
-                         f"{name.lower().replace(' ', '-')}", "status": "listed"}
+            # A8: `{id, url, config}`
+            out.append([{"id": name.lower().replace(" ", "_"),
+                         "url": f"https://directory.example/{_token('pod', r)}/"
+                                f"{name.lower().replace(' ', '-')}",
+                         "config": {"name": name, "status": "listed"}}
                         for name in V.PODCAST_DIRECTORIES[:count]])
         return out
 

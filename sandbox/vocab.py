@@ -48,7 +48,11 @@ ACTIONS = (
 LISTED_ACTIONS = (0, 1, 3, 6)  # charge, refund, subscription_charge, dispute
 STATES = ("initialized", "succeeded", "failed")
 PROVIDERS = ("platform_payments", "stripe", "paypal")
-PAYMENT_METHODS = ("visa", "mastercard", "amex", "apple_pay", "google_pay")  # payout lines
+# payout lines write their values for people (A8): "<Brand> Payments", "Subscription", "Visa";
+# transactions and purchases write the same things in lower case with underscores
+PAYMENT_METHODS = ("Visa", "Mastercard", "American Express", "Apple Pay", "Google Pay")
+LINE_PROVIDERS = ("{brand} Payments", "Stripe", "PayPal")  # by PROVIDERS index
+LINE_PRICING_TYPES = ("One Time", "Subscription", "Subscription", "Free")  # by PAYMENT_TYPES
 # payout line transaction_type by transaction action (charge, refund, subscription_charge,
 # dispute); --quirks writes the sale as `Sales`, as the platform's own example does
 LINE_TYPES = {0: "Sale", 1: "Refund", 3: "Sale", 6: "Adjustment"}
@@ -106,7 +110,7 @@ NOTE_TEXTS = (
 )
 LANDING_KINDS = ("Waitlist", "Free Guide", "Webinar", "Launch", "Masterclass Signup", "Challenge")
 PODCAST_FORMATS = ("The {word} Podcast", "{word} Weekly", "{word} Talks", "Inside {word}")
-PODCAST_STATUS = ("published", "draft")
+PODCAST_STATUS = ("ready", "importing", "failed")  # A8
 PODCAST_SHOW_TYPES = ("episodic", "serial")
 PODCAST_LANGUAGES = ("en", "es", "de", "fr")
 PODCAST_CATEGORIES = ("Education", "Arts", "Business", "Health & Fitness", "Technology",

@@ -1,13 +1,14 @@
 """Webhooks: hook creation and deletion, event payloads (also served as `_sample`), delivery.
 
-Payload shapes (spec section 6; the four "not shown" ones are our choice, documented):
-- purchase: the purchase, its customer, then its listed transactions;
+Payload shapes: the platform's own published samples (addendum A8), which are also what a
+delivery's `payload` holds:
+- purchase: the purchase, its offer, then its customer (no transaction);
 - payment_succeeded: the transaction (spec attribute subset), then its customer;
 - order_created: the payment transaction, the customer, the order (with payment_transactions),
   then its order items;
-- form_submission: the submission, then the contact that submitted it;
+- form_submission: the submission, then its form;
 - tag_added / tag_removed: the contact, then the tag.
-A hook's `resource_id` matches the event's subject resource (purchase: the offer;
+A hook's `resource_id` is an integer or null (A8); it matches the event's subject resource (purchase: the offer;
 payment_succeeded: the offer or the transaction; order_created: the order; form_submission: the
 form; tag events: the tag) or the id in the delivery body.
 """
@@ -98,7 +99,7 @@ def create_hook(store: Store, principal: Principal, req, ctx: RenderContext) -> 
     with store.lock:
         rows = hooks.append({
             "site": [site], "event": [V.EVENTS.index(event)], "target_url": [target],
-            "resource_id": [resource_id], "created_at": [store.now], "updated_at": [store.now],
+            "resource_id": [None if resource_id is None else int(resource_id)], "created_at": [store.now], "updated_at": [store.now],
             "deleted": [False],
         })
         store.data_version += 1
@@ -125,10 +126,9 @@ def payload(store: Store, event: str, row: int, ctx: RenderContext,
     t = store.tables
     if event == "purchase":
         customer = int(t["purchases"].cols["customer"][row])
-        txns = store.fk_children("transactions", "purchase", row)
-        txns = txns[t["transactions"].cols["listed"][txns]]
-        return [*_r(ctx, "purchases", [row]), *_r(ctx, "customers", [customer]),
-                *_r(ctx, "transactions", txns)]
+        offer = int(t["purchases"].cols["offer"][row])
+        return [*_r(ctx, "purchases", [row]), *_r(ctx, "offers", [offer]),
+                *_r(ctx, "customers", [customer])]
     if event == "payment_succeeded":
         customer = int(t["transactions"].cols["customer"][row])
         return [*_r(ctx, "transactions", [row], PAYMENT_FIELDS), *_r(ctx, "customers", [customer])]
@@ -142,8 +142,8 @@ def payload(store: Store, event: str, row: int, ctx: RenderContext,
         return [*_r(ctx, "transactions", pays, PAYMENT_FIELDS), *_r(ctx, "customers", [customer]),
                 *_r(ctx, "orders", [row], extra=(ORDER_PAYMENTS,)), *order_items]
     if event == "form_submission":
-        contact = int(t["form_submissions"].cols["contact"][row])
-        return [*_r(ctx, "form_submissions", [row]), *_r(ctx, "contacts", [contact])]
+        form = int(t["form_submissions"].cols["form"][row])
+        return [*_r(ctx, "form_submissions", [row]), *_r(ctx, "forms", [form])]
     if event in ("tag_added", "tag_removed"):
         return [*_r(ctx, "contacts", [row]), *_r(ctx, "contact_tags", [extra_row])]
     raise ApiError(404, f"unknown event {event!r}; events: {', '.join(V.EVENTS)}")

@@ -24,6 +24,7 @@ from sources.creator_platform.normalize import (
     normalize_resources,
     rows_to_arrow,
 )
+from sources.creator_platform.settings import type_info
 
 LOAD_ID = "_dlt_load_id"  # the pull sync's arrow loads carry it (NOT NULL); so do ours
 ALWAYS_PRESENT = ("id", "site_id", "_extracted_at", "_is_deleted", LOAD_ID)
@@ -145,6 +146,7 @@ def scrub_payload(payload: list[dict[str, Any]], pii: PiiMode, pii_salt: str) ->
     scrubbed = []
     for resource in payload:
         attributes = dict(resource.get("attributes") or {})
-        apply_pii(attributes, pii, pii_salt)
+        jtype = resource.get("type")
+        apply_pii(attributes, pii, pii_salt, type_info(jtype).table if isinstance(jtype, str) else None)
         scrubbed.append({**resource, "attributes": attributes})
     return scrubbed

@@ -140,9 +140,11 @@ def _fill_ins(have: Iterable[str], columns: Iterable[str]) -> str:
 
 
 def upsert_resources(
-    con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
+    con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch, *, strictly_newer: bool = False
 ) -> int:
-    """Insert new ids; on existing ids set only the columns each row's payload carried."""
+    """Insert new ids; on existing ids set only the columns each row's payload carried.
+    `strictly_newer`: update a row only when both carry `updated_at` and the payload's is later
+    (a pull's load is then never undone by a push of the same version)."""
     data = batch.rows
     columns = [c for c in data.column_names if c != PRESENT]
     view = f"_wh_{batch.name}"
@@ -166,6 +168,9 @@ def upsert_resources(
                 if "updated_at" in columns and "updated_at" in have
                 else ""
             )
+            if strictly_newer:
+                newer_only = (" AND b.updated_at > t.updated_at"
+                              if "updated_at" in columns and "updated_at" in have else " AND false")
             con.execute(
                 f"UPDATE {target} AS t SET {assignments} FROM {view} AS b "
                 f"WHERE t.id = b.id{newer_only}"

@@ -146,16 +146,20 @@ def save_gate(
 def _read_groups(
     client: CreatorPlatformClient, resource: Resource, rid: str,
     groups: tuple[tuple[str, ...], ...],
+    site: str | None,
     server_error_attempts: int | None = None,
 ) -> list[tuple[str, list[Any]]]:
     """One GET per include group: [(url, [record?, *included]), ...], the record itself (its
-    freshest form) with the last response."""
+    freshest form) with the last response. `site`: the listing's, sent where the single read
+    authorises by site (`Resource.detail_site`)."""
     record: Any = None
     out: list[tuple[str, list[Any]]] = []
     path = resource.streamed_path  # its lines parsed in parts later (`LineStream`), not here
     decode = None if path is None else functools.partial(decode_streamed, path=path)
     for group in groups:
         params = {"include": ",".join(group)} if group else {}  # empty: a plain single read
+        if resource.detail_site and site is not None:
+            params["filter[site_id]"] = site
         url = client.url(f"{resource.path}/{rid}", params)
         doc = client.get(f"{resource.path}/{rid}", params, resource=resource.name,
                          exact_decimals=resource.exact_decimals,
@@ -177,12 +181,13 @@ def _read_groups(
 
 
 def read_detail(
-    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None = None
+    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None = None,
+    site: str | None = None,
 ) -> list[tuple[str, list[Any]]] | None:
     """A record re-read with its includes, or None when its single read answers 404 (removed
     since it was listed, or a platform without that read): the list record then stands."""
     try:
-        return _read_detail(client, resource, rid, gate)
+        return _read_detail(client, resource, rid, gate, site)
     except ApiError as exc:
         if exc.status != 404:
             raise
@@ -191,16 +196,17 @@ def read_detail(
 
 
 def _read_detail(
-    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None
+    client: CreatorPlatformClient, resource: Resource, rid: str, gate: DetailGate | None,
+    site: str | None,
 ) -> list[tuple[str, list[Any]]]:
     """Merged in one request, or in `include_split` groups when the server answered the
     merged one with a 5xx before (`gate.split`) or does now."""
     if not resource.include_split:
-        return _read_groups(client, resource, rid, resource.include)
+        return _read_groups(client, resource, rid, resource.include, site)
     if gate is None or rid not in gate.split:
         try:
             # a merged include the server cannot build fails the same way every time
-            return _read_groups(client, resource, rid, resource.include, MERGED_ATTEMPTS)
+            return _read_groups(client, resource, rid, resource.include, site, MERGED_ATTEMPTS)
         except ApiError as exc:
             if exc.status is None or exc.status < 500:
                 raise
@@ -208,4 +214,4 @@ def _read_detail(
                      resource.name, rid, ",".join(resource.include[0]), exc.status)
         if gate is not None:
             gate.split.add(rid)  # set.add is atomic: safe from the detail pool's threads
-    return _read_groups(client, resource, rid, resource.include_split)
+    return _read_groups(client, resource, rid, resource.include_split, site)

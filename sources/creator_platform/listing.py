@@ -128,6 +128,7 @@ def _with_details(
     page: Page,
     gate: DetailGate,
     window: DetailWindow,
+    site: str | None,
 ) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
     """Page records, re-read with their detail where the gate says so (concurrently, at most
     `window.size()` ahead, order kept), as (url, records) groups per record, each with the
@@ -147,7 +148,7 @@ def _with_details(
             while (len(ahead) < window.size() and _done_carry(ahead) < DETAIL_ROWS_AHEAD
                    and (record := next(waiting, None)) is not None):
                 ahead.append((record, client.detail_pool.submit(
-                    read_detail, client, resource, str(record["id"]), gate)))
+                    read_detail, client, resource, str(record["id"]), gate, site)))
             if not ahead:
                 return
             record, read = ahead.popleft()
@@ -386,7 +387,7 @@ class Listing:
         parsed only when the one before has been handed on."""
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
-                self.client, self.resource, page, run.gate, self.window)
+                self.client, self.resource, page, run.gate, self.window, run.site)
         else:
             reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}

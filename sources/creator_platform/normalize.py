@@ -39,11 +39,11 @@ from .settings import (
     DECIMAL_PRECISION,
     LINE_KEY,
     LINE_TABLES,
-    PII_COLUMNS,
     ColumnType,
     LineTable,
     column_type,
     link_table,
+    pii_columns,
     type_info,
 )
 
@@ -229,6 +229,12 @@ def _observed_type(name: str, value: Any) -> ColumnType:
     return "text"
 
 
+def normal_word(value: str) -> str:
+    """A provider, type or status as compared (A8): lower case, spaces and underscores alike
+    (`In Transit` -> `in_transit`, `Platform Payments` -> `platform_payments`)."""
+    return "_".join(value.strip().lower().replace("_", " ").split())
+
+
 # ------------------------------------------------------------------ PII
 def _pii_normal(column: str, value: str) -> str:
     if "phone" in column or "business_number" in column:
@@ -236,11 +242,11 @@ def _pii_normal(column: str, value: str) -> str:
     return " ".join(value.split()).lower()
 
 
-def apply_pii(row: dict[str, Any], mode: PiiMode, salt: str) -> None:
-    """Hash (sha256 hex of salt + normalised value) or drop PII columns, in place."""
+def apply_pii(row: dict[str, Any], mode: PiiMode, salt: str, table: str | None = None) -> None:
+    """Hash (sha256 hex of salt + normalised value) or drop `table`'s PII columns, in place."""
     if mode is None:
         return
-    for column in PII_COLUMNS.intersection(row):
+    for column in pii_columns(table).intersection(row):
         if mode == "drop":
             del row[column]
             continue
@@ -408,7 +414,7 @@ def normalize_resource(
         row = {"id": rid}
         items = _convert_each(row, attributes, lines_attribute, rid, where)
     if info.table == "payouts" and isinstance(row.get("status"), str):
-        row["status"] = row["status"].lower()
+        row["status"] = normal_word(row["status"])
 
     relationships = resource.get("relationships") or {}
     if not isinstance(relationships, dict):
@@ -555,7 +561,7 @@ def normalize_resources(
         table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links,
                                         where=where, streamed=streamed)
         if pii is not None:
-            apply_pii(row, pii, pii_salt)
+            apply_pii(row, pii, pii_salt, table)
         _redact(table, row)
         tables.setdefault(table, {})[row["id"]] = row
     out: dict[str, list[dict[str, Any]]] = {t: list(rows.values()) for t, rows in tables.items()}
@@ -563,7 +569,7 @@ def normalize_resources(
         rows.pop(_PARENTS, None)
         link_rows = list(rows.values())
         for row in link_rows:
-            apply_pii(row, pii, pii_salt)
+            apply_pii(row, pii, pii_salt, table)
         out[table] = link_rows
     return out
 
@@ -638,7 +644,7 @@ def rows_to_arrow(
                 observed.update(dict.fromkeys(row))
         cols = declared_columns(table, observed)
         if pii == "drop":
-            cols = {c: t for c, t in cols.items() if c not in PII_COLUMNS}
+            cols = {c: t for c, t in cols.items() if c not in pii_columns(table)}
         schema, stamp, rest = _arrow_schema(table, tuple(cols.items()))
         at = rows[0].get(EXTRACTED_AT)
         if stamp >= 0 and at is not None and all(

@@ -81,6 +81,20 @@ PII_COLUMNS: frozenset[str] = frozenset(
         "customer_email",
     }
 )
+# Columns personal only in some tables: a person's `name` (a contact's, a customer's, the name a
+# form submitter typed, the credential's user), never a tag's, an offer's or a product's.
+PII_TABLE_COLUMNS: dict[str, frozenset[str]] = {
+    table: frozenset({"name"}) for table in ("contacts", "customers", "form_submissions", "me")
+}
+
+# every column `--pii` may change in some table (what a comparison with a clear run leaves out)
+PII_ANY_COLUMNS: frozenset[str] = PII_COLUMNS.union(*PII_TABLE_COLUMNS.values())
+
+
+@functools.lru_cache(maxsize=1024)
+def pii_columns(table: str | None) -> frozenset[str]:
+    """The columns `--pii hash|drop` applies to in `table` (None: the every-table ones)."""
+    return PII_COLUMNS | PII_TABLE_COLUMNS.get(table or "", frozenset())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -356,6 +370,9 @@ LINK_TABLES: dict[tuple[str, str], tuple[str, str]] = {
     ("contacts", "tags"): ("contacts_tags", "contact_tags"),
     ("forms", "contact_tags"): ("forms_contact_tags", "contact_tags"),
     ("orders", "payment_transactions"): ("orders_payment_transactions", "transactions"),
+    # the purchases a transaction pays: one, or several for a bundle (A8); the deprecated
+    # `offer` is null on a bundle, so the models credit offers through this link
+    ("transactions", "purchases"): ("transactions_purchases", "purchases"),
 }
 
 
@@ -454,6 +471,9 @@ class Resource:
     # body at `large`) is parsed and normalised in parts as it is read, never whole
     # (linestream.py; docs/performance.md#memory)
     stream_lines: bool = False
+    # the single read authorises by site, as the list does: send the listing's
+    # `filter[site_id]` on every detail read (a payout's, addendum A8)
+    detail_site: bool = False
     change_feed: ChangeFeed | None = None  # incremental runs also read this (see ChangeFeed)
     finance: bool = False  # may be frozen by the `freeze_finance_schema` option
     # dimension tables a complete listing of this resource fully covers (for `_is_deleted`)
@@ -596,6 +616,7 @@ RESOURCES: dict[str, Resource] = {
             # the detail itemises the payout (lines): read once per new payout and again only
             # when its list record (status) changed
             include=((),), include_via="detail", detail_refresh=False, stream_lines=True,
+            detail_site=True,
             finance=True, scope="view:payouts", path_setting="payouts_path",
         ),
         Resource("contact_tags", "/contact_tags", "contact_tags", scope="view:contacts"),

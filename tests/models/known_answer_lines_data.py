@@ -51,16 +51,17 @@ def _payout(pid: str, day: str, amount: str, status: str) -> dict[str, Any]:
 def _line(payout: str, n: int, kind: str, customer: str | None, created: str, amount: str,
           fee: str, presented: tuple[str, str] | None = None, rate: str = "1.0",
           order: str | None = None) -> dict[str, Any]:
-    """One line as the source writes it (C2): decimals in major units, net = amount - fee."""
+    """One line as the source writes it (C2): decimals in major units, net = amount - fee; values
+    written for people, as the platform writes them (A8: `Platform Payments`, `Visa`)."""
     amount_d, fee_d = Decimal(amount), Decimal(fee)
     shown, shown_currency = presented or (amount, "USD")
     return {
         "payout_id": payout, "line_number": n, "site_id": S, "transaction_type": kind,
-        "pricing_type": "one-time", "amount": amount_d, "sales_tax": Decimal("0"),
+        "pricing_type": "One Time", "amount": amount_d, "sales_tax": Decimal("0"),
         "fee": fee_d, "net": amount_d - fee_d, "currency": "USD",
         "presented_amount": Decimal(shown), "presented_currency": shown_currency,
-        "exchange_rate": Decimal(rate), "customer_id": customer, "provider": "platform_payments",
-        "payment_method": "card", "created_at": ts(f"2024-05-{created}+00:00"), "quantity": 1,
+        "exchange_rate": Decimal(rate), "customer_id": customer, "provider": "Platform Payments",
+        "payment_method": "Visa", "created_at": ts(f"2024-05-{created}+00:00"), "quantity": 1,
         "order_number": order,
     }
 

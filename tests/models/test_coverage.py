@@ -238,3 +238,62 @@ def test_models_command_prints_what_is_missing_instead_of_zeros(raw_db) -> None:
         in result.output
     bad = CliRunner().invoke(main, ["models", "--duckdb", path, "--stale-after-days", "-1"])
     assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("payouts_sync", "without", "reason"),
+    [
+        (None, ("payouts",), "payouts not loaded"),
+        (sync_row("payouts", "failed", NOT_FOUND_404), (), "payouts last sync failed"),
+        # a first listing that has not completed (issue 30's `partial`): any status but a
+        # completed one is not complete
+        (sync_row("payouts", "partial", "first listing not complete", synced=None), (),
+         "payouts last sync partial"),
+    ],
+    ids=["not-loaded", "failed", "partial"],
+)
+def test_marts_state_no_amount_built_on_incomplete_payouts(raw_db, payouts_sync, without,
+                                                           reason) -> None:
+    """Issue 29: an analyst querying the marts never gets a confident wrong number."""
+    syncs = [sync_row("transactions"), sync_row("purchases"),
+             *([payouts_sync] if payouts_sync else [])]
+    path = built(raw_db, rows_with(*syncs, without=without))
+    balances = fetch_dicts(path, "select * from analytics.unpaid_balance")
+    assert balances, "the balance keeps its rows, to say why it has no amount"
+    for row in balances:
+        assert row["amount_unavailable_reason"] == reason
+        assert all(row[c] is None for c in row if c.endswith("_in_cents")), row
+    assert fetch_dicts(path, "select * from analytics.unpaid_transactions") == []
+    figures = headline_figures(path, now=NOW)
+    assert figures["unpaid_balance_in_cents"] is None
+    assert figures["unavailable"]["unpaid_balance"] == reason
+
+
+def test_marts_state_the_balance_when_every_input_is_complete(raw_db) -> None:
+    path = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
+                                   sync_row("payouts")))
+    balances = fetch_dicts(path, "select * from analytics.unpaid_balance")
+    assert balances and all(r["amount_unavailable_reason"] is None
+                            and r["unpaid_balance_in_cents"] is not None for r in balances)
+
+
+def test_payout_scope_labels_which_revenue_the_payouts_cover(raw_db) -> None:
+    """Issue 29: the platform's payouts carry only what its own processor settled."""
+    complete = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
+                                       sync_row("payouts")))
+    scope = {r["provider"]: r for r in fetch_dicts(
+        complete, "select provider, sum(covered_net_in_cents) as covered, "
+                  "sum(not_covered_net_in_cents) as not_covered, min(coverage_reason) as reason "
+                  "from analytics.payout_scope group by provider")}
+    assert set(scope) == {"platform_payments", "stripe"}
+    assert scope["platform_payments"]["covered"] != 0
+    assert scope["platform_payments"]["not_covered"] == 0
+    assert scope["stripe"]["covered"] == 0 and scope["stripe"]["not_covered"] != 0
+    assert "in no payout" in scope["stripe"]["reason"]
+    rows = rows_with(sync_row("transactions"), sync_row("purchases"), without=("payouts",))
+    missing = raw_db(rows, name="without_payouts.duckdb")
+    run_models(missing, as_of=AS_OF)
+    rows = fetch_dicts(missing, "select * from analytics.payout_scope")
+    assert rows and all(r["covered_net_in_cents"] is None
+                        and r["not_covered_net_in_cents"] == r["net_in_cents"]
+                        and r["coverage_reason"] == "payouts not loaded" for r in rows)

@@ -117,3 +117,27 @@ def test_incremental_sync_after_activity_still_reconciles(sandbox_factory, sync_
     assert second.row_counts["stg_transactions"] > first.row_counts["stg_transactions"]
     (row,) = fetch_dicts(str(path), "select count(*) as n from analytics.payout_reconciliation where status = 'paid' and difference_in_cents <> 0")
     assert row["n"] == 0
+
+
+def test_bundles_split_across_offers_and_offers_add_up_to_revenue(built) -> None:
+    """Issue 29, on synced sandbox data: some transactions pay several purchases; per-offer
+    revenue adds up to revenue_daily's per currency, which equals the transactions' own total."""
+    path, result = built
+    bundles = fetch_dicts(path, "select transaction_id, count(*) as parts, sum(amount_in_cents) "
+                                "as split from analytics_staging.int_transaction_offers "
+                                "where is_bundle group by transaction_id")
+    assert bundles and all(b["parts"] > 1 for b in bundles)
+    by_currency = fetch_dicts(path, """
+        with offers as (select currency, sum(net_revenue_in_cents) as net
+                        from analytics.offer_performance group by currency),
+             daily as (select currency, sum(net_in_cents) as net
+                       from analytics.revenue_daily group by currency),
+             own as (select currency, sum(amount_in_cents) as net
+                     from analytics_staging.int_transactions, analytics_staging.int_as_of
+                     where date_day <= as_of_date group by currency)
+        select daily.currency, offers.net as offers_net, daily.net as daily_net, own.net as own_net
+        from daily left join offers using (currency) left join own using (currency)""")
+    assert by_currency and all(r["offers_net"] == r["daily_net"] == r["own_net"]
+                               for r in by_currency), by_currency
+    tests = {t.name: t.passed for t in result.tests}
+    assert tests["offer_performance_adds_up"] and tests["revenue_daily_matches_transactions"]

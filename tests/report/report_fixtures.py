@@ -277,6 +277,15 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
         ('2147483702', '4000000004', 'Coaching', 'USD', 500000::BIGINT, 5, 4, false))
         t(site_id, offer_id, offer_title, currency, net_revenue_in_cents, purchases_count,
           customers_count, is_deleted)""")
+    con.execute("""CREATE TABLE analytics.payout_scope AS SELECT * FROM (VALUES
+        ('2147483701', 'platform_payments', 'USD', 900000::BIGINT, 0::BIGINT,
+         'settled by the platform into its payouts'),
+        ('2147483702', 'platform_payments', 'USD', 100000::BIGINT, 0::BIGINT,
+         'settled by the platform into its payouts'),
+        ('2147483702', 'paypal', 'USD', 0::BIGINT, 25000::BIGINT,
+         'paid out by the processor itself: in no payout of the platform'))
+        t(site_id, provider, currency, covered_net_in_cents, not_covered_net_in_cents,
+          coverage_reason)""")
     write_coverage(con, coverage_rows())
     if with_raw:
         con.execute("CREATE SCHEMA creator_platform")

@@ -148,6 +148,15 @@ def test_settlement_delay_is_read_per_site_provider_and_month(warehouse: pathlib
     assert [(d.site_id, d.date_month) for d in since] == [(SITES[0], dt.date(2026, 3, 1))]
 
 
+def test_payout_scope_says_which_revenue_the_payouts_cover(warehouse: pathlib.Path) -> None:
+    scope = load(warehouse).payout_scope
+    assert [(r.provider, r.currency, r.covered, r.not_covered) for r in scope] == [
+        ("paypal", "USD", 0, 25000), ("platform_payments", "USD", 1000000, 0)]
+    assert "no payout" in scope[0].reason
+    only = load(warehouse, site_id=SITES[0]).payout_scope
+    assert [(r.provider, r.covered) for r in only] == [("platform_payments", 900000)]
+
+
 def test_top_offers_rank_by_net_revenue_per_currency(warehouse: pathlib.Path) -> None:
     offers = load(warehouse).offers
     assert [(o.offer_id, o.net) for o in offers["USD"]] == [

@@ -21,6 +21,7 @@ from sandbox_contract_helpers import (
     expected_payout_lines,
     line_key,
     line_type,
+    normal,
     number,
     parse_ts,
     payout_details,
@@ -69,23 +70,31 @@ def test_brand_word_moves_the_payouts_path_and_type(acme, api, site_ids):
 
 def test_brand_word_detail_equals_the_default_detail(acme, api, site_id):
     payout = api.all(PATH, {"filter[site_id]": site_id})[4]
-    ours = acme.get(f"{ACME}/{payout['id']}")
-    plain = api.get(f"{PATH}/{payout['id']}")
+    site = {"filter[site_id]": site_id}
+    ours = acme.get(f"{ACME}/{payout['id']}", site)
+    plain = api.get(f"{PATH}/{payout['id']}", site)
     assert ours["data"]["type"] == ACME
     assert ours["links"]["self"].endswith(f"/v1/{ACME}/{payout['id']}")
-    assert ours["data"]["attributes"] == plain["data"]["attributes"]
-    assert_error(acme.raw_get(f"{PATH}/{payout['id']}"), 404)
+    # the same payout, but its lines name the processor under the brand word (A8)
+    mine, theirs = ours["data"]["attributes"], plain["data"]["attributes"]
+    assert {line["provider"] for line in mine["transactions"]} == {"Acme Payments"}
+    assert {line["provider"] for line in theirs["transactions"]} == {"Platform Payments"}
+    for line in [*mine["transactions"], *theirs["transactions"]]:
+        line.pop("provider")
+    assert mine == theirs
+    assert_error(acme.raw_get(f"{PATH}/{payout['id']}", site), 404)
 
 
 def test_brand_word_names_the_sparse_fieldset(acme, site_id):
     listed = acme.get(ACME, {"filter[site_id]": site_id, f"fields[{ACME}]": "status,amount"})
     assert all(set(p["attributes"]) == {"status", "amount"} for p in listed["data"])
     payout = listed["data"][0]["id"]
-    only_lines = acme.get(f"{ACME}/{payout}", {f"fields[{ACME}]": "transactions"})
+    site = {"filter[site_id]": site_id}
+    only_lines = acme.get(f"{ACME}/{payout}", {**site, f"fields[{ACME}]": "transactions"})
     assert set(only_lines["data"]["attributes"]) == {"transactions"}
-    no_lines = acme.get(f"{ACME}/{payout}", {f"fields[{ACME}]": "status"})
+    no_lines = acme.get(f"{ACME}/{payout}", {**site, f"fields[{ACME}]": "status"})
     assert set(no_lines["data"]["attributes"]) == {"status"}
-    ignored = acme.get(f"{ACME}/{payout}", {f"fields[{PATH}]": "status"})
+    ignored = acme.get(f"{ACME}/{payout}", {**site, f"fields[{PATH}]": "status"})
     assert "transactions" in ignored["data"]["attributes"], "fields of an absent type are ignored"
     error = assert_error(acme.raw_get(ACME, {"filter[site_id]": site_id,
                                              f"fields[{ACME}]": "nope"}), 400)
@@ -95,7 +104,7 @@ def test_brand_word_names_the_sparse_fieldset(acme, site_id):
 def test_no_response_names_the_default_word_under_another_brand(acme, site_id):
     bodies = [acme.raw_get("sites").text, acme.raw_get(ACME, {"filter[site_id]": site_id}).text]
     payout = acme.get(ACME, {"filter[site_id]": site_id})["data"][0]["id"]
-    bodies.append(acme.raw_get(f"{ACME}/{payout}").text)
+    bodies.append(acme.raw_get(f"{ACME}/{payout}", {"filter[site_id]": site_id}).text)
     bodies += [acme.raw_get(f"hooks/{event}_sample").text for event in SAMPLES]
     assert all(PATH not in body for body in bodies), "the default payouts word leaked"
 
@@ -119,7 +128,17 @@ def test_payout_detail_accepts_its_site_and_refuses_another(api, site_ids):
     payout = api.all(PATH, {"filter[site_id]": site_ids[0]})[0]["id"]
     assert api.get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[0]})["data"]["id"] == payout
     assert_error(api.raw_get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[1]}), 404)
-    assert_error(api.raw_get(f"{PATH}/{payout}", {"filter[status]": "paid"}), 400, "status")
+    assert_error(api.raw_get(f"{PATH}/{payout}", {"filter[site_id]": site_ids[0],
+                                                  "filter[status]": "paid"}), 400, "status")
+
+
+def test_payout_detail_without_its_site_is_400_naming_the_parameter(api, acme, site_ids):
+    """A8: the detail requires `filter[site_id]` "to authorize access", exactly as the list."""
+    payout = api.all(PATH, {"filter[site_id]": site_ids[0]})[0]["id"]
+    for client, path in ((api, PATH), (acme, ACME)):
+        listed = assert_error(client.raw_get(path), 400, "filter[site_id]")
+        detail = assert_error(client.raw_get(f"{path}/{payout}"), 400, "filter[site_id]")
+        assert detail["source"] == listed["source"] and "required" in detail["detail"]
 
 
 # ---- A3: payout lines (tiny, the session sandbox) --------------------------------------------
@@ -158,8 +177,13 @@ def test_line_types_amounts_and_currencies(itemised):
                 assert line["currency"] == tx["settlement_currency"] == "USD"
                 assert number(line["presented_amount"]) * 100 == tx["amount_in_cents"]
                 assert line["presented_currency"] == tx["currency"]
-                assert line["provider"] == tx["provider"]
-                assert line["pricing_type"] == tx["payment_type"], "documented choice"
+                # A8: lines write values for people; compared normalised they agree
+                assert normal(line["provider"]) == tx["provider"] == "platform_payments"
+                assert line["provider"] == "Platform Payments"
+                pricing = normal(line["pricing_type"])
+                assert pricing == tx["payment_type"] or (
+                    pricing == "subscription" and tx["payment_type"].startswith(pricing)), line
+                assert line["payment_method"][0].isupper(), line["payment_method"]
                 if line["presented_currency"] != "USD":
                     foreign += 1
                     assert number(line["exchange_rate"]) != 1
@@ -168,14 +192,11 @@ def test_line_types_amounts_and_currencies(itemised):
 
 
 def test_lines_name_the_customer_offers_coupon_and_order(api, itemised):
-    orders_seen = offers_seen = coupons_seen = 0
+    orders_seen = offers_seen = coupons_seen = bundles_seen = 0
     for site, _, details, by_key in itemised:
         customers = {c["id"]: c["attributes"] for c in api.all("customers", {"filter[site_id]": site})}
         offers = {o["id"]: o["attributes"] for o in api.all("offers", {"filter[site_id]": site})}
-        purchase_of = {}
-        for purchase in api.all("purchases", {"filter[site_id]": site}):
-            for tx_id in [t["id"] for t in purchase["relationships"]["transactions"]["data"]]:
-                purchase_of[tx_id] = purchase["attributes"]
+        purchases = {p["id"]: p for p in api.all("purchases", {"filter[site_id]": site})}
         orders = api.all("orders", {"filter[site_id]": site})
         for attrs in details.values():
             for line in attrs["transactions"]:
@@ -183,8 +204,9 @@ def test_lines_name_the_customer_offers_coupon_and_order(api, itemised):
                 customer = customers[str(line["customer_id"])]
                 assert (line["customer_name"], line["customer_email"]) == (
                     customer["name"], customer["email"])
-                offer = rel_id(tx, "offer")
-                if offer is None:  # an order's payment: the line names the order
+                # the purchases a transaction pays (A8), never the deprecated `offer`
+                paid = [purchases[p["id"]] for p in tx["relationships"]["purchases"]["data"]]
+                if not paid:  # an order's payment: the line names the order
                     match = [o for o in orders
                              if str(o["attributes"]["order_number"]) == line["order_number"]]
                     assert len(match) == 1, line
@@ -196,15 +218,20 @@ def test_lines_name_the_customer_offers_coupon_and_order(api, itemised):
                     orders_seen += 1
                     continue
                 assert line["order_number"] is None, "a purchase without an order"
-                assert line["offer_ids"] == [int(offer)]
-                if offer in offers:  # archived offers are not listed
-                    assert line["offer_titles"] == [offers[offer]["title"]]
+                paid_offers = [rel_id(p, "offer") for p in paid]
+                assert line["offer_ids"] == [int(o) for o in paid_offers]
+                if len(paid) > 1:  # a bundle: one line, every offer it paid for
+                    assert rel_id(tx, "offer") is None and len(set(paid_offers)) == len(paid)
+                    bundles_seen += 1
+                if all(o in offers for o in paid_offers):  # archived offers are not listed
+                    assert line["offer_titles"] == [offers[o]["title"] for o in paid_offers]
                     offers_seen += 1
-                purchase = purchase_of[tx["id"]]
+                purchase = paid[0]["attributes"]
                 assert line["coupon_used"] == purchase["coupon_code"]
                 assert line["quantity"] == purchase["quantity"]
                 coupons_seen += line["coupon_used"] is not None
     assert orders_seen and offers_seen and coupons_seen, (orders_seen, offers_seen, coupons_seen)
+    assert bundles_seen, "no bundled transaction in a payout: the check proves nothing for them"
 
 
 def test_failed_payouts_lines_come_again_on_the_next_payout(itemised):

@@ -215,9 +215,10 @@ def test_default_form_without_site_filter_is_the_first_sites(api, catalog, site_
 def test_payout_detail_of_an_unknown_id_is_404(api, catalog, site_id):
     """Addendum A3 adds the payout detail; an id that is no payout still answers 404."""
     payout = catalog.all("platform_payments_payouts", site_id)[0]
-    assert api.raw_get(f"platform_payments_payouts/{payout['id']}").status_code == 200
-    assert_error(api.raw_get("platform_payments_payouts/3999999999"), 404)
-    assert_error(api.raw_get(f"platform_payments_payouts/{site_id}"), 404)
+    site = {"filter[site_id]": site_id}
+    assert api.raw_get(f"platform_payments_payouts/{payout['id']}", site).status_code == 200
+    assert_error(api.raw_get("platform_payments_payouts/3999999999", site), 404)
+    assert_error(api.raw_get(f"platform_payments_payouts/{site_id}", site), 404)
 
 
 def test_unlisted_transactions_are_referenced_but_not_readable(api, catalog, site_id):

@@ -79,10 +79,17 @@ def test_collections_without_sort_reject_it(api, site_id, collection):
     assert_error(response, 400, "sort")
 
 
-@pytest.mark.parametrize("collection", ["contacts", "purchases", "transactions", "platform_payments_payouts"])
+@pytest.mark.parametrize("collection", ["purchases", "transactions", "platform_payments_payouts"])
 def test_unsorted_lists_are_in_id_order(catalog, site_id, collection):
     ids = [int(r["id"]) for r in catalog.all(collection, site_id)]
     assert ids == sorted(ids)
+
+
+@pytest.mark.parametrize("collection", ["contacts", "customers", "contact_notes"])
+def test_people_and_notes_unsorted_are_newest_first(catalog, site_id, collection):
+    """A8: contacts, customers and contact notes default to created_at, newest first."""
+    ids = [int(r["id"]) for r in catalog.all(collection, site_id)]
+    assert ids == sorted(ids, reverse=True)
 
 
 def test_contact_tags_sort_by_email_keeps_id_order(api, catalog, site_id):

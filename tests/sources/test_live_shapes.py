@@ -2,7 +2,8 @@
 
 `cassettes/live_payouts_and_order_items.yaml` was written from platform-addendum.md's tables (not
 recorded): payouts under the brand word `acme`, a capitalised status, payout details whose lines
-say `Sales` and carry `ORD-` order numbers, and a page of `/v1/order_items`.
+say `Sales` and carry `ORD-` order numbers, and a page of `/v1/order_items`. Like the live
+document (A8), it refuses a payout detail read without `filter[site_id]`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import httpx
 import vcr
 
 from common.warehouse import resolve_warehouse
@@ -63,6 +65,18 @@ def test_brand_payouts_and_their_lines_replay_into_the_warehouse(tmp_path):
             "select p.id, p.amount, sum(l.net) from creator_platform.payouts p join "
             "creator_platform.payout_lines l on l.payout_id = p.id group by 1, 2 "
             "having sum(l.net) <> p.amount").fetchall() == []
+
+
+def test_the_replay_refuses_a_payout_detail_without_its_site():
+    """The refusal the test above loads lines despite: the source must send the site."""
+    recorder = vcr.VCR(cassette_library_dir=str(CASSETTES), record_mode="none",
+                       match_on=("method", "path", "query"))
+    with recorder.use_cassette("live_payouts_and_order_items.yaml", allow_playback_repeats=True):
+        bare = httpx.get("http://127.0.0.1:8765/v1/acme_payments_payouts/3909531000")
+        sited = httpx.get("http://127.0.0.1:8765/v1/acme_payments_payouts/3909531000",
+                          params={"filter[site_id]": SITE})
+    assert bare.status_code == 400 and "filter[site_id]" in bare.text
+    assert sited.status_code == 200 and sited.json()["data"]["attributes"]["transactions"]
 
 
 def test_an_order_items_page_replays_with_its_order(tmp_path):

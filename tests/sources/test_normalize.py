@@ -209,19 +209,28 @@ def test_link_table_hints_merge_on_parent():
 def test_pii_hash_reaches_every_table_and_drop_removes_columns():
     docs = [
         res("contacts", "c1", {"email": " Ada@Example.com ", "phone_number": "+1 (555) 010-0000", "name": "Ada"}),
-        res("form_submissions", "f1", {"email": "ada@example.com", "address_city": "Paris"}),
+        res("form_submissions", "f1", {"email": "ada@example.com", "address_city": "Paris", "name": "Ada "}),
+        res("customers", "u1", {"name": "ada"}),
+        res("contact_tags", "t1", {"name": "VIP"}),
+        res("offers", "o1", {"name": "Course"}),
     ]
     hashed = normalize_resources(docs, site_id="1", extracted_at=AT, pii="hash", pii_salt="pepper")
     expected = hashlib.sha256(b"pepperada@example.com").hexdigest()
     assert hashed["contacts"][0]["email"] == expected
     assert hashed["form_submissions"][0]["email"] == expected  # joinable across tables
     assert hashed["contacts"][0]["phone_number"] == hashlib.sha256(b"pepper+15550100000").hexdigest()
-    assert hashed["contacts"][0]["name"] == "Ada"
+    # a person's name is personal in the people tables, and hashes alike across them
+    name = hashlib.sha256(b"pepperada").hexdigest()
+    assert [hashed[t][0]["name"] for t in ("contacts", "customers", "form_submissions")] == [name] * 3
+    # a tag's or an offer's name is not
+    assert hashed["contact_tags"][0]["name"] == "VIP" and hashed["offers"][0]["name"] == "Course"
     dropped = normalize_resources(docs, site_id="1", extracted_at=AT, pii="drop")
     tables = rows_to_arrow(dropped, pii="drop")
     assert "email" not in tables["contacts"].column_names
     assert "address_city" not in tables["form_submissions"].column_names
-    assert "name" in tables["contacts"].column_names
+    for table in ("contacts", "customers", "form_submissions"):
+        assert "name" not in tables[table].column_names, table
+    assert "name" in tables["contact_tags"].column_names and "name" in tables["offers"].column_names
 
 
 def test_attribute_cannot_overwrite_bookkeeping_columns():
@@ -400,3 +409,24 @@ def test_planned_conversion_fails_exactly_as_the_per_attribute_path(monkeypatch,
     planned = _outcome(page)
     assert planned[0] == "error" and planned[2] == "7"
     assert planned == _per_attribute(monkeypatch, lambda: _outcome(page))
+
+
+def test_a_bundled_transaction_lands_every_purchase_it_pays():
+    """A8: `relationships.purchases` is to-many (several for a bundle) and `offer` is null."""
+    bundle = res("transactions", "t1", {"amount_in_cents": 4000},
+                 {"offer": one("offers", None), "purchases": many("purchases", "p1", "p2")})
+    rows = normalize_resources([bundle], site_id="1", extracted_at=AT)
+    assert rows["transactions"][0]["offer_id"] is None
+    assert sorted((r["transaction_id"], r["purchase_id"]) for r in rows["transactions_purchases"]) == [
+        ("t1", "p1"), ("t1", "p2")]
+    table = rows_to_arrow(rows)["transactions_purchases"]
+    hints = table_hints("transactions_purchases", dict.fromkeys(table.column_names, "text"))
+    assert hints["merge_key"] == "transaction_id"
+
+
+def test_a_payout_status_written_for_people_is_compared_normalised():
+    """A8: statuses are capitalised for people; lower case, spaces and underscores alike."""
+    for sent in ("In Transit", "in_transit", " IN  transit ", "In_Transit"):
+        rows = normalize_resources([res("acme_payments_payouts", "p1", {"status": sent})],
+                                   site_id="1", extracted_at=AT)
+        assert rows["payouts"][0]["status"] == "in_transit", sent

@@ -208,11 +208,14 @@ def test_pii_mode_applies_to_rows_and_raw_payloads(tmp_path):
     put(journal, payment_succeeded(), b"{not json with ada@example.com")
     load_all(journal, loader)
     journal.close()
-    expected = {"email": "ada@example.com"}
-    apply_pii(expected, "hash", "pepper")
-    assert query(db, "SELECT email FROM creator_platform.customers") == [(expected["email"],)]
+    expected = {"email": "ada@example.com", "name": "Ada"}
+    apply_pii(expected, "hash", "pepper", "customers")
+    assert expected["name"] != "Ada", "a customer's name is personal"
+    assert query(db, "SELECT email, name FROM creator_platform.customers") == [
+        (expected["email"], expected["name"])]
     [(payload,)] = query(db, "SELECT payload FROM creator_platform.webhook_events")
     assert "ada@example.com" not in payload and expected["email"] in payload
+    assert '"Ada"' not in payload and expected["name"] in payload
     assert query(db, "SELECT body FROM creator_platform.webhook_dead_letters") == [(None,)]
 
 

@@ -1,7 +1,10 @@
 -- description: what the finance figures are built on, one row per raw resource they read:
 -- the records loaded, the newest of them, and what the last sync of the resource did (raw
 -- `sync_resources`; on a warehouse synced before that table existed, the dataset's last
--- completed load). A resource with no records is not loaded, whatever the reason.
+-- completed load). A resource with no records is not loaded, whatever the reason. A figure is
+-- stated only from complete resources (`is_complete`): loaded, and the latest sync of it
+-- completed (status `synced`, or `complete`/`ok`; any other status, such as `failed` or a first
+-- listing still `partial`, is not), else the marts carry no amount and `incomplete_reason` says why.
 -- grain: resource
 with transactions as (
     select * from {{ ref('stg_transactions') }}
@@ -116,7 +119,15 @@ final as (
         -- every record created before this instant is loaded: the platform's clock when the
         -- last completed sync began listing, else that sync's own start
         coalesce(recorded_complete_through_at, last_synced_at) as complete_through_at,
-        cast(known_missing_count as bigint) as known_missing_count
+        cast(known_missing_count as bigint) as known_missing_count,
+        records_count > 0
+            and (not is_sync_recorded
+                or lower(sync_status) in ('synced', 'complete', 'ok')) as is_complete,
+        case
+            when records_count = 0 then resource || ' not loaded'
+            when is_sync_recorded and lower(sync_status) not in ('synced', 'complete', 'ok')
+                then resource || ' last sync ' || coalesce(sync_status, 'unknown')
+        end as incomplete_reason
     from joined
 )
 

@@ -3,7 +3,10 @@
 -- the latest known; payouts initiated after the as-of date are ignored). A transaction is in
 -- a payout when a line of it is matched to the transaction, or, for a payout without lines,
 -- when the payout rule assigns it; it has settled when it is in a payout or its payable day
--- (its site's settlement delay, int_settlement_delays) has come.
+-- (its site's settlement delay, int_settlement_delays) has come. Built on payouts and
+-- transactions: unless both are complete (data_coverage.is_complete), every amount is NULL and
+-- `amount_unavailable_reason` says what is missing (a balance without its payouts would count
+-- money already paid out as unpaid).
 -- grain: site_id, currency
 with settlements as (
     select * from {{ ref('int_settlements') }}
@@ -23,6 +26,18 @@ payouts as (
 
 as_of as (
     select * from {{ ref('int_as_of') }}
+),
+
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
+inputs as (
+    -- one row: why the amounts cannot be stated (NULL: they can)
+    select string_agg(incomplete_reason, '; ' order by resource) as amount_unavailable_reason
+    from coverage
+    where resource in ('payouts', 'transactions')
+        and not is_complete
 ),
 
 carried as (
@@ -90,17 +105,28 @@ final as (
         keys.site_id,
         keys.currency,
         as_of.as_of_utc_date as as_of_date,
-        cast(coalesce(balances.settled_in_cents, 0) as bigint) as settled_in_cents,
-        cast(coalesce(balances.paid_out_in_cents, 0) as bigint) as paid_out_in_cents,
-        cast(coalesce(balances.unpaid_balance_in_cents, 0) as bigint) as unpaid_balance_in_cents,
-        cast(coalesce(balances.in_transit_in_cents, 0) as bigint) as in_transit_in_cents,
-        cast(coalesce(balances.awaiting_payout_in_cents, 0) as bigint) as awaiting_payout_in_cents,
-        cast(coalesce(balances.not_yet_settled_in_cents, 0) as bigint) as not_yet_settled_in_cents,
+        case when inputs.amount_unavailable_reason is null
+            then cast(coalesce(balances.settled_in_cents, 0) as bigint) end as settled_in_cents,
+        case when inputs.amount_unavailable_reason is null
+            then cast(coalesce(balances.paid_out_in_cents, 0) as bigint) end as paid_out_in_cents,
+        case when inputs.amount_unavailable_reason is null
+            then cast(coalesce(balances.unpaid_balance_in_cents, 0) as bigint) end
+            as unpaid_balance_in_cents,
+        case when inputs.amount_unavailable_reason is null
+            then cast(coalesce(balances.in_transit_in_cents, 0) as bigint) end as in_transit_in_cents,
+        case when inputs.amount_unavailable_reason is null
+            then cast(coalesce(balances.awaiting_payout_in_cents, 0) as bigint) end
+            as awaiting_payout_in_cents,
+        case when inputs.amount_unavailable_reason is null
+            then cast(coalesce(balances.not_yet_settled_in_cents, 0) as bigint) end
+            as not_yet_settled_in_cents,
+        inputs.amount_unavailable_reason,
         last_paid.last_paid_payout_date,
         delays.settlement_delay_days,
         delays.settlement_delay_source
     from keys
     cross join as_of
+    cross join inputs
     left join balances
         on keys.site_id = balances.site_id
         and keys.currency = balances.currency

@@ -2,7 +2,9 @@
 -- by the as-of date (its UTC day + its site's settlement delay) and that no payout carries: no
 -- line of a payout that was not failed/canceled is matched to it (nor, for a payout without
 -- lines, does the payout rule assign it). The money finance chases; it adds up to
--- unpaid_balance.awaiting_payout_in_cents.
+-- unpaid_balance.awaiting_payout_in_cents. No rows unless payouts and transactions are both
+-- complete (data_coverage.is_complete): without its payouts every settled transaction would
+-- look unpaid; unpaid_balance.amount_unavailable_reason says what is missing.
 -- grain: transaction_id
 with settlements as (
     select * from {{ ref('int_settlements') }}
@@ -14,6 +16,17 @@ transaction_payouts as (
 
 as_of as (
     select * from {{ ref('int_as_of') }}
+),
+
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
+incomplete_inputs as (
+    select resource
+    from coverage
+    where resource in ('payouts', 'transactions')
+        and not is_complete
 ),
 
 carried as (
@@ -76,6 +89,7 @@ final as (
         on settlements.transaction_id = rolled_forward.transaction_id
     where carried.transaction_id is null
         and settlements.payable_date <= as_of.as_of_utc_date
+        and not exists (select 1 from incomplete_inputs)
 )
 
 select * from final

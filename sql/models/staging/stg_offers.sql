@@ -13,7 +13,7 @@ final as (
         internal_title,
         upper(coalesce(currency, 'USD')) as currency,
         price_in_cents,
-        lower(payment_type) as payment_type,
+        replace(lower(trim(payment_type)), ' ', '_') as payment_type,
         coalesce(subscription, false) or lower(coalesce(payment_type, '')) like 'subscription%'
             as is_subscription,
         case

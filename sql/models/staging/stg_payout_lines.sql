@@ -10,7 +10,7 @@ with source as (
 typed as (
     select
         *,
-        lower(trim(transaction_type)) as type_word,
+        replace(lower(trim(transaction_type)), ' ', '_') as type_word,
         -- 'ORD-12345' -> '12345'; anything else is kept as sent (and only used if all digits)
         case
             when upper(trim(order_number)) like 'ORD-%' then trim(substr(trim(order_number), 5))
@@ -32,7 +32,9 @@ final as (
             else type_word
         end as line_type,
         transaction_type,
-        lower(pricing_type) as pricing_type,
+        -- A8: lines write values for people (`Subscription`, `Acme Payments`, `Visa`):
+        -- compared lower case, spaces and underscores alike
+        replace(lower(trim(pricing_type)), ' ', '_') as pricing_type,
         cast(round(amount * 100, 0) as bigint) as amount_in_cents,
         cast(round(coalesce(fee, 0) * 100, 0) as bigint) as fee_in_cents,
         cast(round(net * 100, 0) as bigint) as net_in_cents,
@@ -54,8 +56,8 @@ final as (
         case
             when {{ regex_matches('order_digits', "'^[0-9]{1,18}$'") }} then cast(order_digits as bigint)
         end as order_number,
-        lower(provider) as provider,
-        lower(payment_method) as payment_method,
+        replace(lower(trim(provider)), ' ', '_') as provider,
+        replace(lower(trim(payment_method)), ' ', '_') as payment_method,
         created_at,
         coupon_used,
         quantity

@@ -9,7 +9,8 @@ final as (
     select
         cast(id as text) as payout_id,
         site_id,
-        lower(status) as status,
+        -- A8: written for people (`In Transit`); compared lower case, spaces as underscores
+        replace(lower(trim(status)), ' ', '_') as status,
         cast(amount as decimal(38, 9)) as amount,
         cast(round(cast(amount as decimal(38, 9)) * 100, 0) as bigint) as amount_in_cents,
         cast(amount as decimal(38, 9)) * 100

@@ -13,7 +13,7 @@ final as (
         offer_id,
         amount_in_cents,
         upper(currency) as currency,
-        lower(payment_type) as payment_type,
+        replace(lower(trim(payment_type)), ' ', '_') as payment_type,
         multipay_payments_made,
         quantity,
         coupon_code,

@@ -1,4 +1,6 @@
--- description: one row per listed transaction; money stays in integer cents, currencies upper-cased
+-- description: one row per listed transaction; money stays in integer cents, currencies
+-- upper-cased; provider, action, state and payment type compared normalised (A8: lower case,
+-- spaces and underscores alike)
 -- grain: transaction_id
 with source as (
     -- the latest extraction of each id (see models/render.py)
@@ -11,10 +13,10 @@ final as (
         site_id,
         customer_id,
         offer_id,
-        provider,
-        lower(action) as action,
-        lower(state) as state,
-        lower(payment_type) as payment_type,
+        replace(lower(trim(provider)), ' ', '_') as provider,
+        replace(lower(trim(action)), ' ', '_') as action,
+        replace(lower(trim(state)), ' ', '_') as state,
+        replace(lower(trim(payment_type)), ' ', '_') as payment_type,
         coalesce(amount_in_cents, 0) as amount_in_cents,
         coalesce(sales_tax_in_cents, 0) as sales_tax_in_cents,
         coalesce(payment_fee_in_cents, 0) as payment_fee_in_cents,
