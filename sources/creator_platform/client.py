@@ -410,7 +410,7 @@ class CreatorPlatformClient:
         resource: str | None,
         decode: Callable[[bytes], Any] | None = None,
     ) -> Any:
-        permit = self.limiter.acquire()
+        permit = self.limiter.acquire(in_budget=resource != "oauth")
         self.stats.add("requests")
         try:
             response = self._http.request(method, url, headers=headers, content=content)

@@ -108,7 +108,8 @@ def _resource_rows(
                   exc_info=not isinstance(exc, CreatorPlatformError))
         report.set_outcome(resource.name, "failed", reason)
         return
-    report.set_outcome(resource.name, "synced")
+    if resource.name not in report.outcomes:  # a listing that stopped said "partial" already
+        report.set_outcome(resource.name, "synced")
 
 
 FALLBACK_STATE = "_via_fallback"  # state of the fallback reads, apart from the list's
@@ -324,6 +325,7 @@ def _options(
         pushed_keys=host.pushed_keys,
         payouts_path=path,
         on_page=host.on_page,
+        stop=host.stop,
     )
 
 
@@ -407,6 +409,8 @@ def creator_platform_source(
         )
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
+    if rt.limiter is not None:  # the host's, shared by its calls of one run
+        client.limiter = rt.limiter
     run = SyncRun(client, opts, RunReport(), extract_started=datetime.now(UTC))
     try:
         selected = _resources(run)
