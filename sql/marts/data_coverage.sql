@@ -1,7 +1,8 @@
 -- description: what the finance figures are built on, one row per raw resource they read:
 -- the records loaded, the newest of them, and what the last sync of the resource did (raw
 -- `sync_resources`; on a warehouse synced before that table existed, the dataset's last
--- completed load). A resource with no records is not loaded, whatever the reason.
+-- completed load). A resource with no records is not loaded, whatever the reason; nor is one
+-- whose first sync has not completed.
 -- grain: resource
 with transactions as (
     select * from {{ ref('stg_transactions') }}
@@ -106,7 +107,11 @@ final as (
     select
         resource,
         cast(records_count as bigint) as records_count,
-        records_count > 0 as is_loaded,
+        -- a resource whose first listing has not completed (a sync stopped at its time
+        -- budget or by a signal, status `partial`) holds part of the account: not loaded
+        records_count > 0
+            and not coalesce(sync_status = 'partial' and last_synced_at is null, false)
+            as is_loaded,
         newest_record_at,
         is_sync_recorded,
         sync_status,
