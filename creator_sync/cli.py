@@ -33,6 +33,7 @@ from common.terminal import (
 COMMANDS: dict[str, str] = {
     "sandbox": "sandbox.cli:sandbox_command",
     "sync": "pipelines.sync:sync_command",
+    "status": "pipelines.status:status_command",
     "demo": "creator_sync.demo:demo_command",
     "models": "models.cli:models_command",
     "hooks": "pipelines.webhooks.cli:hooks_command",

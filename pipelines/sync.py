@@ -382,6 +382,9 @@ def _sync_round(
     stats = result.stats  # one set of counters across rounds (progress, summary)
     args = source_arguments(settings)
     args["resources"] = list(resources) if resources is not None else args["resources"]
+    # a full refresh drops and restarts in its first round; later rounds go on from the
+    # places the first one kept (the dropped state left every other listing a first sync)
+    args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
         source = creator_platform_source(**args, host=Runtime(
             stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
@@ -394,12 +397,14 @@ def _sync_round(
                 refresh="drop_resources" if settings.full_refresh and clock.rounds == 1 else None,
                 workers=max(2, settings.concurrency),
             )
-            if clock.spent() is not None:  # stopping: reads still waiting are not sent
-                clock.limiter.close()
-            else:
+            if clock.spent() == "signal":  # stop now: customers named by new money wait
+                run.dependents_extracted = True
+            else:  # (a budget still re-reads them: a few reads, bounded by this run's money)
                 refresh = dependent_refresh(run)  # in this round's load
                 if refresh is not None:
                     pipeline.extract(refresh)
+            if clock.spent() is not None:  # stopping: reads still waiting are not sent
+                clock.limiter.close()
         finally:
             run.close()  # revoke the session before the long local steps
     report = run.report

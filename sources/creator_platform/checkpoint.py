@@ -9,8 +9,9 @@ that page. The next round (or run) reads the same listing from that page on; the
 advance only when the listing completes, to the clock at its first start.
 
 The page to go on from is the last page read, read again: records deleted or archived since
-move later records onto earlier pages, by up to a page without a skip; a record read twice is
-merged on its key. A site finished while others of the same resource were not is marked done
+move later records onto earlier pages, by up to a page without a skip. Of that page, only the
+records not loaded already (not among the ids the place keeps) are processed: no detail read
+twice; a record read twice otherwise is merged on its key. A site finished while others of the same resource were not is marked done
 until the resource completes, so it is not read again meanwhile.
 
 A listing with a window (an incremental run) is not resumable by page (newest first, or read
@@ -42,10 +43,13 @@ class Place:
     started: datetime  # the platform's clock when the listing first began
     cursor: datetime | None  # the newest cursor value read so far
     reason: str  # the plan's reason, for the log and the summary
+    # ids of the records of `page` already loaded (with their detail reads): read again, only
+    # the records that moved onto it since are new
+    ids: tuple[str, ...] = ()
 
     def to_state(self) -> dict[str, Any]:
         return {"page": self.page, "before": self.before, "started": _iso(self.started),
-                "cursor": _iso(self.cursor), "reason": self.reason}
+                "cursor": _iso(self.cursor), "reason": self.reason, "ids": list(self.ids)}
 
 
 def place_of(site_state: dict[str, Any]) -> Place | None:
@@ -57,7 +61,8 @@ def place_of(site_state: dict[str, Any]) -> Place | None:
         return Place(page=max(1, int(raw["page"])), before=max(0, int(raw.get("before") or 0)),
                      started=parse_timestamp(raw["started"]),
                      cursor=parse_timestamp(raw["cursor"]) if raw.get("cursor") else None,
-                     reason=str(raw.get("reason") or "first sync"))
+                     reason=str(raw.get("reason") or "first sync"),
+                     ids=tuple(str(i) for i in raw.get("ids") or ()))
     except (TypeError, ValueError):
         return None
 
@@ -68,8 +73,15 @@ def is_done(site_state: dict[str, Any]) -> bool:
     return isinstance(raw, dict) and raw.get("done") is True
 
 
-def mark_done(site_state: dict[str, Any]) -> None:
-    site_state[RESUME_KEY] = {"done": True}
+def mark_done(site_state: dict[str, Any], full: bool) -> None:
+    """`full`: it was a complete listing (every record of the site was read)."""
+    site_state[RESUME_KEY] = {"done": True, "full": full}
+
+
+def was_full(site_state: dict[str, Any]) -> bool:
+    """A site marked done read every record (a complete listing)."""
+    raw = site_state.get(RESUME_KEY)
+    return isinstance(raw, dict) and raw.get("full") is True
 
 
 def keep_place(site_state: dict[str, Any], place: Place) -> None:

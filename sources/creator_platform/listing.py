@@ -165,6 +165,14 @@ def _with_details(
             read.cancel()
 
 
+def _without(page: Page, loaded: set[str]) -> Page:
+    """The page without the records a stopped listing loaded already (its place's ids)."""
+    if not loaded:
+        return page
+    data = [r for r in page.data if not (isinstance(r, dict) and str(r.get("id")) in loaded)]
+    return Page(page.number, page.url, {**page.doc, "data": data})
+
+
 def carried(groups: list[tuple[str, list[Any]]]) -> int:
     """Rows a detail read carries, about: its records, and the lines of line arrays (a
     streamed one counted by the check that read it, `LineStream.count`)."""
@@ -216,6 +224,7 @@ class SiteListing:
     resumed: checkpoint.Place | None = None  # where an earlier round or run stopped it
     stopped_at: int | None = None  # the last page read when the host stopped the listing
     last_page: int = 1  # the last page read (the resumed page before any)
+    last_ids: tuple[str, ...] = ()  # ids of the records of the last page read
     before_last: int = 0  # records listed (this run and before a resume) before the last page
 
 
@@ -252,8 +261,10 @@ class Listing:
         states = [state.setdefault(site or "_all", {}) for site in order]
         stopped = False
         for site, site_state in zip(order, states, strict=True):
-            if checkpoint.is_done(site_state):
-                continue  # completed in an earlier round of a resource not complete then
+            if checkpoint.is_done(site_state):  # completed in an earlier round or run
+                if self.resource.name == TARGET and checkpoint.was_full(site_state):
+                    self.report.customers_full.add(site)  # no customer of it to re-read
+                continue
             if stopped or self._stop(resumable=True) == "stop":
                 stopped = True
                 continue
@@ -262,7 +273,7 @@ class Listing:
             for page in self._listed_pages(run, pages):
                 run.last_page = page.number
                 yield from self._page_items(run, page)
-                if self._stop(resumable=run.plan.since is None) is not None:
+                if self._halted():
                     run.stopped_at = page.number
                     break
             if run.stopped_at is None and self._halted():  # the pages may have ended for it
@@ -278,7 +289,7 @@ class Listing:
                 continue
             self._finish(run)
             if len(order) > 1:
-                checkpoint.mark_done(site_state)
+                checkpoint.mark_done(site_state, run.plan.full)
         if stopped:
             left = checkpoint.left_of(order, state)
             log.info("%s: stopped, left: %s", self.owner.name, left)
@@ -296,6 +307,14 @@ class Listing:
             return None
         return verdict
 
+    def _draining(self, run: SiteListing) -> bool:
+        """Should this listing end after the pages in flight? At a checkpoint, once past its
+        place (each round goes forward), if it can resume; always when the run stops."""
+        verdict = self._stop(resumable=run.plan.since is None)
+        if verdict == "checkpoint":
+            return run.resumed is None or run.last_page > run.resumed.page
+        return verdict == "stop"
+
     def _halted(self) -> bool:
         """The run stops (budget, signal): waits for pages and reads are abandoned."""
         return self._stop(resumable=True) == "stop"
@@ -308,7 +327,8 @@ class Listing:
             return
         checkpoint.keep_place(run.state, checkpoint.Place(
             page=run.stopped_at, before=run.before_last, started=run.started,
-            cursor=run.cursor, reason=run.plan.reason))
+            cursor=run.cursor, reason=run.plan.reason,
+            ids=run.last_ids if run.stopped_at == run.last_page and not self._halted() else ()))
 
     # ------------------------------------------------------------------ 1. plan
     def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
@@ -397,7 +417,14 @@ class Listing:
                 if run.listed_ids is not None:
                     run.listed_ids.update(str(i["id"]) for i in page.data
                                           if isinstance(i, dict) and i.get("id") is not None)
+                run.last_ids = tuple(str(i["id"]) for i in page.data
+                                     if isinstance(i, dict) and i.get("id") is not None)
+                if start > 1 and page.number == start and run.resumed is not None:
+                    page = _without(page, set(run.resumed.ids))  # loaded before the stop
                 yield page
+            if not end and prefetched is None and self._draining(run):
+                run.stopped_at = run.last_page  # a checkpoint ended the pass: not complete
+                return
             total = total_count(end[0].doc.get("meta")) if end else None
             distinct = before + seen.distinct()
             if total is None or distinct >= total or passes >= MAX_PASSES:
@@ -418,9 +445,12 @@ class Listing:
                 field=self.cursor_field, since=run.plan.since, page_size=opts.page_size,
                 max_pages=opts.max_pages, on_end=end.append,
             )
+        if opts.stop is None:
+            return iter_pages(self.client, res, run.params, page_size=opts.page_size,
+                              max_pages=opts.max_pages, on_end=end.append, start=start)
         return iter_pages(self.client, res, run.params, page_size=opts.page_size,
                           max_pages=opts.max_pages, on_end=end.append, start=start,
-                          halted=self._halted if opts.stop is not None else None)
+                          halted=self._halted, draining=lambda: self._draining(run))
 
     def _feed_pages(self, run: SiteListing) -> Iterator[Page]:
         """Changes of a mutable field since the last run, newest first, until older (windowed

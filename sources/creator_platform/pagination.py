@@ -161,6 +161,7 @@ def iter_pages(
     first: Page | None = None,
     start: int = 1,
     halted: Callable[[], bool] | None = None,
+    draining: Callable[[], bool] | None = None,
 ) -> Iterator[Page]:
     """Yield non-empty pages in page order (`first`: page 1, when the caller already read it),
     from page `start` (a listing going on from a checkpoint, checkpoint.py).
@@ -174,7 +175,8 @@ def iter_pages(
     a page count and page N is not full: nothing can sit beyond it. Otherwise (page N full,
     so records created mid-sync may have spilled over, or only a record count / no count was
     given) pages continue one by one until an empty page. Once `halted()`, the listing ends
-    where it is, without `on_end` (it is not complete).
+    where it is, without `on_end` (it is not complete); once `draining()` (a checkpoint), no
+    page is asked for any more, and the listing ends, incomplete, after the pages in flight.
     """
     window = max(1, concurrency or client.concurrency)
     pool = client.pool
@@ -223,7 +225,8 @@ def iter_pages(
     concurrent_until = min(announced, max_pages) if announced else 1
     try:
         while True:
-            while len(pending) < window and next_number <= concurrent_until:
+            drain = draining is not None and draining()
+            while len(pending) < window and next_number <= concurrent_until and not drain:
                 pending.append(pool.submit(fetch_page, client, resource, params, next_number, page_size))
                 next_number += 1
             if pending:
@@ -232,6 +235,8 @@ def iter_pages(
                 except Halted:
                     return
             else:
+                if drain:
+                    return
                 if next_number > max_pages:
                     raise PaginationError(
                         f"more than {max_pages} pages; refusing to paginate forever "

@@ -421,11 +421,21 @@ def creator_platform_source(
     return selected
 
 
+# read first within a run: what the finance figures are built on (a budgeted first sync of a
+# large account then gives revenue and payouts after its first runs, not after its last)
+FINANCE_FIRST = ("transactions", "purchases", "payouts", "offers", "products", "orders")
+
+
+def _read_order(name: str) -> int:
+    """Finance first (in `FINANCE_FIRST`'s order), then the rest in `RESOURCES`' order."""
+    return FINANCE_FIRST.index(name) if name in FINANCE_FIRST else len(FINANCE_FIRST)
+
+
 def _resources(run: SyncRun) -> list[DltResource]:
     """Discover the sites (this takes the token), check the chosen ones, and build a resource
     per selected collection the credential may read."""
     client, opts, rep = run.client, run.options, run.report
-    names = opts.resources or tuple(RESOURCES)
+    names = sorted(opts.resources or tuple(RESOURCES), key=_read_order)
     selected = [with_paths(get_resource(n), opts.payouts_path) for n in names]
     site_pages = discover_sites(client, opts.page_size)
     listed = [str(s["id"]) for p in site_pages for s in p.data
