@@ -335,7 +335,8 @@ class Listing:
         res, opts, now = self.resource, self.options, self.client.server_now
         resumed = None if opts.full_refresh else checkpoint.place_of(site_state)
         if resumed is not None:  # a complete listing stopped earlier: the same plan, page on
-            p = Plan({}, True, f"{resumed.reason}, from page {resumed.page}")
+            p = Plan({}, True, resumed.reason)
+            log.info("%s site=%s: going on from page %s", res.name, site or "*", resumed.page)
         else:
             site_state.pop(checkpoint.RESUME_KEY, None)
             p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
@@ -533,7 +534,9 @@ class Listing:
         res = self.resource
         primary = rows.get(res.table, [])
         if res.name in FEEDERS:  # only money newer than the last run (not the look-back)
-            prev = run.prev_cursor
+            # nor money older than the customers listing that completed last (its figures
+            # hold it: a first sync in rounds or runs re-reads no customer for it)
+            prev = _later(run.prev_cursor, self.options.customers_read_at.get(run.site))
             new = [r for r in primary if prev is None or (r.get(self.cursor_field) or prev) > prev]
             self.report.add_ids("refs", run.site,
                                 {str(r["customer_id"]) for r in new if r.get("customer_id")})

@@ -55,6 +55,9 @@ class SourceOptions:
     payouts_path: str | None = None
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
     stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
+    # per site: the platform's clock when the customers listing that completed last began
+    # (its cursor in state); money older than that is in the customers' figures (refresh.py)
+    customers_read_at: dict[str | None, datetime] = field(default_factory=dict)
 
 
 # partial: the listing stopped at a checkpoint or the budget; the next run goes on from there

@@ -10,6 +10,7 @@ does what needs the loaded warehouse (`_is_deleted`, dependents, `sync_resources
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import threading
@@ -30,6 +31,7 @@ from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatf
 from .listing import Listing, table_item_hints
 from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
 from .pagination import Page, iter_pages
+from .refresh import TARGET as TARGET_CUSTOMERS
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
     ADAPTIVE_RATE,
@@ -421,6 +423,23 @@ def creator_platform_source(
     return selected
 
 
+def _customers_read_at(full_refresh: bool) -> dict[str | None, datetime]:
+    """Per site, the cursor of the customers listing that completed last (source state; none
+    outside a pipeline, or in a full refresh, which drops it)."""
+    if full_refresh:
+        return {}
+    try:
+        resources = dlt.current.source_state().get("resources", {})
+    except Exception:  # no pipeline context (a bare source): nothing known
+        return {}
+    out: dict[str | None, datetime] = {}
+    for site, site_state in (resources.get(TARGET_CUSTOMERS) or {}).items():
+        if isinstance(site_state, dict) and site_state.get("cursor"):
+            with contextlib.suppress(TypeError, ValueError):
+                out[None if site == "_all" else site] = parse_timestamp(site_state["cursor"])
+    return out
+
+
 # read first within a run: what the finance figures are built on (a budgeted first sync of a
 # large account then gives revenue and payouts after its first runs, not after its last)
 FINANCE_FIRST = ("transactions", "purchases", "payouts", "offers", "products", "orders")
@@ -447,6 +466,7 @@ def _resources(run: SyncRun) -> list[DltResource]:
             f"({', '.join(listed) or 'none'}): check --site-id / site_ids", resource="sites")
     sites = list(opts.site_ids) if opts.site_ids else listed
     rep.sites = sites
+    opts.customers_read_at = _customers_read_at(opts.full_refresh)
     denied = unreadable(selected, client.tokens.scopes)
     for name, reason in denied.items():
         rep.set_outcome(name, "failed" if opts.resources is not None else "skipped", reason)
