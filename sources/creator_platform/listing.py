@@ -269,33 +269,46 @@ class Listing:
                 stopped = True
                 continue
             run = self._start(site, site_state)
-            pages = prefetched if prefetched is not None and site is None else None
-            for page in self._listed_pages(run, pages):
-                run.last_page = page.number
-                yield from self._page_items(run, page)
-                if self._halted():
-                    run.stopped_at = page.number
-                    break
-            if run.stopped_at is None and self._halted():  # the pages may have ended for it
-                run.stopped_at = run.last_page
-            if run.stopped_at is None:
-                for page in self._feed_pages(run):
-                    yield from self._page_items(run, page)
-            for table in self.batches.tables():
-                yield from self._flush(table)
+            full = run.plan.full
+            yield from self._read(run, prefetched if prefetched is not None and site is None else None)
+            if run.stopped_at is None and run.resumed is not None and (
+                    self.resource.incremental.strategy != "full"):
+                # a listing resumed across rounds or runs spans time: what changed behind its
+                # place meanwhile is read now, as the next incremental run would read it
+                self._finish(run)
+                site_state.pop(checkpoint.RESUME_KEY, None)
+                run = self._start(site, site_state)
+                yield from self._read(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
                 stopped = True
                 continue
             self._finish(run)
             if len(order) > 1:
-                checkpoint.mark_done(site_state, run.plan.full)
+                checkpoint.mark_done(site_state, full)
         if stopped:
             left = checkpoint.left_of(order, state)
             log.info("%s: stopped, left: %s", self.owner.name, left)
             self.report.set_outcome(self.owner.name, "partial", f"left: {left}")
         else:
             checkpoint.clear(states)
+
+    def _read(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Any]:
+        """One listing's pages (and its change feed), batched; `run.stopped_at` is set when the
+        host stopped it (see `_draining`, `_halted`)."""
+        for page in self._listed_pages(run, prefetched):
+            run.last_page = page.number
+            yield from self._page_items(run, page)
+            if self._halted():
+                run.stopped_at = page.number
+                break
+        if run.stopped_at is None and self._halted():  # the pages may have ended for it
+            run.stopped_at = run.last_page
+        if run.stopped_at is None:
+            for page in self._feed_pages(run):
+                yield from self._page_items(run, page)
+        for table in self.batches.tables():
+            yield from self._flush(table)
 
     def _stop(self, *, resumable: bool) -> str | None:
         """What the host says after a page: "checkpoint" stops a listing that can resume,
