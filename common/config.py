@@ -286,6 +286,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(W, "duckdb_threads", whole(1, 1024), 1),
     Setting(W, "duckdb_vacuum_tasks", whole(0, 1024)),
     Setting(W, "load_workers", whole(1, 64), 1),
+    # a long sync keeps its progress (pipelines/sync.py, docs/large-accounts.md)
+    Setting(W, "checkpoint_every", number(1, high=86400), 30.0, flag="--checkpoint-every",
+            help="Seconds of reading between commits of what was read (resume point)."),
+    Setting(W, "max_duration", number(0, strict=True), None, flag="--max-duration",
+            help="Stop reading after this many seconds, commit, exit 0 (`partial`); the next "
+            "sync goes on from there.", shown="none"),
     # figures whose newest record is older than this are marked stale (models, report)
     Setting(W, "stale_after_days", number(0, strict=True, high=3650), 2.0,
             flag="--stale-after-days",

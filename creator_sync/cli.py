@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "init": "creator_sync.init:init_command",
     "sandbox": "sandbox.cli:sandbox_command",
     "sync": "pipelines.sync:sync_command",
+    "status": "pipelines.status:status_command",
     "demo": "creator_sync.demo:demo_command",
     "models": "models.cli:models_command",
     "hooks": "pipelines.webhooks.cli:hooks_command",

@@ -84,13 +84,19 @@ class ResourceCoverage:
         return LABELS.get(self.resource, self.resource)
 
     @property
+    def is_first_sync_partial(self) -> bool:
+        """Its first listing has not completed (a sync stopped by its time budget or a
+        signal, going on next run): what it holds is part of the account, not all of it."""
+        return self.sync_status == "partial" and self.last_synced_at is None
+
+    @property
     def is_loaded(self) -> bool:
-        return self.records_count > 0
+        return self.records_count > 0 and not self.is_first_sync_partial
 
     @property
     def has_problem(self) -> bool:
         """Not loaded, or the latest sync of it did not complete."""
-        return not self.is_loaded or self.sync_status in ("failed", "skipped")
+        return not self.is_loaded or self.sync_status in ("failed", "skipped", "partial")
 
     def last_sync(self) -> str:
         """What the latest sync did with it: `synced 2026-03-01 12:00 UTC`, `failed: <why>`."""
@@ -105,6 +111,9 @@ class ResourceCoverage:
     def summary(self) -> str:
         """One line a finance reader can act on, e.g.
         `Payouts: not loaded (last sync: failed: /platform_payments_payouts answered 404 ...)`."""
+        if self.is_first_sync_partial:
+            return (f"{self.label}: not loaded: its first sync has not completed "
+                    f"({self.records_count:,} read so far; last sync: {self.last_sync()})")
         if not self.is_loaded:
             if self.sync_status == "synced":
                 hint = EMPTY_HINTS.get(self.resource)

@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import time
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +37,11 @@ from common.config import (
 )
 from common.locking import pipeline_lock, warehouse_lock
 from common.terminal import (
+    EXIT_SIGNAL_BASE,
+    HANDLED_SIGNALS,
     describe,
+    fail,
+    note_signal,
     reported_failures,
     setup_logging,
     signal_name,
@@ -51,6 +56,7 @@ from sources.creator_platform import (
 )
 from sources.creator_platform.client import api_root
 from sources.creator_platform.dlt_logs import quiet_hint_merge_warnings
+from sources.creator_platform.ratelimit import RateLimiter
 from sources.creator_platform.refresh import dependent_refresh
 from sources.creator_platform.settings import RESOURCES
 from sources.creator_platform.stats import RunStats
@@ -111,6 +117,8 @@ class SyncSettings:
     timeout: float = _default("timeout")
     backoff_initial: float = _default("backoff_initial")
     payouts_path: str | None = None  # None: found (sources.creator_platform.payouts_path)
+    checkpoint_every: float = _default("checkpoint_every")  # seconds of reading a load commits
+    max_duration: float | None = None  # seconds: the run stops reading, commits, exits 0
 
     def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
         return f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, warehouse={self.warehouse!r})"
@@ -134,6 +142,11 @@ class SyncResult:
     def failed(self) -> dict[str, str]:
         """Resources that failed in this run -> why (the others were loaded and committed)."""
         return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
+
+    @property
+    def partial(self) -> dict[str, str]:
+        """Resources this run stopped before their listing completed -> what is left."""
+        return {n: o.reason or "" for n, o in self.outcomes.items() if o.status == "partial"}
 
 
 def resolve_settings(**flags: Any) -> SyncSettings:
@@ -175,6 +188,8 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         "full_refresh": full_refresh,
         "lock_timeout": lock_timeout,
         "lookback_days": lookback_days(),
+        "checkpoint_every": conf["checkpoint_every"],
+        "max_duration": conf["max_duration"],
     })
 
 
@@ -250,70 +265,182 @@ def run_sync(
             with _warehouse_guard(wh), held_open(wh):
                 pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
-        kept: frozenset[str] | None = None
-        pushed: dict[str, frozenset[str]] = {}
-        if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
-            dropped = (settings.resources or tuple(RESOURCES)) if settings.full_refresh else ()
-            with _warehouse_guard(wh), held_open(wh):  # two reads, one open of the file
-                kept = kept_tables(pipeline, dropped)
-                pushed = pushed_keys(pipeline, kept)
-        stats = RunStats()
-        with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-            source = creator_platform_source(**source_arguments(settings), host=Runtime(
-                stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
-                pushed_keys=pushed,
-                on_page=_page_kill_hook()))
-            run = sync_run(source)
-            try:
-                pipeline.extract(
-                    source,
-                    refresh="drop_resources" if settings.full_refresh else None,
-                    workers=max(2, settings.concurrency),
-                )
-                refresh = dependent_refresh(run)  # in this run's one load
+        clock = RunClock(settings.checkpoint_every, settings.max_duration,
+                         RateLimiter(settings.rate_limit, adaptive=settings.adaptive_rate))
+        result = SyncResult(tables={}, stats=RunStats(), load_ids=[], deleted={}, sites=[],
+                            plans={}, warehouse=wh, pending_loaded=pending_loaded)
+        left: tuple[str, ...] | None = settings.resources
+        with clock.signals():
+            while True:  # one round per checkpoint: extract, normalise, load, commit state
+                clock.next_round()
+                outcomes = _sync_round(settings, pipeline, result, clock, left,
+                                       show_progress=show_progress, transport=transport)
+                result.outcomes.update(outcomes)
+                partial = tuple(n for n, o in outcomes.items() if o.status == "partial")
+                if not partial or clock.spent() is not None:
+                    break
+                left = partial
+        note_destination(wh, pipeline)
+    if clock.signum is not None:
+        raise CheckpointedStop(clock.signum, kept_line(result))
+    return result
+
+
+class RunClock:
+    """When a sync commits what it read (`checkpoint_every` seconds of reading), when it stops
+    (`max_duration` seconds after it began) and whether a signal asked it to stop."""
+
+    def __init__(self, checkpoint_every: float, max_duration: float | None,
+                 limiter: RateLimiter) -> None:
+        self.began = time.monotonic()
+        self.every = checkpoint_every
+        self.budget = max_duration
+        self.round_end = self.began
+        self.rounds = 0
+        self.signum: int | None = None
+        self.limiter = limiter  # one for every round: what it learnt of the limit stays
+
+    def next_round(self) -> None:
+        self.rounds += 1
+        self.round_end = time.monotonic() + self.every
+
+    def spent(self) -> str | None:
+        """"signal" or "budget" once the run must stop reading."""
+        if self.signum is not None:
+            return "signal"
+        if self.budget is not None and time.monotonic() - self.began >= self.budget:
+            return "budget"
+        return None
+
+    def verdict(self) -> str | None:
+        """What a listing is told after each page (`Runtime.stop`)."""
+        if self.spent() is not None:
+            return "stop"
+        return "checkpoint" if time.monotonic() >= self.round_end else None
+
+    @contextlib.contextmanager
+    def signals(self) -> Iterator[None]:
+        """SIGINT/SIGTERM stop the reading; what was read is committed, then the run ends
+        (`CheckpointedStop`). A second signal exits at once. Main thread only (else nothing)."""
+
+        def on_signal(signum: int, _frame: Any) -> None:
+            if self.signum is not None:
+                os._exit(EXIT_SIGNAL_BASE + signum)
+            self.signum = signum
+            note_signal(signum)
+            log.warning("%s: stopping the reading, committing what was read",
+                        signal.Signals(signum).name)
+
+        previous = {}
+        try:
+            for signum in HANDLED_SIGNALS:
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    previous[signum] = signal.signal(signum, on_signal)
+        except ValueError:  # not the main thread: the host handles signals
+            previous = {}
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+class CheckpointedStop(Exception):
+    """A signal stopped the sync after it committed what it read; `kept` says what."""
+
+    def __init__(self, signum: int, kept: str) -> None:
+        super().__init__(kept)
+        self.signum = signum
+        self.kept = kept
+
+
+def kept_line(result: SyncResult) -> str:
+    """What a stopped run kept, in words."""
+    partial = result.partial
+    rows = sum(new + updated for new, updated in result.tables.values())
+    done = [n for n, o in result.outcomes.items() if o.status == "synced"]
+    text = f"{rows} row(s) read by this run are loaded ({len(done)} resource(s) complete)"
+    if partial:
+        text += f"; the next sync goes on with {', '.join(partial)}"
+    return text
+
+
+def _sync_round(
+    settings: SyncSettings, pipeline: Any, result: SyncResult, clock: RunClock,
+    resources: tuple[str, ...] | None, *, show_progress: bool | None, transport: Any,
+) -> dict[str, Outcome]:
+    """One round: extract until the checkpoint (or the end), normalise, load with the state,
+    finish; `result` gains its counts. Returns each resource's outcome in this round."""
+    wh = settings.warehouse
+    kept: frozenset[str] | None = None
+    pushed: dict[str, frozenset[str]] = {}
+    if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
+        dropped = ((settings.resources or tuple(RESOURCES))
+                   if settings.full_refresh and clock.rounds == 1 else ())
+        with _warehouse_guard(wh), held_open(wh):  # two reads, one open of the file
+            kept = kept_tables(pipeline, dropped)
+            pushed = pushed_keys(pipeline, kept)
+    stats = result.stats  # one set of counters across rounds (progress, summary)
+    args = source_arguments(settings)
+    args["resources"] = list(resources) if resources is not None else args["resources"]
+    # a full refresh drops and restarts in its first round; later rounds go on from the
+    # places the first one kept (the dropped state left every other listing a first sync)
+    args["full_refresh"] = settings.full_refresh and clock.rounds == 1
+    with progress_reporter(stats, enabled=show_progress), trimmed_heap():
+        source = creator_platform_source(**args, host=Runtime(
+            stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
+            pushed_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
+            limiter=clock.limiter))
+        run = sync_run(source)
+        try:
+            pipeline.extract(
+                source,
+                refresh="drop_resources" if settings.full_refresh and clock.rounds == 1 else None,
+                workers=max(2, settings.concurrency),
+            )
+            if clock.spent() == "signal":  # stop now: customers named by new money wait
+                run.dependents_extracted = True
+            else:  # (a budget still re-reads them: a few reads, bounded by this run's money)
+                refresh = dependent_refresh(run)  # in this round's load
                 if refresh is not None:
                     pipeline.extract(refresh)
-            finally:
-                run.close()  # revoke the session before the long local steps
-        report = run.report
-        _kill_point("extracted")
-        log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
-        release_free_memory()  # the load's DuckDB memory must not stack on extraction's leftovers
-        pipeline.normalize()
-        _kill_point("normalized")
-        # nothing to load (every row read was stored unchanged, no state moved): no load step
-        to_load = bool(pipeline.list_normalized_load_packages())
-        # only tables this run extracted rows into can change by its load
-        tables = [t for t in data_tables(pipeline) if stats.rows.get(t)] if to_load else []
-        # a small package (a scheduled incremental run, a small account's first sync) loads
-        # through one open database
-        small = package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
-        with _warehouse_guard(wh), held_open(wh, enabled=small, create=True):
-            before = row_counts(pipeline, tables)
-            info = pipeline.load() if to_load else NOTHING_LOADED
-            _kill_point("loaded")
-            finished = finish_sync(pipeline, source, info, lock=False)
-            load_ids, deleted = finished.load_ids, finished.deleted
-            after = row_counts(pipeline, tables)
-            loaded = loaded_counts(pipeline, tables, load_ids)
-        note_destination(wh, pipeline)
-    summary = {}
+            if clock.spent() is not None:  # stopping: reads still waiting are not sent
+                clock.limiter.close()
+        finally:
+            run.close()  # revoke the session before the long local steps
+    report = run.report
+    _kill_point("extracted")
+    log.info("extracted: %s requests, %s retries", stats.requests, stats.retries)
+    release_free_memory()  # the load's DuckDB memory must not stack on extraction's leftovers
+    pipeline.normalize()
+    _kill_point("normalized")
+    # nothing to load (every row read was stored unchanged, no state moved): no load step
+    to_load = bool(pipeline.list_normalized_load_packages())
+    # only tables this run extracted rows into can change by its load
+    tables = [t for t in data_tables(pipeline) if stats.rows.get(t)] if to_load else []
+    # a small package (a scheduled incremental run, a small account's first sync) loads
+    # through one open database
+    small = package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
+    with _warehouse_guard(wh), held_open(wh, enabled=small, create=True):
+        before = row_counts(pipeline, tables)
+        info = pipeline.load() if to_load else NOTHING_LOADED
+        _kill_point("loaded")
+        finished = finish_sync(pipeline, source, info, lock=False)
+        after = row_counts(pipeline, tables)
+        loaded = loaded_counts(pipeline, tables, finished.load_ids)
+    result.load_ids += finished.load_ids
+    for table, count in finished.deleted.items():
+        result.deleted[table] = result.deleted.get(table, 0) + count
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
-        summary[table] = (new, max(0, loaded.get(table, 0) - new))
-    return SyncResult(
-        tables=summary,
-        stats=stats,
-        load_ids=load_ids,
-        deleted=deleted,
-        sites=report.sites,
-        plans=dict(report.plans),
-        warehouse=wh,
-        pending_loaded=pending_loaded,
-        outcomes=dict(report.outcomes),
-        notices=list(report.notices),
-        without_lines=dict(report.without_lines),
-    )
+        was_new, was_updated = result.tables.get(table, (0, 0))
+        result.tables[table] = (was_new + new, was_updated + max(0, loaded.get(table, 0) - new))
+    result.sites = result.sites or report.sites
+    result.plans.update(report.plans)
+    result.notices += [n for n in report.notices if n not in result.notices]
+    for name, count in report.without_lines.items():
+        result.without_lines[name] = result.without_lines.get(name, 0) + count
+    return dict(report.outcomes)
 
 
 NOTHING_LOADED = types.SimpleNamespace(loads_ids=[])  # `finish_sync`'s load info of no load
@@ -403,6 +530,10 @@ def format_summary(result: SyncResult) -> str:
     for name, count in result.without_lines.items():
         lines.append(f"{name}: {count} detail read(s) carried no lines (no `transactions`): "
                      "their lines are not in the warehouse")
+    if result.partial:
+        lines.append(f"partial: stopped before {len(result.partial)} resource(s) completed; the "
+                     "next sync goes on from there")
+        lines += [f"  {name}: {left}" for name, left in result.partial.items()]
     target = result.warehouse.duckdb_path or result.warehouse.destination
     lines.append(f"warehouse: {target} (dataset {result.warehouse.dataset})")
     return "\n".join(lines)
@@ -466,6 +597,8 @@ def log_path(wh: Warehouse) -> Path:
 @option("payouts_path")
 @option("details")
 @option("pipelines_dir")
+@option("checkpoint_every")
+@option("max_duration")
 @click.option("--verbose", "-v", is_flag=True, help="Debug log on stderr.")
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on a TTY].")
 def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
@@ -482,8 +615,15 @@ def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
                            interrupted=lambda code: interrupted_line(code, settings.warehouse)):
         # the log is opened under the lock: a sync that loses the race must not touch the
         # winner's log
-        result = run_sync(settings, show_progress=progress,
-                          on_locked=lambda: setup_logging(verbose, log_file, what="sync"))
+        try:
+            result = run_sync(settings, show_progress=progress,
+                              on_locked=lambda: setup_logging(verbose, log_file, what="sync"))
+        except CheckpointedStop as stop:  # what was read is committed: say what
+            code = EXIT_SIGNAL_BASE + stop.signum
+            logging.getLogger("creator_sync").warning("interrupted by %s", signal_name(code))
+            fail(f"interrupted by {signal_name(code)}: {stop.kept} [pipeline="
+                 f"{settings.warehouse.pipelines_dir}]", code)
+            return
     click.echo(format_summary(result))
     if result.failed:
         click.echo(f"error: {failure_line(result)}", err=True)

@@ -433,7 +433,7 @@ class CreatorPlatformClient:
         decode: Callable[[bytes], Any] | None = None,
         timeout: float | None = None,
     ) -> Any:
-        permit = self.limiter.acquire()
+        permit = self.limiter.acquire(in_budget=resource != "oauth")
         self.stats.add("requests")
         try:
             extra = {"timeout": httpx.Timeout(timeout, connect=min(timeout, 10.0))} if timeout else {}

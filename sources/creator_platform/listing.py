@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import dlt
 
+from . import checkpoint
 from .batches import Batches, IdTally
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
@@ -38,7 +39,7 @@ from .normalize import (
     rows_to_arrow,
     table_hints,
 )
-from .pagination import Page, iter_pages, iter_window, total_count
+from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
@@ -129,13 +130,16 @@ def _with_details(
     gate: DetailGate,
     window: DetailWindow,
     site: str | None,
+    halted: Callable[[], bool] = lambda: False,
 ) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
     """Page records, re-read with their detail where the gate says so (concurrently, at most
     `window.size()` ahead, order kept), as (url, records) groups per record, each with the
     record its detail read returned (the list record where the single read answered 404; None
     when not re-read). The records not re-read come first, as one group; then one record's
     reads at a time, so that a page whose details carry thousands of lines each is never held
-    whole (docs/performance.md#memory)."""
+    whole (docs/performance.md#memory). Once `halted()` (the budget is spent, a signal came), no
+    read starts: the page's records not re-read yet are left out, and the stopped listing reads
+    the page again when it goes on (checkpoint.py)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     wanted = {id(r) for r in todo}
@@ -146,13 +150,16 @@ def _with_details(
     try:
         while True:
             while (len(ahead) < window.size() and _done_carry(ahead) < DETAIL_ROWS_AHEAD
-                   and (record := next(waiting, None)) is not None):
+                   and not halted() and (record := next(waiting, None)) is not None):
                 ahead.append((record, client.detail_pool.submit(
                     read_detail, client, resource, str(record["id"]), gate, site)))
             if not ahead:
                 return
             record, read = ahead.popleft()
-            groups = read.result()
+            try:
+                groups = awaited(read, halted)
+            except Halted:  # the run stops: this page's remaining reads are left out
+                return
             window.note(carried(groups) if groups is not None else 1)
             if groups is None:  # 404: the list record stands
                 yield [(page.url, [record])], record
@@ -161,6 +168,14 @@ def _with_details(
     finally:  # a failed page: reads not started yet are not needed
         for _, read in ahead:
             read.cancel()
+
+
+def _without(page: Page, loaded: set[str]) -> Page:
+    """The page without the records a stopped listing loaded already (its place's ids)."""
+    if not loaded:
+        return page
+    data = [r for r in page.data if not (isinstance(r, dict) and str(r.get("id")) in loaded)]
+    return Page(page.number, page.url, {**page.doc, "data": data})
 
 
 def carried(groups: list[tuple[str, list[Any]]]) -> int:
@@ -211,6 +226,11 @@ class SiteListing:
     listed_ids: set[str] | None = field(default=None, repr=False)
     # drops rows the last run stored unchanged, keeps hashes for the next (unchanged.py)
     unchanged: Unchanged | None = field(default=None, repr=False)
+    resumed: checkpoint.Place | None = None  # where an earlier round or run stopped it
+    stopped_at: int | None = None  # the last page read when the host stopped the listing
+    last_page: int = 1  # the last page read (the resumed page before any)
+    last_ids: tuple[str, ...] = ()  # ids of the records of the last page read
+    before_last: int = 0  # records listed (this run and before a resume) before the last page
 
 
 class Listing:
@@ -239,23 +259,106 @@ class Listing:
     def rows(
         self, sites: list[str], state: dict[str, Any], prefetched: list[Page] | None = None
     ) -> Iterator[Any]:
-        """Every site's listing, advancing `state` per site as each one completes."""
-        for site in (list(sites) if self.resource.site_scoped else [None]):
-            run = self._start(site, state.setdefault(site or "_all", {}))
-            pages = prefetched if prefetched is not None and site is None else None
-            for page in self._listed_pages(run, pages):
-                yield from self._page_items(run, page)
+        """Every site's listing, advancing `state` per site as each one completes; a listing
+        the host stops (`options.stop`) keeps its place (checkpoint.py) and the resource ends
+        `partial`, naming what is left."""
+        order: list[str | None] = list(sites) if self.resource.site_scoped else [None]
+        states = [state.setdefault(site or "_all", {}) for site in order]
+        stopped = False
+        for site, site_state in zip(order, states, strict=True):
+            if checkpoint.is_done(site_state):  # completed in an earlier round or run
+                if self.resource.name == TARGET and checkpoint.was_full(site_state):
+                    self.report.customers_full.add(site)  # no customer of it to re-read
+                continue
+            if stopped or self._stop(resumable=True) == "stop":
+                stopped = True
+                continue
+            run = self._start(site, site_state)
+            full = run.plan.full
+            yield from self._read(run, prefetched if prefetched is not None and site is None else None)
+            if run.stopped_at is None and run.resumed is not None and (
+                    self.resource.incremental.strategy != "full"):
+                # a listing resumed across rounds or runs spans time: what changed behind its
+                # place meanwhile is read now, as the next incremental run would read it
+                self._finish(run)
+                site_state.pop(checkpoint.RESUME_KEY, None)
+                run = self._start(site, site_state)
+                yield from self._read(run, None)
+            if run.stopped_at is not None:
+                self._keep_place(run)
+                stopped = True
+                continue
+            self._finish(run)
+            if len(order) > 1:
+                checkpoint.mark_done(site_state, full)
+        if stopped:
+            left = checkpoint.left_of(order, state)
+            log.info("%s: stopped, left: %s", self.owner.name, left)
+            self.report.set_outcome(self.owner.name, "partial", f"left: {left}")
+        else:
+            checkpoint.clear(states)
+
+    def _read(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Any]:
+        """One listing's pages (and its change feed), batched; `run.stopped_at` is set when the
+        host stopped it (see `_draining`, `_halted`)."""
+        for page in self._listed_pages(run, prefetched):
+            run.last_page = page.number
+            yield from self._page_items(run, page)
+            if self._halted():
+                run.stopped_at = page.number
+                break
+        if run.stopped_at is None and self._halted():  # the pages may have ended for it
+            run.stopped_at = run.last_page
+        if run.stopped_at is None:
             for page in self._feed_pages(run):
                 yield from self._page_items(run, page)
-            for table in self.batches.tables():
-                yield from self._flush(table)
-            self._finish(run)
+        for table in self.batches.tables():
+            yield from self._flush(table)
+
+    def _stop(self, *, resumable: bool) -> str | None:
+        """What the host says after a page: "checkpoint" stops a listing that can resume,
+        "stop" any listing; None reads on."""
+        if self.options.stop is None:
+            return None
+        verdict = self.options.stop()
+        if verdict == "checkpoint" and not resumable:
+            return None
+        return verdict
+
+    def _draining(self, run: SiteListing) -> bool:
+        """Should this listing end after the pages in flight? At a checkpoint, once past its
+        place (each round goes forward), if it can resume; always when the run stops."""
+        verdict = self._stop(resumable=run.plan.since is None)
+        if verdict == "checkpoint":
+            return run.resumed is None or run.last_page > run.resumed.page
+        return verdict == "stop"
+
+    def _halted(self) -> bool:
+        """The run stops (budget, signal): waits for pages and reads are abandoned."""
+        return self._stop(resumable=True) == "stop"
+
+    def _keep_place(self, run: SiteListing) -> None:
+        """A listing stopped at a page: a complete one keeps its place; a window does not (the
+        next run reads it again from its unmoved cursor)."""
+        if run.plan.since is not None or run.stopped_at is None:
+            run.state.pop(checkpoint.RESUME_KEY, None)
+            return
+        checkpoint.keep_place(run.state, checkpoint.Place(
+            page=run.stopped_at, before=run.before_last, started=run.started,
+            cursor=run.cursor, reason=run.plan.reason,
+            ids=run.last_ids if run.stopped_at == run.last_page and not self._halted() else ()))
 
     # ------------------------------------------------------------------ 1. plan
     def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
         res, opts, now = self.resource, self.options, self.client.server_now
-        p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
-                 full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh)
+        resumed = None if opts.full_refresh else checkpoint.place_of(site_state)
+        if resumed is not None:  # a complete listing stopped earlier: the same plan, page on
+            p = Plan({}, True, resumed.reason)
+            log.info("%s site=%s: going on from page %s", res.name, site or "*", resumed.page)
+        else:
+            site_state.pop(checkpoint.RESUME_KEY, None)
+            p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
+                     full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh)
         self.report.add_plan(f"{res.name}/{site or '*'}", p.reason)
         log.info("%s site=%s: %s %s", res.name, site or "*", p.reason, p.params or "")
         params: dict[str, Any] = dict(p.params)
@@ -265,7 +368,7 @@ class Listing:
             params["sort"] = res.sort
         if res.include and res.include_via == "list":
             params["include"] = ",".join(name for group in res.include for name in group)
-        started = self.client.server_now
+        started = resumed.started if resumed is not None else self.client.server_now
         self.report.add_listing_start(self.owner.name, started)
         old_feed = site_state.get("feed_cursor")
         return SiteListing(
@@ -282,7 +385,13 @@ class Listing:
             ),
             old_feed=old_feed,
             feed_cursor=parse_timestamp(old_feed) if old_feed else None,
-            listed_ids=set() if p.full and res.table in res.complete_tables else None,
+            # a listing resumed across rounds is no snapshot: it proves no row deleted
+            listed_ids=(set() if p.full and resumed is None and res.table in res.complete_tables
+                        else None),
+            resumed=resumed,
+            cursor=resumed.cursor if resumed is not None else None,
+            last_page=resumed.page if resumed is not None else 1,
+            before_last=resumed.before if resumed is not None else 0,
             unchanged=Unchanged(
                 site_state.get(STATE_KEY), self._may_skip,
                 lambda table, keys: self.report.add_seen(table, site, keys),
@@ -318,14 +427,25 @@ class Listing:
             passes += 1
             seen = IdTally()
             end: list[Page] = []
-            for page in prefetched if prefetched is not None else self._one_pass(run, end):
+            # a resumed listing's first pass starts at its place: the records before it count
+            start = run.resumed.page if run.resumed is not None and passes == 1 else 1
+            before = run.resumed.before if start > 1 and run.resumed is not None else 0
+            for page in prefetched if prefetched is not None else self._one_pass(run, end, start):
+                run.before_last = before + seen.distinct()
                 seen.add(page.data)
                 if run.listed_ids is not None:
                     run.listed_ids.update(str(i["id"]) for i in page.data
                                           if isinstance(i, dict) and i.get("id") is not None)
+                run.last_ids = tuple(str(i["id"]) for i in page.data
+                                     if isinstance(i, dict) and i.get("id") is not None)
+                if start > 1 and page.number == start and run.resumed is not None:
+                    page = _without(page, set(run.resumed.ids))  # loaded before the stop
                 yield page
+            if not end and prefetched is None and self._draining(run):
+                run.stopped_at = run.last_page  # a checkpoint ended the pass: not complete
+                return
             total = total_count(end[0].doc.get("meta")) if end else None
-            distinct = seen.distinct()
+            distinct = before + seen.distinct()
             if total is None or distinct >= total or passes >= MAX_PASSES:
                 if total is not None and distinct < total:
                     log.warning("%s site=%s: %s of %s records after %s passes", res.name,
@@ -334,8 +454,9 @@ class Listing:
             log.info("%s site=%s: %s of %s records listed, re-reading (records moved)",
                      res.name, run.site or "*", distinct, total)
 
-    def _one_pass(self, run: SiteListing, end: list[Page]) -> Iterator[Page]:
-        """One pass over the listing; its last page is appended to `end` (for the total)."""
+    def _one_pass(self, run: SiteListing, end: list[Page], start: int = 1) -> Iterator[Page]:
+        """One pass over the listing, from page `start` (a complete listing going on from its
+        place); its last page is appended to `end` (for the total)."""
         res, opts = self.resource, self.options
         if run.plan.since is not None:  # a window: newest first where possible, may stop early
             return iter_window(
@@ -343,8 +464,12 @@ class Listing:
                 field=self.cursor_field, since=run.plan.since, page_size=opts.page_size,
                 max_pages=opts.max_pages, on_end=end.append,
             )
+        if opts.stop is None:
+            return iter_pages(self.client, res, run.params, page_size=opts.page_size,
+                              max_pages=opts.max_pages, on_end=end.append, start=start)
         return iter_pages(self.client, res, run.params, page_size=opts.page_size,
-                          max_pages=opts.max_pages, on_end=end.append)
+                          max_pages=opts.max_pages, on_end=end.append, start=start,
+                          halted=self._halted, draining=lambda: self._draining(run))
 
     def _feed_pages(self, run: SiteListing) -> Iterator[Page]:
         """Changes of a mutable field since the last run, newest first, until older (windowed
@@ -387,7 +512,8 @@ class Listing:
         parsed only when the one before has been handed on."""
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
-                self.client, self.resource, page, run.gate, self.window, run.site)
+                self.client, self.resource, page, run.gate, self.window, run.site,
+                self._halted)
         else:
             reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}
@@ -427,7 +553,9 @@ class Listing:
         res = self.resource
         primary = rows.get(res.table, [])
         if res.name in FEEDERS:  # only money newer than the last run (not the look-back)
-            prev = run.prev_cursor
+            # nor money older than the customers listing that completed last (its figures
+            # hold it: a first sync in rounds or runs re-reads no customer for it)
+            prev = _later(run.prev_cursor, self.options.customers_read_at.get(run.site))
             new = [r for r in primary if prev is None or (r.get(self.cursor_field) or prev) > prev]
             self.report.add_ids("refs", run.site,
                                 {str(r["customer_id"]) for r in new if r.get("customer_id")})
@@ -477,7 +605,8 @@ class Listing:
             save_gate(run.state, run.gate, started=run.started, complete=run.plan.full or run.plan.deep)
         if run.plan.full and res.name == TARGET:
             self.report.customers_full.add(site)
-        if run.plan.full and res.complete_tables:
+        if run.plan.full and res.complete_tables and run.resumed is None:
+            # (a listing resumed from a checkpoint spans time: it is no snapshot to judge by)
             complete = res.complete_tables
             if res.include_via == "detail" and (not self.with_details or run.gate.skipped):
                 # included tables were not re-read for every record: only the list is complete

@@ -127,6 +127,27 @@ def fetch_page(
     return Page(number, url, doc)
 
 
+HALT_POLL_S = 0.2  # how often a wait for a page or a read asks whether the run stops
+
+
+class Halted(Exception):
+    """The run stops (time budget, signal): a wait for a page or a read was abandoned."""
+
+
+def awaited(future: Future[Any], halted: Callable[[], bool] | None) -> Any:
+    """`future.result()`, abandoned (`Halted`) once `halted()` says the run stops: a request
+    held back by the rate limit must not hold a stopping run for a minute."""
+    if halted is None:
+        return future.result()
+    while True:
+        try:
+            return future.result(timeout=HALT_POLL_S)
+        except TimeoutError:
+            if halted():
+                future.cancel()
+                raise Halted from None
+
+
 def iter_pages(
     client: CreatorPlatformClient,
     resource: Resource,
@@ -138,8 +159,12 @@ def iter_pages(
     on_end: Callable[[Page], None] | None = None,
     stop: Callable[[Page], bool] | None = None,
     first: Page | None = None,
+    start: int = 1,
+    halted: Callable[[], bool] | None = None,
+    draining: Callable[[], bool] | None = None,
 ) -> Iterator[Page]:
-    """Yield non-empty pages in page order (`first`: page 1, when the caller already read it).
+    """Yield non-empty pages in page order (`first`: page 1, when the caller already read it),
+    from page `start` (a listing going on from a checkpoint, checkpoint.py).
 
     `on_end` receives the final page (its meta has the freshest total). `stop(page)` true after a
     page ends the listing there (a window read newest first reached its start): `on_end` is then
@@ -149,12 +174,17 @@ def iter_pages(
     (bounded read-ahead, so memory stays flat). The listing ends at page N when the meta states
     a page count and page N is not full: nothing can sit beyond it. Otherwise (page N full,
     so records created mid-sync may have spilled over, or only a record count / no count was
-    given) pages continue one by one until an empty page.
+    given) pages continue one by one until an empty page. Once `halted()`, the listing ends
+    where it is, without `on_end` (it is not complete); once `draining()` (a checkpoint), no
+    page is asked for any more, and the listing ends, incomplete, after the pages in flight.
     """
     window = max(1, concurrency or client.concurrency)
     pool = client.pool
     if first is None:
-        first = pool.submit(fetch_page, client, resource, params, 1, page_size).result()
+        try:
+            first = awaited(pool.submit(fetch_page, client, resource, params, start, page_size), halted)
+        except Halted:
+            return
     if not first.data:
         if on_end is not None:
             on_end(first)
@@ -169,7 +199,7 @@ def iter_pages(
     explicit = pages_explicit(first.doc.get("meta"))
     # a page shorter than this is the last one (the server may cap page[size] silently)
     full_len = len(first.data) if not page_size or not resource.page_size or (
-        announced and announced > 1 and len(first.data) < page_size) else page_size
+        start == 1 and announced and announced > 1 and len(first.data) < page_size) else page_size
 
     def is_last(page: Page) -> bool:
         """The announced last page, and nothing can follow it: it is not full, or its own
@@ -191,23 +221,33 @@ def iter_pages(
     if stop is not None and stop(first):
         return
     pending: deque[Future[Page]] = deque()
-    next_number = 2
+    next_number = first.number + 1
     concurrent_until = min(announced, max_pages) if announced else 1
     try:
         while True:
-            while len(pending) < window and next_number <= concurrent_until:
+            drain = draining is not None and draining()
+            while len(pending) < window and next_number <= concurrent_until and not drain:
                 pending.append(pool.submit(fetch_page, client, resource, params, next_number, page_size))
                 next_number += 1
             if pending:
-                page = pending.popleft().result()
+                try:
+                    page = awaited(pending.popleft(), halted)
+                except Halted:
+                    return
             else:
+                if drain:
+                    return
                 if next_number > max_pages:
                     raise PaginationError(
                         f"more than {max_pages} pages; refusing to paginate forever "
                         "(raise max_pages if this is real)",
                         resource=resource.name, url=client.url(resource.path, params),
                     )
-                page = pool.submit(fetch_page, client, resource, params, next_number, page_size).result()
+                try:
+                    page = awaited(pool.submit(fetch_page, client, resource, params, next_number,
+                                               page_size), halted)
+                except Halted:
+                    return
                 next_number += 1
             if not page.data:
                 if on_end is not None:

@@ -94,6 +94,10 @@ class RateReport:
                 f"({how}; {self.throttled} x 429)")
 
 
+class LimiterClosed(Exception):
+    """A request asked to be sent after the run began to stop (`RateLimiter.close`)."""
+
+
 class RateLimiter:
     """Thread-safe pacer: `acquire()` before each request, `on_response()` / `on_error()` after."""
 
@@ -110,7 +114,7 @@ class RateLimiter:
         recover_s: float = RECOVER_S,
         probe_up_s: float = PROBE_UP_S,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
         rng: random.Random | None = None,
     ) -> None:
         if per_minute is not None and per_minute <= 0:
@@ -130,7 +134,8 @@ class RateLimiter:
         self._recover_s = recover_s
         self._probe_up_s = probe_up_s
         self._clock = clock
-        self._sleep = sleep
+        self._closed = threading.Event()  # `close()`: a stopping run sends nothing more
+        self._sleep = sleep or self._closed.wait  # a wait that `close()` cuts short
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._next = 0.0  # the next free send slot
@@ -171,9 +176,20 @@ class RateLimiter:
             )
 
     # ------------------------------------------------------------------ sending
-    def acquire(self) -> Permit:
-        """Block until this caller may send; returns its permit."""
+    def close(self) -> None:
+        """The run stops (time budget, signal): requests still waiting to be sent, and any
+        asked for later, are refused (`LimiterClosed`) instead of held for the platform's
+        window (a stopping run must not wait a minute for reads nobody wants)."""
+        self._closed.set()
+
+    def acquire(self, *, in_budget: bool = True) -> Permit:
+        """Block until this caller may send; returns its permit. A request outside the API's
+        budget (`in_budget=False`: the token endpoint) is not paced."""
+        if not in_budget:
+            return Permit(self._epoch)
         while True:
+            if self._closed.is_set():
+                raise LimiterClosed("the run stops: no more requests")
             with self._lock:
                 now = self._clock()
                 if now < self._gate_until:

@@ -23,9 +23,13 @@ from .settings import PAGE_SIZE
 
 if TYPE_CHECKING:
     from .client import CreatorPlatformClient
+    from .ratelimit import RateLimiter
     from .stats import RunStats
 
 PageHook = Callable[[str, int], None]  # (resource, page number)
+# "checkpoint": the host wants what was read committed (a listing that can resume stops at its
+# next page); "stop": the budget is spent or a signal came (every listing stops); None: read on
+StopCheck = Callable[[], Literal["checkpoint", "stop"] | None]
 
 @dataclass
 class SourceOptions:
@@ -50,9 +54,14 @@ class SourceOptions:
     # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
     payouts_path: str | None = None
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
+    stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
+    # per site: the platform's clock when the customers listing that completed last began
+    # (its cursor in state); money older than that is in the customers' figures (refresh.py)
+    customers_read_at: dict[str | None, datetime] = field(default_factory=dict)
 
 
-Status = Literal["synced", "failed", "skipped"]
+# partial: the listing stopped at a checkpoint or the budget; the next run goes on from there
+Status = Literal["synced", "failed", "skipped", "partial"]
 
 
 @dataclass(frozen=True)
@@ -152,7 +161,11 @@ class Runtime:
       webhook loader) wrote last: re-read, they are loaded even when unchanged since the last
       run, so that the pull keeps healing missed or out-of-order deliveries;
     - `on_page(resource, page_number)`: called before each listed page is processed (the crash
-      drills kill the process there).
+      drills kill the process there);
+    - `stop()`: asked after each listed page: "checkpoint" ends listings that can resume there
+      (their place is kept in state, checkpoint.py), "stop" ends every listing;
+    - `limiter`: one rate limiter for every source call of a run (a sync in checkpoint rounds
+      keeps what it learnt of the platform's limit from round to round).
     """
 
     stats: RunStats | None = None
@@ -161,6 +174,8 @@ class Runtime:
     kept_tables: frozenset[str] | None = None
     pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_page: PageHook | None = None
+    stop: StopCheck | None = None
+    limiter: RateLimiter | None = None
 
 
 @dataclass

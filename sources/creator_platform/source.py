@@ -10,6 +10,7 @@ does what needs the loaded warehouse (`_is_deleted`, dependents, `sync_resources
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import threading
@@ -31,6 +32,7 @@ from .listing import Listing, table_item_hints
 from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
 from .pagination import Page, iter_pages
 from .payouts_path import forget_if_gone, path_for_run
+from .refresh import TARGET as TARGET_CUSTOMERS
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
     ADAPTIVE_RATE,
@@ -110,7 +112,8 @@ def _resource_rows(
                   exc_info=not isinstance(exc, CreatorPlatformError))
         report.set_outcome(resource.name, "failed", reason)
         return
-    report.set_outcome(resource.name, "synced")
+    if resource.name not in report.outcomes:  # a listing that stopped said "partial" already
+        report.set_outcome(resource.name, "synced")
 
 
 FALLBACK_STATE = "_via_fallback"  # state of the fallback reads, apart from the list's
@@ -326,6 +329,7 @@ def _options(
         pushed_keys=host.pushed_keys,
         payouts_path=path,
         on_page=host.on_page,
+        stop=host.stop,
     )
 
 
@@ -410,6 +414,8 @@ def creator_platform_source(
         )
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
+    if rt.limiter is not None:  # the host's, shared by its calls of one run
+        client.limiter = rt.limiter
     run = SyncRun(client, opts, RunReport(), extract_started=datetime.now(UTC))
     try:
         selected = _resources(run)
@@ -420,11 +426,38 @@ def creator_platform_source(
     return selected
 
 
+def _customers_read_at(full_refresh: bool) -> dict[str | None, datetime]:
+    """Per site, the cursor of the customers listing that completed last (source state; none
+    outside a pipeline, or in a full refresh, which drops it)."""
+    if full_refresh:
+        return {}
+    try:
+        resources = dlt.current.source_state().get("resources", {})
+    except Exception:  # no pipeline context (a bare source): nothing known
+        return {}
+    out: dict[str | None, datetime] = {}
+    for site, site_state in (resources.get(TARGET_CUSTOMERS) or {}).items():
+        if isinstance(site_state, dict) and site_state.get("cursor"):
+            with contextlib.suppress(TypeError, ValueError):
+                out[None if site == "_all" else site] = parse_timestamp(site_state["cursor"])
+    return out
+
+
+# read first within a run: what the finance figures are built on (a budgeted first sync of a
+# large account then gives revenue and payouts after its first runs, not after its last)
+FINANCE_FIRST = ("transactions", "purchases", "payouts", "offers", "products", "orders")
+
+
+def _read_order(name: str) -> int:
+    """Finance first (in `FINANCE_FIRST`'s order), then the rest in `RESOURCES`' order."""
+    return FINANCE_FIRST.index(name) if name in FINANCE_FIRST else len(FINANCE_FIRST)
+
+
 def _resources(run: SyncRun) -> list[DltResource]:
     """Discover the sites (this takes the token), check the chosen ones, and build a resource
     per selected collection the credential may read."""
     client, opts, rep = run.client, run.options, run.report
-    names = opts.resources or tuple(RESOURCES)
+    names = sorted(opts.resources or tuple(RESOURCES), key=_read_order)
     selected = [with_paths(get_resource(n), opts.payouts_path) for n in names]
     site_pages = discover_sites(client, opts.page_size)
     listed = [str(s["id"]) for p in site_pages for s in p.data
@@ -436,6 +469,7 @@ def _resources(run: SyncRun) -> list[DltResource]:
             f"({', '.join(listed) or 'none'}): check --site-id / site_ids", resource="sites")
     sites = list(opts.site_ids) if opts.site_ids else listed
     rep.sites = sites
+    opts.customers_read_at = _customers_read_at(opts.full_refresh)
     denied = unreadable(selected, client.tokens.scopes)
     for name, reason in denied.items():
         rep.set_outcome(name, "failed" if opts.resources is not None else "skipped", reason)

@@ -68,6 +68,39 @@ def test_payouts_that_failed_to_sync_are_said_not_counted(raw_db) -> None:
     assert row["last_synced_at"] is None
 
 
+def test_payouts_whose_first_sync_stopped_partway_are_not_loaded(raw_db) -> None:
+    """A first sync stopped by its time budget (issue 30): the payouts it read are part of the
+    account, so the figures built on them are not stated, and the headline says why."""
+    left = "left: site 2200000000 from page 10; site 2200000001 not started"
+    path = built(raw_db, rows_with(
+        sync_row("transactions"), sync_row("purchases"),
+        sync_row("payouts", "partial", left, synced=None),
+    ))
+    figures = headline_figures(path, now=NOW)
+    assert figures["unreconciled_payouts"] is None and figures["unpaid_balance_in_cents"] is None
+    assert figures["unavailable"]["unpaid_balance"] == "payouts not loaded"
+    lines = format_headline(figures)
+    assert any(line.startswith("Payouts: not loaded: its first sync has not completed (")
+               and f"partial: {left}" in line for line in lines), lines
+    (row,) = fetch_dicts(path, "select * from analytics.data_coverage where resource = 'payouts'")
+    assert row["records_count"] > 0
+    assert (row["is_loaded"], row["sync_status"]) == (False, "partial")
+
+
+def test_payouts_partial_after_a_complete_sync_stay_loaded_and_flagged(raw_db) -> None:
+    """A later sync that stopped partway leaves what the last complete one loaded: the figures
+    stand, and the resource is listed as a problem."""
+    path = built(raw_db, rows_with(
+        sync_row("transactions"), sync_row("purchases"),
+        sync_row("payouts", "partial", "left: listing from page 3"),
+    ))
+    (row,) = fetch_dicts(path, "select * from analytics.data_coverage where resource = 'payouts'")
+    assert (row["is_loaded"], row["sync_status"]) == (True, "partial")
+    figures = headline_figures(path, now=NOW)
+    assert figures["unpaid_balance_in_cents"] is not None
+    assert "unpaid_balance" not in (figures["unavailable"] or {})
+
+
 @pytest.mark.parametrize(
     ("payouts_sync", "said"),
     [

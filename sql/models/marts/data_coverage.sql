@@ -1,10 +1,12 @@
 -- description: what the finance figures are built on, one row per raw resource they read:
 -- the records loaded, the newest of them, and what the last sync of the resource did (raw
 -- `sync_resources`; on a warehouse synced before that table existed, the dataset's last
--- completed load). A resource with no records is not loaded, whatever the reason. A figure is
+-- completed load). A resource with no records is not loaded, whatever the reason; nor is one
+-- whose first sync has not completed (status `partial` with no completed sync yet). A figure is
 -- stated only from complete resources (`is_complete`): loaded, and the latest sync of it
--- completed (status `synced`, or `complete`/`ok`; any other status, such as `failed` or a first
--- listing still `partial`, is not), else the marts carry no amount and `incomplete_reason` says why.
+-- completed (status `synced`, `complete` or `ok`), or stopped `partial` after an earlier one
+-- completed (complete through that one's `complete_through_at`); any other status, such as
+-- `failed`, is not, and then the marts carry no amount and `incomplete_reason` says why.
 -- grain: resource
 with transactions as (
     select * from {{ ref('stg_transactions') }}
@@ -109,7 +111,11 @@ final as (
     select
         resource,
         cast(records_count as bigint) as records_count,
-        records_count > 0 as is_loaded,
+        -- a resource whose first listing has not completed (a sync stopped at its time
+        -- budget or by a signal, status `partial`) holds part of the account: not loaded
+        records_count > 0
+            and not coalesce(sync_status = 'partial' and last_synced_at is null, false)
+            as is_loaded,
         newest_record_at,
         is_sync_recorded,
         sync_status,
@@ -122,10 +128,14 @@ final as (
         cast(known_missing_count as bigint) as known_missing_count,
         records_count > 0
             and (not is_sync_recorded
-                or lower(sync_status) in ('synced', 'complete', 'ok')) as is_complete,
+                or lower(sync_status) in ('synced', 'complete', 'ok')
+                or (lower(sync_status) = 'partial' and last_synced_at is not null))
+            as is_complete,
         case
             when records_count = 0 then resource || ' not loaded'
-            when is_sync_recorded and lower(sync_status) not in ('synced', 'complete', 'ok')
+            when lower(sync_status) = 'partial' and last_synced_at is null
+                then resource || ' first sync not completed (partial)'
+            when is_sync_recorded and lower(sync_status) not in ('synced', 'complete', 'ok', 'partial')
                 then resource || ' last sync ' || coalesce(sync_status, 'unknown')
         end as incomplete_reason
     from joined

@@ -1,0 +1,124 @@
+"""`creator-sync status`: per resource and site, whether the warehouse holds it complete, partial
+(and what is left) or failed, with the last sync time; `--json` for machines.
+
+Read from what the syncs wrote: `sync_resources` in the warehouse (per resource), and the
+places stopped listings keep in the pipeline's state (per site, checkpoint.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from common.config import Settings, option
+from common.duckdb_names import connect_warehouse, quote_ident
+from common.terminal import reported_failures
+from common.warehouse import Warehouse, warehouse_of
+from sources.creator_platform import checkpoint
+from sources.creator_platform.settings import SOURCE_NAME
+
+from .postload import SYNC_RESOURCES
+
+# sync_resources.status -> what status prints
+SHOWN = {"synced": "complete", "partial": "partial", "failed": "failed", "skipped": "skipped"}
+
+
+def _iso(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _recorded(wh: Warehouse) -> list[dict[str, Any]]:
+    """The rows of `sync_resources` (DuckDB: read-only; any other destination: its client)."""
+    columns = "resource, status, reason, last_attempt_at, last_synced_at"
+    if wh.destination == "duckdb":
+        if not wh.duckdb_path or not Path(wh.duckdb_path).exists():
+            raise click.ClickException(f"no warehouse at {wh.duckdb_path}: run `creator-sync "
+                                       "sync` first [key=creator_sync.duckdb]")
+        con = connect_warehouse(wh.duckdb_path, read_only=True)
+        try:
+            found = con.execute("select 1 from information_schema.tables where table_schema = ? "
+                                "and table_name = ?", [wh.dataset, SYNC_RESOURCES]).fetchall()
+            rows = con.execute(f"select {columns} from {quote_ident(wh.dataset)}."
+                               f"{SYNC_RESOURCES} order by resource").fetchall() if found else []
+        finally:
+            con.close()
+    else:
+        from .factory import build_pipeline
+
+        with build_pipeline(wh).sql_client() as client:
+            table = client.make_qualified_table_name(SYNC_RESOURCES)
+            rows = client.execute_sql(f"select {columns} from {table} order by resource") or []
+    return [dict(zip(("resource", "status", "reason", "last_attempt_at", "last_synced_at"), r,
+                     strict=True)) for r in rows]
+
+
+def _site_states(wh: Warehouse) -> dict[str, dict[str, Any]]:
+    """Resource -> its state per site, from the local pipeline state (empty without one)."""
+    path = Path(wh.pipelines_dir) / wh.pipeline_name / "state.json"
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    resources = state.get("sources", {}).get(SOURCE_NAME, {}).get("resources", {})
+    return resources if isinstance(resources, dict) else {}
+
+
+def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
+    """One entry per resource: status, what is left (per site), why it failed, sync times."""
+    states = _site_states(wh)
+    out = []
+    for row in _recorded(wh):
+        status = SHOWN.get(row["status"], row["status"])
+        sites = []
+        for site, site_state in (states.get(row["resource"]) or {}).items():
+            if not isinstance(site_state, dict) or site.startswith("_via") or not (
+                    checkpoint.is_done(site_state) or checkpoint.place_of(site_state)):
+                continue
+            place = checkpoint.place_of(site_state)
+            sites.append({"site": None if site == "_all" else site,
+                          "status": "complete" if place is None else "partial",
+                          "from_page": place.page if place else None})
+        out.append({
+            "resource": row["resource"], "status": status,
+            "left": (row["reason"] or "").removeprefix("left: ") if status == "partial" else None,
+            "reason": row["reason"] if status in ("failed", "skipped") else None,
+            "last_attempt_at": _iso(row["last_attempt_at"]),
+            "last_synced_at": _iso(row["last_synced_at"]), "sites": sites,
+        })
+    return out
+
+
+def format_status(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no sync recorded yet: run `creator-sync sync`"
+    lines = [f"{'resource':<18}{'status':<10}{'last complete sync':<27}detail"]
+    for r in rows:
+        detail = f"left: {r['left']}" if r["left"] else r["reason"] or ""
+        lines.append(f"{r['resource']:<18}{r['status']:<10}{r['last_synced_at'] or 'never':<27}"
+                     f"{detail}")
+    partial = [r["resource"] for r in rows if r["status"] == "partial"]
+    if partial:
+        lines.append(f"partial: {', '.join(partial)}; the next `creator-sync sync` goes on "
+                     "from where they stopped")
+    return "\n".join(lines)
+
+
+@click.command("status")
+@option("duckdb")
+@option("dataset")
+@option("destination")
+@option("pipelines_dir")
+@click.option("--json", "as_json", is_flag=True, help="The same, as JSON.")
+@click.option("--verbose", "-v", is_flag=True, help="Tracebacks on failure.")
+def status_command(as_json: bool, verbose: bool, **flags: Any) -> None:
+    """Per resource and site: complete, partial (and what is left) or failed, with the last
+    sync time.
+
+    Exit status: 0 success, 1 failure at run time, 2 usage or configuration error.
+    """
+    with reported_failures(verbose):
+        rows = status_rows(warehouse_of(Settings(**flags)))
+    click.echo(json.dumps(rows, indent=2) if as_json else format_status(rows))
