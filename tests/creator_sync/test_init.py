@@ -147,6 +147,44 @@ def test_a_rerun_updates_in_place_and_keeps_the_users_keys_and_comments(acme, tm
     assert (dlt_dir / "config.toml").read_text() == config
 
 
+@pytest.mark.parametrize("layout", [
+    # dotted keys at the top (dlt reads them alike): a `[sources.creator_platform]` header
+    # written above them once moved every key to sources.creator_platform.sources.creator_platform
+    "# mine\nsources.creator_platform.base_url = \"https://old.example.com\"\n"
+    "sources.creator_platform.client_secret = \"misplaced\"\n"
+    "sources.creator_platform.lookback_days.contacts = 30\ncreator_sync.stale_after_days = 3\n",
+    "# mine\n[sources]\ncreator_platform.base_url = \"https://old.example.com\"\n"
+    "creator_platform.client_secret = \"misplaced\"\n"
+    "creator_platform.lookback_days.contacts = 30\n[creator_sync]\nstale_after_days = 3\n",
+    "# mine\n[sources.creator_platform.lookback_days]\ncontacts = 30\n"
+    "[creator_sync]\nstale_after_days = 3\n",
+    "# mine\nsources = {creator_platform = {lookback_days = {contacts = 30}}}\n"
+    "creator_sync = {stale_after_days = 3}\n",
+])
+def test_settings_are_written_into_any_layout_the_user_chose(tmp_path: Path, layout: str) -> None:
+    """However the user wrote their keys (headers, dotted keys, inline tables), init's keys land
+    where dlt reads them and the user's own keep their meaning and their comments."""
+    from creator_sync.init import write_settings
+
+    folder = tmp_path / ".dlt"
+    folder.mkdir()
+    (folder / "config.toml").write_text(layout)
+    write_settings(folder, {"sources.creator_platform": {"base_url": "https://api.acme.example",
+                                                         "client_id": "sandbox"},
+                            "creator_sync": {"timezone": "Europe/Paris"}},
+                   {"sources.creator_platform": {"client_secret": SECRET}})
+    text = (folder / "config.toml").read_text()
+    assert _toml(folder / "config.toml") == {
+        "sources": {"creator_platform": {"base_url": "https://api.acme.example",
+                                         "client_id": "sandbox",
+                                         "lookback_days": {"contacts": 30}}},
+        "creator_sync": {"stale_after_days": 3, "timezone": "Europe/Paris"},
+    }, text
+    assert text.startswith("# mine\n") and text.count("base_url") == 1
+    assert _toml(folder / "secrets.toml") == {
+        "sources": {"creator_platform": {"client_secret": SECRET}}}
+
+
 def test_a_pinned_site_must_be_the_accounts(acme, tmp_path: Path) -> None:
     work = tmp_path / "project"
     done = _init(work, *_flags(acme.base_url), "--site-id", "42")
