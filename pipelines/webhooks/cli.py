@@ -11,7 +11,7 @@ import click
 import orjson
 
 from common.config import Settings, option, warn_unknown_keys
-from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
+from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal, show_retries
 from common.warehouse import warehouse_of
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.urls import (
@@ -47,10 +47,14 @@ def _api(ctx: click.Context) -> Iterator[object]:
             "no API base URL: run `creator-sync init` once, or pass --base-url or set "
             "sources.creator_platform.base_url"
         )
-    try:
-        client = CreatorPlatformClient(base_url, client_id or "", client_secret or "", insecure=insecure)
+    try:  # the retry settings as `sync` reads them; each retry of a failure is a line on stderr
+        client = CreatorPlatformClient(
+            base_url, client_id or "", client_secret or "", insecure=insecure,
+            max_attempts=settings["max_attempts"], backoff_initial=settings["backoff_initial"],
+            timeout=settings["timeout"])
     except ValueError as exc:  # no credentials, plain http off loopback
         raise click.UsageError(str(exc)) from None
+    show_retries()
     try:
         with client:
             yield client

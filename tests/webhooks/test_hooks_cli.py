@@ -249,3 +249,22 @@ def test_an_unknown_event_among_several_is_refused(api):
     result = run(base_url, "create", "--event", "purchase,refund", "--target-url", TARGET)
     assert result.exit_code == 2
     assert "'refund' is not one of" in result.output and "'all'" in result.output
+
+
+def test_a_host_that_fails_shows_each_retry_and_honours_the_retry_settings(tmp_path, monkeypatch):
+    """`hooks` reads max_attempts and backoff_initial like `sync`, and each retry of a failure is
+    a line on stderr as it happens (issue 32, point 7): a refused host was ~26 s of silence."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.chdir(tmp_path)
+    env = {"SOURCES__CREATOR_PLATFORM__MAX_ATTEMPTS": "2",
+           "SOURCES__CREATOR_PLATFORM__BACKOFF_INITIAL": "0.01"}
+    result = run(f"http://127.0.0.1:{port}", "list", env=env)
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[:-1] == ["retrying POST /v1/oauth/token now: connection problem: connection "
+                          "refused (attempt 1 of 2)"], lines
+    assert lines[-1].startswith("error: giving up after 2 attempts"), lines
