@@ -14,7 +14,7 @@ import orjson
 from sandbox import vocab as V
 from sandbox.dataset import DAY
 from sandbox.payouts import line_rows
-from sandbox.render import RenderContext, decimals, iso_many
+from sandbox.render import RenderContext, decimals, iso_many, processor_names
 from sandbox.rollups import to_settlement
 from sandbox.schema import PAYOUTS
 from sandbox.store import NULL
@@ -39,7 +39,7 @@ def payout_lines(ctx: RenderContext, payout_row: int) -> list[dict]:
     correction = int(payouts["correction_cents"][payout_row])
     if correction:
         due = (int(payouts["day"][payout_row]) - store.settlement_delay_days) * DAY
-        lines.append(_correction_line(correction, due))
+        lines.append(_correction_line(correction, due, ctx.brand))
     return lines
 
 
@@ -91,7 +91,8 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
         "offer_ids": [[] if o == NULL else [int(i)] for o, i in zip(offer.tolist(), offer_ids,
                                                                       strict=True)],
         "offer_titles": [[] if o == NULL else [offers.cols["title"][o]] for o in offer.tolist()],
-        "provider": [V.PROVIDERS[p] for p in t["provider"][rows].tolist()],
+        "provider": processor_names([V.PROVIDERS[p] for p in t["provider"][rows].tolist()],
+                                    ctx.brand),  # as the transactions name it
         "payment_method": [V.PAYMENT_METHODS[(c * 7919 + 3) % len(V.PAYMENT_METHODS)]
                            for c in customer.tolist()],
         "created_at": iso_many(t["created_at"][rows].tolist(), None),
@@ -112,7 +113,7 @@ def _fragment(text: str) -> orjson.Fragment:
     return orjson.Fragment(text.encode())
 
 
-def _correction_line(cents: int, due: int) -> dict:
+def _correction_line(cents: int, due: int, brand: str) -> dict:
     """A fee correction no transaction stands behind (--quirks): amount 0, fee -cents, so its
     net is +cents; dated at the start of the day its funds became due."""
     zero = decimals([0])[0]
@@ -122,7 +123,8 @@ def _correction_line(cents: int, due: int) -> dict:
         "currency": SETTLEMENT_CURRENCY, "presented_amount": zero,
         "presented_currency": SETTLEMENT_CURRENCY, "exchange_rate": _fragment(RATES[0]),
         "customer_id": None, "customer_name": None, "customer_email": None, "offer_ids": [],
-        "offer_titles": [], "provider": PLATFORM_PROVIDER, "payment_method": None,
+        "offer_titles": [], "provider": processor_names([PLATFORM_PROVIDER], brand)[0],
+        "payment_method": None,
         "created_at": iso_many([due], None)[0], "coupon_used": None, "quantity": 1,
         "order_number": None,
     }

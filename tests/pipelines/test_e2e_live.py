@@ -41,25 +41,28 @@ def test_brand_sandbox_with_the_path_set_equals_the_default_word(acme, tmp_path)
     assert plain.failed == {}
     got, want = snapshot(tmp_path / "acme.duckdb"), snapshot(tmp_path / "plain.duckdb")
     assert got.keys() == want.keys()
-    # the one value that names the brand: transactions name the processor after it (issue 32)
-    (provider,) = [n for n, (name, *_rest) in enumerate(_columns(tmp_path / "acme.duckdb"))
-                   if name == "provider"]
+    # the one value that names the brand: the platform's own processor is named after it, in
+    # transactions and in payout lines alike (issue 32)
     ours, theirs = repr("acme_payments"), repr("platform_payments")  # as `snapshot` holds them
-    branded = [r[provider] for r in got["transactions"]]
-    assert ours in branded and theirs not in branded
-    got["transactions"] = sorted(
-        tuple(theirs if i == provider and v == ours else v for i, v in enumerate(row))
-        for row in got["transactions"])
+    for table in ("transactions", "payout_lines"):
+        (provider,) = [n for n, (name, *_rest) in enumerate(_columns(tmp_path / "acme.duckdb",
+                                                                      table))
+                       if name == "provider"]
+        branded = [r[provider] for r in got[table]]
+        assert ours in branded and theirs not in branded, table
+        got[table] = sorted(
+            tuple(theirs if i == provider and v == ours else v for i, v in enumerate(row))
+            for row in got[table])
     for table in want:
         assert got[table] == want[table], f"{table} differs under the brand word"
     assert want["payouts"] and want["payout_lines"]
 
 
-def _columns(db: Path) -> list[tuple]:
-    """The transactions table's compared columns in `snapshot`'s order."""
+def _columns(db: Path, table: str) -> list[tuple]:
+    """A table's compared columns in `snapshot`'s order."""
     volatile = {"_extracted_at", "_dlt_load_id", "_dlt_id"}
     rows = query(db, "select column_name from information_schema.columns where table_schema = "
-                     "'creator_platform' and table_name = 'transactions' order by column_name")
+                     f"'creator_platform' and table_name = '{table}' order by column_name")
     return [r for r in rows if r[0] not in volatile]
 
 

@@ -73,7 +73,14 @@ def test_brand_word_detail_equals_the_default_detail(acme, api, site_id):
     plain = api.get(f"{PATH}/{payout['id']}")
     assert ours["data"]["type"] == ACME
     assert ours["links"]["self"].endswith(f"/v1/{ACME}/{payout['id']}")
-    assert ours["data"]["attributes"] == plain["data"]["attributes"]
+    # the lines name the platform's own processor as its transactions do, after the brand
+    expected = {**plain["data"]["attributes"]}
+    expected["transactions"] = [
+        {**line, "provider": "acme_payments" if line["provider"] == "platform_payments"
+         else line["provider"]} for line in expected["transactions"]]
+    assert any(line["provider"] == "acme_payments" for line in ours["data"]["attributes"][
+        "transactions"])
+    assert ours["data"]["attributes"] == expected
     assert_error(acme.raw_get(f"{PATH}/{payout['id']}"), 404)
 
 
@@ -98,6 +105,7 @@ def test_no_response_names_the_default_word_under_another_brand(acme, site_id):
     bodies.append(acme.raw_get(f"{ACME}/{payout}").text)
     bodies += [acme.raw_get(f"hooks/{event}_sample").text for event in SAMPLES]
     assert all(PATH not in body for body in bodies), "the default payouts word leaked"
+    assert all("platform_payments" not in body for body in bodies), "the default processor leaked"
 
 
 def test_transactions_name_the_processor_after_the_brand(acme, api, site_id):
