@@ -270,3 +270,17 @@ def test_a_pin_set_before_is_shown_and_kept(acme, tmp_path: Path) -> None:
     assert "pinned to 2200000001 (site_ids, set before)" in again.stdout
     assert _toml(work / ".dlt" / "config.toml")["sources"]["creator_platform"]["site_ids"] == [
         "2200000001"]
+
+
+def test_a_credential_without_the_payouts_scope_is_told_sync_skips_them(acme, tmp_path: Path):
+    """The sandbox's `limited` client may read contacts only: init does not look for a payouts
+    path it cannot read (a wrong word's 404 and the right word's 403 look alike), and says what
+    sync will do instead of warning that payouts will fail."""
+    work = tmp_path / "project"
+    done = _init(work, "--base-url", acme.base_url, "--client-id", "limited",
+                 "--client-secret", "limited-secret", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert ("payouts: not read (the credential lacks the scope view:payouts; sync skips them)"
+            in done.stdout)
+    assert "warning" not in done.stderr, done.stderr
+    assert "payouts_path" not in _toml(work / ".dlt" / "config.toml")["sources"]["creator_platform"]
