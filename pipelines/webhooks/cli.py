@@ -131,8 +131,8 @@ def _target(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option("--target-url", required=True, callback=_target,
               help="Where deliveries go: https://host/hooks/<secret> (the secret: at least "
                    f"{MIN_SECRET_CHARS} characters, as `listen` requires).")
-@click.option("--site-id", "site_ids", multiple=True,
-              help="Only this site (repeatable) [every site the credential sees].")
+@option("site_ids", multiple=True,
+        help="Only this site (repeatable); a pin set by init (site_ids) holds here too.")
 @click.option("--resource-id", default=None, help="Only deliver events for this resource.")
 @click.pass_context
 def create_command(
@@ -148,7 +148,9 @@ def create_command(
 
     with _api(ctx) as api:
         try:
-            sites = list(site_ids) or hooks_api.site_ids(api, client_id=_client_id(ctx))
+            # the flag, else the sites sync is pinned to, else every site the credential sees
+            pinned = Settings(site_ids=site_ids)["site_ids"]
+            sites = list(pinned or ()) or hooks_api.site_ids(api, client_id=_client_id(ctx))
             done = hooks_api.create_hooks(
                 api, events=events, target_url=target_url, sites=sites,
                 resource_id=resource_id, client_id=_client_id(ctx), on_hook=said)

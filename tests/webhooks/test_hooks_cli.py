@@ -268,3 +268,22 @@ def test_a_host_that_fails_shows_each_retry_and_honours_the_retry_settings(tmp_p
     assert lines[:-1] == ["retrying POST /v1/oauth/token now: connection problem: connection "
                           "refused (attempt 1 of 2)"], lines
     assert lines[-1].startswith("error: giving up after 2 attempts"), lines
+
+
+def test_create_keeps_to_the_sites_sync_is_pinned_to(api):
+    """A pin set by `init --site-id` (config `site_ids`) holds for `hooks create` too: a hook
+    on a site sync does not read would land that site's deliveries anyway."""
+    base_url, sites = api
+    target = "https://pinned.example.com/hooks/pinned-site-0123456789"
+    env = {"SOURCES__CREATOR_PLATFORM__SITE_IDS": sites[1]}
+    made = run(base_url, "create", "--event", "purchase", "--target-url", target, env=env)
+    assert made.exit_code == 0, made.output
+    (line,) = made.output.strip().splitlines()  # one site: the pinned one
+    assert line.startswith("created hook ") and line.endswith(f" for purchase on site {sites[1]}")
+    flag_wins = run(base_url, "create", "--event", "purchase", "--target-url", target,
+                    "--site-id", sites[0], env=env)
+    assert flag_wins.exit_code == 0 and f"on site {sites[0]}" in flag_wins.output
+    listed = orjson.loads(run(base_url, "list", "--json").output)
+    mine = sorted(h["relationships"]["site"]["data"]["id"] for h in listed
+                  if h["attributes"]["target_url"] == "https://pinned.example.com/hooks/***")
+    assert mine == sorted([sites[0], sites[1]])
