@@ -348,8 +348,9 @@ def setting(section: str, key: str, flag_value: Any = None) -> Any:
     item = spec(section, key)
     if flag_value is not None and flag_value != ():
         raw, where = flag_value, f"flag={item.flag}"
-    else:
-        raw, where = lookup(item.path, secret=item.secret), f"key={item.path}"
+    else:  # a bad value set in the environment names the variable: no file holds it
+        raw = lookup(item.path, secret=item.secret)
+        where = f"env={item.env}" if item.env in os.environ else f"key={item.path}"
     if raw is None:
         return item.default
     try:

@@ -47,18 +47,29 @@ def read(path: Path) -> TOMLDocument:
         raise UnreadableToml(f"{path} is not valid TOML ({exc}); fix or move it first") from None
 
 
+def _written_dotted(node: Any, part: str) -> bool:
+    """Whether `part` of `node` is written as a dotted key (`a.b.key = 1`), not a `[header]`."""
+    container = node if isinstance(node, TOMLDocument) else getattr(node, "value", None)
+    return any(key is not None and key.key == part and key.is_dotted()
+               for key, _ in getattr(container, "body", ()))
+
+
 def _section(doc: TOMLDocument, section: str, *, create: bool) -> Any:
     node: Any = doc
     parts = section.split(".")
+    dotted = False
     for depth, part in enumerate(parts, 1):
         if part not in node:
             if not create:
                 return None
             # `[a.b]` alone, not an empty `[a]` above it
             node[part] = tomlkit.table(is_super_table=depth < len(parts))
+        dotted = dotted or _written_dotted(node, part)
         node = node[part]
-    if create and isinstance(node, Table) and node.is_super_table():
-        # a table written only through its subtables (`[a.b.c]`) holds keys now: give it a header
+    if create and not dotted and isinstance(node, Table) and node.is_super_table():
+        # a table written only through its subtables (`[a.b.c]`) holds keys now: give it a
+        # header. Not one written with dotted keys (`a.b.key = 1`): a header above those would
+        # move every key under `[a.b]` to `a.b.a.b.key`; new keys are written dotted too.
         node._is_super_table = False
     return node
 
@@ -95,6 +106,9 @@ def write(path: Path, doc: TOMLDocument, *, private: bool = False) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             text = tomlkit.dumps(doc)
+            if tomlkit.parse(text).unwrap() != doc.unwrap():  # a layout tomlkit cannot update
+                raise UnreadableToml(f"{path} cannot be updated in place (its layout would "
+                                     "change what it means); set the keys by hand")
             out.write(text if text.endswith("\n") or not text else text + "\n")
             out.flush()
             os.fsync(out.fileno())

@@ -24,8 +24,8 @@ from common.terminal import fail
 from sources.creator_platform.client import CreatorPlatformClient, api_root
 from sources.creator_platform.errors import AuthError, CreatorPlatformError
 from sources.creator_platform.payouts_path import Candidate, find_payouts_path
-from sources.creator_platform.settings import PAGE_SIZE
-from sources.creator_platform.source import discover_sites
+from sources.creator_platform.settings import PAGE_SIZE, RESOURCES
+from sources.creator_platform.source import discover_sites, unreadable
 
 # a set-up check, not a sync: a host that does not answer is reported in seconds
 CHECK_ATTEMPTS = 2
@@ -43,6 +43,7 @@ class Found:
     payouts_source: str
     tried: tuple[str, ...] = ()
     zones: list[str] = field(default_factory=list)  # the sites' own zones, where they say
+    payouts_unreadable: str | None = None  # why the credential may not read payouts at all
 
 
 def _ask(interactive: bool, prompt: str, current: Any, *, secret: bool = False) -> Any:
@@ -102,6 +103,11 @@ def discover(base_url: str, client_id: str, secret: str, *, insecure: bool,
         zones = sorted({z for s in listed if (z := (s.get("attributes") or {}).get("timezone"))})
         if not sites:
             return Found(who, [], None, "", zones=zones)
+        # a credential without the payouts scope: sync skips payouts, so nothing to look for
+        # (and a 404 of a wrong word is not told from a 403 of the right one)
+        denied = unreadable([RESOURCES["payouts"]], client.tokens.scopes).get("payouts")
+        if denied:
+            return Found(who, sites, None, "", zones=zones, payouts_unreadable=denied)
         first = [Candidate(configured_path, "your payouts_path setting")] if configured_path else []
         found = find_payouts_path(client, sites[0][0], first=first)
         return Found(who, sites, found.path, found.source, found.tried, zones)
@@ -198,6 +204,8 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     click.echo(f"sites: {len(found.sites)} ({titles or 'none'}); {scope}")
     if found.payouts_path:
         click.echo(f"payouts: {found.payouts_path} (from {found.payouts_source})")
+    elif found.payouts_unreadable:
+        click.echo(f"payouts: not read ({found.payouts_unreadable}; sync skips them)")
     elif found.sites:
         click.echo(f"warning: no payouts path answered (tried {', '.join(found.tried)}): payouts "
                    "will fail until you set payouts_path in .dlt/config.toml", err=True)

@@ -11,7 +11,7 @@ import click
 import orjson
 
 from common.config import Settings, option, warn_unknown_keys
-from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal
+from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal, show_retries
 from common.warehouse import warehouse_of
 from pipelines.webhooks.events import EVENTS
 from pipelines.webhooks.urls import (
@@ -47,10 +47,14 @@ def _api(ctx: click.Context) -> Iterator[object]:
             "no API base URL: run `creator-sync init` once, or pass --base-url or set "
             "sources.creator_platform.base_url"
         )
-    try:
-        client = CreatorPlatformClient(base_url, client_id or "", client_secret or "", insecure=insecure)
+    try:  # the retry settings as `sync` reads them; each retry of a failure is a line on stderr
+        client = CreatorPlatformClient(
+            base_url, client_id or "", client_secret or "", insecure=insecure,
+            max_attempts=settings["max_attempts"], backoff_initial=settings["backoff_initial"],
+            timeout=settings["timeout"])
     except ValueError as exc:  # no credentials, plain http off loopback
         raise click.UsageError(str(exc)) from None
+    show_retries()
     try:
         with client:
             yield client
@@ -127,8 +131,8 @@ def _target(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option("--target-url", required=True, callback=_target,
               help="Where deliveries go: https://host/hooks/<secret> (the secret: at least "
                    f"{MIN_SECRET_CHARS} characters, as `listen` requires).")
-@click.option("--site-id", "site_ids", multiple=True,
-              help="Only this site (repeatable) [every site the credential sees].")
+@option("site_ids", multiple=True,
+        help="Only this site (repeatable); a pin set by init (site_ids) holds here too.")
 @click.option("--resource-id", default=None, help="Only deliver events for this resource.")
 @click.pass_context
 def create_command(
@@ -144,7 +148,9 @@ def create_command(
 
     with _api(ctx) as api:
         try:
-            sites = list(site_ids) or hooks_api.site_ids(api, client_id=_client_id(ctx))
+            # the flag, else the sites sync is pinned to, else every site the credential sees
+            pinned = Settings(site_ids=site_ids)["site_ids"]
+            sites = list(pinned or ()) or hooks_api.site_ids(api, client_id=_client_id(ctx))
             done = hooks_api.create_hooks(
                 api, events=events, target_url=target_url, sites=sites,
                 resource_id=resource_id, client_id=_client_id(ctx), on_hook=said)

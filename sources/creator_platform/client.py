@@ -381,6 +381,10 @@ class CreatorPlatformClient:
                 return True
             if deadline is not None and time.monotonic() >= deadline - 1.0:
                 return True
+            if (deadline is not None and isinstance(exc, _Retryable)
+                    and exc.retry_after is not None
+                    and time.monotonic() + exc.retry_after >= deadline - 1.0):
+                return True  # asked to wait past the deadline: give up now, on the real answer
             return (
                 server_error_attempts is not None
                 and failed >= server_error_attempts
@@ -403,8 +407,10 @@ class CreatorPlatformClient:
             tries = retrying.statistics.get("attempt_number", self.max_attempts)
             log.warning("gave up on %s %s after %s attempts (%s x 429): %s",
                         method, safe_url(url), tries, throttled["count"], exc.problem)
+            later = (f" (the platform asks to retry in {exc.retry_after:.0f} s)"
+                     if exc.retry_after and exc.status != 429 else "")
             raise kind(
-                f"giving up after {tries} attempts; last problem: {exc.problem}",
+                f"giving up after {tries} attempts; last problem: {exc.problem}{later}",
                 resource=resource, url=url, status=exc.status,
             ) from None
 

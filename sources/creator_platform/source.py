@@ -107,7 +107,7 @@ def _resource_rows(
         state.clear()
         state.update(before)
         forget_if_gone(resource, exc, state)
-        reason = failure_reason(resource, exc)
+        reason = failure_reason(resource, exc, options.payouts_path)
         log.error("%s failed, its state is kept as before the run: %s", resource.name, reason,
                   exc_info=not isinstance(exc, CreatorPlatformError))
         report.set_outcome(resource.name, "failed", reason)
@@ -196,11 +196,17 @@ def _single_rows(
         yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
 
 
-def failure_reason(resource: Resource, exc: BaseException) -> str:
-    """One line: why the resource failed, with the setting to change where there is one."""
+def failure_reason(resource: Resource, exc: BaseException, configured: str | None = None) -> str:
+    """One line: why the resource failed, with the setting to change where there is one.
+    `configured`: the path setting's value, when set (then it is the setting that is wrong)."""
     if (isinstance(exc, ApiError) and exc.status == 404 and resource.path_setting
             and exc.url and urlsplit(exc.url).path.endswith(resource.path)):
         flag = resource.path_setting.replace("_", "-")
+        if configured and configured == resource.path:
+            return (f"{resource.path} answered 404 at {exc.url}: your {resource.path_setting} "
+                    f"setting (--{flag}) names no list there; remove it and sync finds the "
+                    "path (creator-sync init shows what it finds), or set the one your "
+                    "platform serves, e.g. /<brand>_payments_payouts")
         return (f"{resource.path} answered 404 at {exc.url}: set {resource.path_setting} "
                 f"(--{flag}) to the path your platform serves, e.g. /<brand>_payments_payouts")
     if isinstance(exc, CreatorPlatformError):

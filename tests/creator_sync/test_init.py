@@ -147,6 +147,44 @@ def test_a_rerun_updates_in_place_and_keeps_the_users_keys_and_comments(acme, tm
     assert (dlt_dir / "config.toml").read_text() == config
 
 
+@pytest.mark.parametrize("layout", [
+    # dotted keys at the top (dlt reads them alike): a `[sources.creator_platform]` header
+    # written above them once moved every key to sources.creator_platform.sources.creator_platform
+    "# mine\nsources.creator_platform.base_url = \"https://old.example.com\"\n"
+    "sources.creator_platform.client_secret = \"misplaced\"\n"
+    "sources.creator_platform.lookback_days.contacts = 30\ncreator_sync.stale_after_days = 3\n",
+    "# mine\n[sources]\ncreator_platform.base_url = \"https://old.example.com\"\n"
+    "creator_platform.client_secret = \"misplaced\"\n"
+    "creator_platform.lookback_days.contacts = 30\n[creator_sync]\nstale_after_days = 3\n",
+    "# mine\n[sources.creator_platform.lookback_days]\ncontacts = 30\n"
+    "[creator_sync]\nstale_after_days = 3\n",
+    "# mine\nsources = {creator_platform = {lookback_days = {contacts = 30}}}\n"
+    "creator_sync = {stale_after_days = 3}\n",
+])
+def test_settings_are_written_into_any_layout_the_user_chose(tmp_path: Path, layout: str) -> None:
+    """However the user wrote their keys (headers, dotted keys, inline tables), init's keys land
+    where dlt reads them and the user's own keep their meaning and their comments."""
+    from creator_sync.init import write_settings
+
+    folder = tmp_path / ".dlt"
+    folder.mkdir()
+    (folder / "config.toml").write_text(layout)
+    write_settings(folder, {"sources.creator_platform": {"base_url": "https://api.acme.example",
+                                                         "client_id": "sandbox"},
+                            "creator_sync": {"timezone": "Europe/Paris"}},
+                   {"sources.creator_platform": {"client_secret": SECRET}})
+    text = (folder / "config.toml").read_text()
+    assert _toml(folder / "config.toml") == {
+        "sources": {"creator_platform": {"base_url": "https://api.acme.example",
+                                         "client_id": "sandbox",
+                                         "lookback_days": {"contacts": 30}}},
+        "creator_sync": {"stale_after_days": 3, "timezone": "Europe/Paris"},
+    }, text
+    assert text.startswith("# mine\n") and text.count("base_url") == 1
+    assert _toml(folder / "secrets.toml") == {
+        "sources": {"creator_platform": {"client_secret": SECRET}}}
+
+
 def test_a_pinned_site_must_be_the_accounts(acme, tmp_path: Path) -> None:
     work = tmp_path / "project"
     done = _init(work, *_flags(acme.base_url), "--site-id", "42")
@@ -232,3 +270,17 @@ def test_a_pin_set_before_is_shown_and_kept(acme, tmp_path: Path) -> None:
     assert "pinned to 2200000001 (site_ids, set before)" in again.stdout
     assert _toml(work / ".dlt" / "config.toml")["sources"]["creator_platform"]["site_ids"] == [
         "2200000001"]
+
+
+def test_a_credential_without_the_payouts_scope_is_told_sync_skips_them(acme, tmp_path: Path):
+    """The sandbox's `limited` client may read contacts only: init does not look for a payouts
+    path it cannot read (a wrong word's 404 and the right word's 403 look alike), and says what
+    sync will do instead of warning that payouts will fail."""
+    work = tmp_path / "project"
+    done = _init(work, "--base-url", acme.base_url, "--client-id", "limited",
+                 "--client-secret", "limited-secret", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert ("payouts: not read (the credential lacks the scope view:payouts; sync skips them)"
+            in done.stdout)
+    assert "warning" not in done.stderr, done.stderr
+    assert "payouts_path" not in _toml(work / ".dlt" / "config.toml")["sources"]["creator_platform"]

@@ -180,9 +180,15 @@ def test_pyproject_lists_every_package_of_the_tree() -> None:
 
 def test_duckdb_results_reach_pandas() -> None:
     """Issue 32, point 5: `duckdb.sql(...).df()` works in the product's environment (DuckDB
-    imports pandas itself; without it `.df()` raises "pandas is required")."""
+    imports pandas itself; without it `.df()` raises "pandas is required"), without a warning."""
+    import warnings
+
     import duckdb
 
-    frame = duckdb.sql("select 1250 as amount_in_cents, 'EUR' as currency").df()
-    assert list(frame.columns) == ["amount_in_cents", "currency"]
-    assert frame.to_dict("records") == [{"amount_in_cents": 1250, "currency": "EUR"}]
+    with warnings.catch_warnings():  # every raw table has a TIMESTAMPTZ `_extracted_at`
+        warnings.simplefilter("error")
+        frame = duckdb.sql("select 1250 as amount_in_cents, 'EUR' as currency, "
+                           "timestamptz '2026-03-01 12:00:00+00' as paid_at").df()
+    assert list(frame.columns) == ["amount_in_cents", "currency", "paid_at"]
+    assert frame.to_dict("records")[0]["amount_in_cents"] == 1250
+    assert frame["paid_at"].iloc[0].timestamp() == 1772366400  # 2026-03-01 12:00 UTC, any zone

@@ -117,7 +117,7 @@ def test_the_zone_is_a_setting_and_a_change_of_zone_is_said(raw_db) -> None:
     assert row["timezone"] == "UTC"
 
     bad = runner.invoke(main, args, env={"CREATOR_SYNC__TIMEZONE": "Mars/Base"})
-    assert bad.exit_code == 2 and "key=creator_sync.timezone" in bad.output
+    assert bad.exit_code == 2 and "[env=CREATOR_SYNC__TIMEZONE]" in bad.output
 
 
 def test_a_destination_the_runner_does_not_build_goes_to_dbt_or_says_how(

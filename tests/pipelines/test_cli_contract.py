@@ -67,14 +67,14 @@ def test_config_values_get_the_same_checks_naming_the_key(tmp_path):
     env = clean_env(tmp_path / "home", SOURCES__CREATOR_PLATFORM__PAGE_SIZE="-1",
                     SOURCES__CREATOR_PLATFORM__BASE_URL="http://127.0.0.1:9",
                     SOURCES__CREATOR_PLATFORM__CLIENT_ID="x")
-    _usage_error(run_cli(tmp_path / "v", "sync", env=env), "key=sources.creator_platform.page_size")
+    _usage_error(run_cli(tmp_path / "v", "sync", env=env), "env=SOURCES__CREATOR_PLATFORM__PAGE_SIZE")
     env = clean_env(tmp_path / "home", SOURCES__CREATOR_PLATFORM__RESOURCES=",",
                     SOURCES__CREATOR_PLATFORM__BASE_URL="http://127.0.0.1:9",
                     SOURCES__CREATOR_PLATFORM__CLIENT_ID="x")
     _usage_error(run_cli(tmp_path / "r", "sync", env=env), "resources")
     env = clean_env(tmp_path / "home", SOURCES__CREATOR_PLATFORM__PII="mask")
     _usage_error(run_cli(tmp_path / "l", "listen", "--port", "0", "--secret", "x" * 32, env=env,
-                         timeout=60), "key=sources.creator_platform.pii")
+                         timeout=60), "env=SOURCES__CREATOR_PLATFORM__PII")
 
 
 def test_limits_are_data_written_once():

@@ -37,10 +37,12 @@ def test_brand_sandbox_with_the_path_set_equals_the_default_word(acme, synced_sa
     assert synced_sandbox.failed == {}
     got, want = snapshot(tmp_path / "acme.duckdb"), snapshot(synced_sandbox.path)
     assert got.keys() == want.keys()
-    # the one value that names the brand: transactions name the processor after it (issue 32)
-    (provider,) = [n for n, (name, *_rest) in enumerate(_columns(tmp_path / "acme.duckdb"))
-                   if name == "provider"]
+    # the one value of transactions that names the brand: the platform's own processor is named
+    # after it, as the transactions write it (issue 32)
     ours, theirs = repr("acme_payments"), repr("platform_payments")  # as `snapshot` holds them
+    (provider,) = [n for n, (name, *_rest) in enumerate(_columns(tmp_path / "acme.duckdb",
+                                                                  "transactions"))
+                   if name == "provider"]
     branded = [r[provider] for r in got["transactions"]]
     assert ours in branded and theirs not in branded
     got["transactions"] = sorted(
@@ -54,16 +56,16 @@ def test_brand_sandbox_with_the_path_set_equals_the_default_word(acme, synced_sa
     lines = ("select * exclude (provider, _extracted_at, _dlt_load_id) "
              "from creator_platform.payout_lines order by all")
     providers = "select distinct provider from creator_platform.payout_lines"
-    assert query(tmp_path / "acme.duckdb", lines) == query(tmp_path / "plain.duckdb", lines)
+    assert query(tmp_path / "acme.duckdb", lines) == query(synced_sandbox.path, lines)
     assert query(tmp_path / "acme.duckdb", providers) == [("Acme Payments",)]
-    assert query(tmp_path / "plain.duckdb", providers) == [("Platform Payments",)]
+    assert query(synced_sandbox.path, providers) == [("Platform Payments",)]
 
 
-def _columns(db: Path) -> list[tuple]:
-    """The transactions table's compared columns in `snapshot`'s order."""
+def _columns(db: Path, table: str) -> list[tuple]:
+    """A table's compared columns in `snapshot`'s order."""
     volatile = {"_extracted_at", "_dlt_load_id", "_dlt_id"}
     rows = query(db, "select column_name from information_schema.columns where table_schema = "
-                     "'creator_platform' and table_name = 'transactions' order by column_name")
+                     f"'creator_platform' and table_name = '{table}' order by column_name")
     return [r for r in rows if r[0] not in volatile]
 
 

@@ -62,6 +62,9 @@ def test_the_path_is_found_remembered_and_overridable(sandbox_factory, tmp_path:
     wrong = sync(handle, db, payouts_path="/platform_payments_payouts")
     assert set(wrong.failed) == {"payouts"}  # the override wins, and says what to change
     assert "/platform_payments_payouts answered 404" in wrong.failed["payouts"]
+    # it is the setting that is wrong: the line says so, and that sync finds the path without it
+    assert ("your payouts_path setting (--payouts-path) names no list there; remove it and sync "
+            "finds the path") in wrong.failed["payouts"]
     assert not [n for n in wrong.notices if n.startswith("payouts:")]
 
 
@@ -73,6 +76,7 @@ def test_a_remembered_path_that_went_away_is_looked_for_again(sandbox_factory, t
     gone = sync(zeta, db)  # the remembered /acme_payments_payouts answers 404 there
     assert set(gone.failed) == {"payouts"}
     assert "/acme_payments_payouts answered 404" in gone.failed["payouts"]
+    assert "set payouts_path (--payouts-path) to the path" in gone.failed["payouts"]  # none set
     found = sync(zeta, db)
     assert found.failed == {}
     assert any(n.startswith("payouts: reading /zeta_payments_payouts (brand word from")

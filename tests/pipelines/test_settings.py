@@ -87,3 +87,15 @@ def test_sync_help_types_numbers_and_lists_the_resources():
     bad = CliRunner().invoke(main, ["sync", "--concurrency", "many", "--base-url",
                                     "https://api.example.com", "--client-id", "x"])
     assert bad.exit_code == 2 and "--concurrency must be a whole number" in bad.output
+
+
+def test_a_bad_value_from_the_environment_names_the_variable(env):
+    """The variable is in no file a user would search (a file's value names its key:
+    tests/pipelines/test_cli_contract.py)."""
+    from common.config import BadSetting, Settings
+
+    env.setenv("CREATOR_SYNC__TIMEZONE", "Mars/Base")
+    with pytest.raises(BadSetting) as bad:
+        Settings()["timezone"]
+    assert bad.value.where == "env=CREATOR_SYNC__TIMEZONE"
+    assert str(bad.value).startswith("timezone is not an IANA time zone")

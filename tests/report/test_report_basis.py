@@ -347,4 +347,4 @@ def test_staleness_limit_is_a_flag_and_a_config_key(
     bad_key = runner.invoke(report_command, args)
     assert bad_key.exit_code == 2
     assert "stale_after_days must be a number greater than 0 and at most 3650, got 'soon' " \
-        "[key=creator_sync.stale_after_days]" in bad_key.output
+        "[env=CREATOR_SYNC__STALE_AFTER_DAYS]" in bad_key.output

@@ -109,3 +109,29 @@ def test_the_token_endpoint_gives_up_within_its_patience(silent, monkeypatch):
         client._http.close()
     # one 30 s read timeout alone would be far beyond: each attempt waits only what is left
     assert time.monotonic() - started < 10
+
+
+def test_a_retry_after_beyond_the_token_patience_gives_up_at_once_naming_it():
+    """A platform in maintenance answers the token endpoint 503 with `Retry-After: 120`: waiting
+    past the token endpoint's patience only to give up with "no answer" hid the answer (60 s of
+    silence). It gives up at once, on the 503 and the wait the platform asked for."""
+    import httpx
+
+    asked: list[str] = []
+
+    def maintenance(request: httpx.Request) -> httpx.Response:
+        asked.append(request.url.path)
+        return httpx.Response(503, headers={"Retry-After": "120"},
+                              json={"errors": [{"status": "503", "title": "Unavailable"}]})
+
+    client = CreatorPlatformClient("http://127.0.0.1:9", "sandbox", "sandbox-secret",
+                                   transport=httpx.MockTransport(maintenance))
+    started = time.monotonic()
+    try:
+        with pytest.raises(CreatorPlatformError) as err:
+            client.tokens.access_token()
+    finally:
+        client._http.close()
+    assert time.monotonic() - started < 5
+    assert asked == ["/v1/oauth/token"]
+    assert "503" in str(err.value) and "the platform asks to retry in 120 s" in str(err.value)

@@ -249,3 +249,41 @@ def test_an_unknown_event_among_several_is_refused(api):
     result = run(base_url, "create", "--event", "purchase,refund", "--target-url", TARGET)
     assert result.exit_code == 2
     assert "'refund' is not one of" in result.output and "'all'" in result.output
+
+
+def test_a_host_that_fails_shows_each_retry_and_honours_the_retry_settings(tmp_path, monkeypatch):
+    """`hooks` reads max_attempts and backoff_initial like `sync`, and each retry of a failure is
+    a line on stderr as it happens (issue 32, point 7): a refused host was ~26 s of silence."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.chdir(tmp_path)
+    env = {"SOURCES__CREATOR_PLATFORM__MAX_ATTEMPTS": "2",
+           "SOURCES__CREATOR_PLATFORM__BACKOFF_INITIAL": "0.01"}
+    result = run(f"http://127.0.0.1:{port}", "list", env=env)
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[:-1] == ["retrying POST /v1/oauth/token now: connection problem: connection "
+                          "refused (attempt 1 of 2)"], lines
+    assert lines[-1].startswith("error: giving up after 2 attempts"), lines
+
+
+def test_create_keeps_to_the_sites_sync_is_pinned_to(api):
+    """A pin set by `init --site-id` (config `site_ids`) holds for `hooks create` too: a hook
+    on a site sync does not read would land that site's deliveries anyway."""
+    base_url, sites = api
+    target = "https://pinned.example.com/hooks/pinned-site-0123456789"
+    env = {"SOURCES__CREATOR_PLATFORM__SITE_IDS": sites[1]}
+    made = run(base_url, "create", "--event", "purchase", "--target-url", target, env=env)
+    assert made.exit_code == 0, made.output
+    (line,) = made.output.strip().splitlines()  # one site: the pinned one
+    assert line.startswith("created hook ") and line.endswith(f" for purchase on site {sites[1]}")
+    flag_wins = run(base_url, "create", "--event", "purchase", "--target-url", target,
+                    "--site-id", sites[0], env=env)
+    assert flag_wins.exit_code == 0 and f"on site {sites[0]}" in flag_wins.output
+    listed = orjson.loads(run(base_url, "list", "--json").output)
+    mine = sorted(h["relationships"]["site"]["data"]["id"] for h in listed
+                  if h["attributes"]["target_url"] == "https://pinned.example.com/hooks/***")
+    assert mine == sorted([sites[0], sites[1]])
