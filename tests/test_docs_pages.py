@@ -24,6 +24,11 @@ def _anchors(text: str) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
 
 
+def _read_on_pages() -> set[Path]:
+    table = (ROOT / "README.md").read_text().split("## Read on", 1)[1].split("\n## ", 1)[0]
+    return {ROOT / name for name in re.findall(r"^\| \[(docs/[\w-]+\.md)\]", table, re.M)}
+
+
 def test_the_readme_is_short_and_no_page_is_long() -> None:
     files = _markdown_files()
     assert "README.md" in files
@@ -45,8 +50,9 @@ def test_every_link_between_pages_lands() -> None:
             path, _, anchor = target.partition("#")
             dest = (page.parent / path).resolve() if path else page
             if not dest.exists():
-                documented_later = dest.parent == ROOT / "docs" and dest.suffix == ".md"
-                assert documented_later, f"{name}: link to {target}: no such file"
+                # only a page the README lists under "Read on" may be missing here: test_readme.py
+                # fails on it (while its issue is built elsewhere); any other link must land
+                assert dest in _read_on_pages(), f"{name}: link to {target}: no such file"
                 continue
             if anchor and dest.suffix == ".md":
                 assert anchor in _anchors(dest.read_text()), f"{name}: link to {target}: no such heading"
