@@ -69,7 +69,8 @@ def endpoint_resources() -> list[dict[str, Any]]:
                             params={"page[size]": None})
         elif r.meta != "default":
             endpoint["paginator"] = {**PAGE_NUMBER, "total_path": TOTAL_PATH[r.meta]}
-        resources.append({"name": r.name, "endpoint": endpoint})
+        listing: dict[str, Any] = {"name": r.name, "endpoint": endpoint}
+        resources.append(listing)
         if r.reads_details:
             # the API lists nested records (and payout lines) on no collection: one single read
             # per record, as a dependent resource with parallelized=True, as dlt's docs advise
@@ -79,6 +80,11 @@ def endpoint_resources() -> list[dict[str, Any]]:
             detail_params: dict[str, Any] = {"page[size]": None}
             if include:
                 detail_params["include"] = include
+            if r.detail_site and r.site_scoped:
+                # the single read authorises by site as the list does (addendum A8): the
+                # listing carries its parent site's id on to each record, dlt's documented way
+                listing["include_from_parent"] = ["id"]
+                detail_params["filter[site_id]"] = f"{{resources.{r.name}._sites_id}}"
             resources.append(
                 {
                     "name": f"{r.name}_details",
