@@ -46,8 +46,10 @@
 
 {% macro snowflake__regex_matches(text, pattern) -%}regexp_instr({{ text }}, {{ pattern }}) > 0{%- endmacro %}
 
-{#- integer division rounded down (DuckDB's //), exact on every warehouse: the half-up rounding
-    of money to the cent is written with it -#}
+{#- integer division of a non-negative dividend by a positive divisor (DuckDB's //), exact on every
+    warehouse: the half-up rounding of money to the cent is written with it. For a negative
+    dividend the branches differ (DuckDB's // truncates towards zero, the others round down):
+    divide its absolute value and restore the sign, as int_transaction_offers does. -#}
 {% macro floor_divide(dividend, divisor) -%}
 {{ adapter.dispatch('floor_divide', 'creator_platform')(dividend, divisor) }}
 {%- endmacro %}

@@ -27,6 +27,7 @@
     "modules_lessons": {"columns": [["module_id", "text"], ["lesson_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "lessons_media": {"columns": [["lesson_id", "text"], ["media_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "purchases_transactions": {"columns": [["purchase_id", "text"], ["transaction_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
+    "transactions_purchases": {"columns": [["transaction_id", "text"], ["purchase_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "purchases_products": {"columns": [["purchase_id", "text"], ["product_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "orders_order_items": {"columns": [["order_id", "text"], ["order_item_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
 }) }}

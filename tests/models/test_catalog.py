@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bundle_data import bundle_rows
 from models_helpers import fetch_dicts, ts
 
 from models.runner import run_models
@@ -98,45 +99,18 @@ def test_a_bundle_is_split_across_its_offers_and_offers_add_up_to_revenue(raw_db
     """Issue 29: per-offer revenue splits a bundled transaction by its purchases' amounts
     (evenly when an amount is missing), money no offer can be credited with has its own
     empty-offer row, and offer_performance's net equals revenue_daily's per currency."""
-    at = ts("2024-01-02T12:00:00+00:00")
-
-    def txn(tid: str, amount: int, **extra) -> dict:
-        return {"id": tid, "site_id": S, "created_at": at, "action": "charge",
-                "amount_in_cents": amount, "currency": "USD", **extra}
-
-    def purchase(pid: str, offer: str, amount: int | None) -> dict:
-        return {"id": pid, "site_id": S, "offer_id": offer, "customer_id": "U1",
-                "amount_in_cents": amount, "currency": "USD", "created_at": at}
-
-    path = raw_db({
-        # B1: a bundle of A (30.00) and B (10.00), named only by the transaction (A8)
-        # B2: a bundle of three purchases without amounts: 10.00 split evenly, to the cent
-        # P1: a single-offer charge through the purchases' own link; O1: an order's payment
-        "transactions": [txn("B1", 4000), txn("B2", 1000), txn("P1", 500, offer_id="A"),
-                         txn("O1", 777), txn("R1", -500, action="refund")],
-        "purchases": [purchase("PA", "A", 3000), purchase("PB", "B", 1000),
-                      purchase("PC", "A", None), purchase("PD", "B", None),
-                      purchase("PE", "C", None), purchase("PF", "A", 500)],
-        "transactions_purchases": [
-            {"transaction_id": "B1", "purchase_id": "PA", "site_id": S},
-            {"transaction_id": "B1", "purchase_id": "PB", "site_id": S},
-            {"transaction_id": "B2", "purchase_id": "PC", "site_id": S},
-            {"transaction_id": "B2", "purchase_id": "PD", "site_id": S},
-            {"transaction_id": "B2", "purchase_id": "PE", "site_id": S},
-        ],
-        "purchases_transactions": [{"purchase_id": "PF", "transaction_id": "P1", "site_id": S},
-                                   {"purchase_id": "PF", "transaction_id": "R1", "site_id": S}],
-    })
+    path = raw_db(bundle_rows())
     run_models(path)
     parts = {(r["transaction_id"], r["offer_id"]): r["amount_in_cents"] for r in fetch_dicts(
         path, "select * from analytics_staging.int_transaction_offers")}
     assert parts == {("B1", "A"): 3000, ("B1", "B"): 1000, ("B2", "A"): 333, ("B2", "B"): 333,
-                     ("B2", "C"): 334, ("P1", "A"): 500, ("R1", "A"): -500, ("O1", None): 777}
+                     ("B2", "C"): 334, ("R2", "A"): -333, ("R2", "B"): -333, ("R2", "C"): -334,
+                     ("P1", "A"): 500, ("R1", "A"): -500, ("O1", None): 777}
     rows = {r["offer_key"]: r for r in fetch_dicts(path, "select * from analytics.offer_performance")}
     assert {k: r["net_revenue_in_cents"] for k, r in rows.items()} == {
-        "A": 3000 + 333 + 500 - 500, "B": 1333, "C": 334, "(no offer)": 777}
+        "A": 3000 + 333 - 333 + 500 - 500, "B": 1333 - 333, "C": 334 - 334, "(no offer)": 777}
     assert rows["(no offer)"]["offer_id"] is None and rows["(no offer)"]["is_unattributed"]
-    assert (rows["A"]["bundled_transactions_count"], rows["A"]["transactions_count"]) == (2, 4)
-    assert rows["A"]["refunds_in_cents"] == -500
+    assert (rows["A"]["bundled_transactions_count"], rows["A"]["transactions_count"]) == (3, 5)
+    assert rows["A"]["refunds_in_cents"] == -500 - 333
     (revenue,) = fetch_dicts(path, "select sum(net_in_cents) as net from analytics.revenue_daily")
-    assert sum(r["net_revenue_in_cents"] for r in rows.values()) == revenue["net"] == 5777
+    assert sum(r["net_revenue_in_cents"] for r in rows.values()) == revenue["net"] == 4777

@@ -243,3 +243,45 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
         pg.close()
     ((expected,),) = _query(sandbox_duckdb, "select count(*) from analytics.revenue_daily")
     assert built[0] == expected > 0
+
+
+@pytest.mark.postgres
+def test_dbt_on_postgresql_splits_a_bundle_as_the_runner_does(postgres_dsn, raw_db, tmp_path) -> None:
+    """A bundle's refund, split evenly with a cent of rounding, credits each offer the same cents
+    under dbt on PostgreSQL as under the runner: the split rounds its absolute amount down, since
+    DuckDB's // truncates towards zero and PostgreSQL's floor_divide rounds a negative quotient
+    down."""
+    import psycopg2
+    from bundle_data import bundle_rows
+    from models_helpers import write_raw_postgres
+
+    from models.adapters import PostgresAdapter
+
+    admin = psycopg2.connect(postgres_dsn)
+    admin.autocommit = True
+    with admin.cursor() as cursor:
+        cursor.execute("drop database if exists dbt_bundles")
+        cursor.execute("create database dbt_bundles")
+    admin.close()
+    dsn = postgres_dsn.rsplit("/", 1)[0] + "/dbt_bundles"
+    rows = bundle_rows()
+    duck_path = raw_db(rows)
+    run_models(duck_path)
+    write_raw_postgres(dsn, rows)
+
+    port = dsn.rsplit(":", 1)[1].split("/")[0]
+    dbt_build(tmp_path, f"type: postgres\n      host: 127.0.0.1\n      port: {port}\n"
+              "      user: postgres\n      password: throwaway\n      dbname: dbt_bundles",
+              "creator_platform")
+    parts_sql = ("select transaction_id, part_number, offer_id, amount_in_cents "
+                 "from analytics_staging.int_transaction_offers order by transaction_id, part_number")
+    offers_sql = ("select offer_key, net_revenue_in_cents, refunds_in_cents "
+                  "from analytics.offer_performance order by offer_key")
+    pg = PostgresAdapter(dsn)
+    try:
+        pg_parts, pg_offers = pg.fetch(parts_sql)[1], pg.fetch(offers_sql)[1]
+    finally:
+        pg.close()
+    assert [tuple(r) for r in pg_parts] == _query(duck_path, parts_sql)
+    assert [tuple(r) for r in pg_offers] == _query(duck_path, offers_sql)
+    assert [r[3] for r in pg_parts if r[0] == "R2"] == [-333, -333, -334]

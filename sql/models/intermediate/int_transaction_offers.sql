@@ -83,10 +83,16 @@ split as (
         cumulative.offer_id,
         cast(cumulative.purchases_count as bigint) as purchases_count,
         cumulative.is_split_by_amount,
+        -- rounded down on the absolute amount: the same cents on every warehouse
         cast(
-            transactions.amount_in_cents * cumulative.weight_through // cumulative.weight_total
-            - transactions.amount_in_cents * (cumulative.weight_through - cumulative.weight)
-                // cumulative.weight_total
+            case when transactions.amount_in_cents < 0 then -1 else 1 end * (
+                {{ floor_divide('abs(transactions.amount_in_cents) * cumulative.weight_through',
+                    'cumulative.weight_total') }}
+                - {{ floor_divide(
+                    'abs(transactions.amount_in_cents)'
+                    ~ ' * (cumulative.weight_through - cumulative.weight)',
+                    'cumulative.weight_total') }}
+            )
             as bigint
         ) as amount_in_cents
     from cumulative
