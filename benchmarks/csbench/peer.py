@@ -79,6 +79,9 @@ def endpoint_resources() -> list[dict[str, Any]]:
             detail_params: dict[str, Any] = {"page[size]": None}
             if include:
                 detail_params["include"] = include
+            if r.detail_site:  # the payout detail authorises by site, as its list (A8)
+                detail_params["filter[site_id]"] = (
+                    f"{{resources.{r.name}.relationships.site.data.id}}")
             resources.append(
                 {
                     "name": f"{r.name}_details",
