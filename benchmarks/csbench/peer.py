@@ -80,11 +80,9 @@ def endpoint_resources() -> list[dict[str, Any]]:
             detail_params: dict[str, Any] = {"page[size]": None}
             if include:
                 detail_params["include"] = include
-            if r.detail_site and r.site_scoped:
-                # the single read authorises by site as the list does (addendum A8): the
-                # listing carries its parent site's id on to each record, dlt's documented way
-                listing["include_from_parent"] = ["id"]
-                detail_params["filter[site_id]"] = f"{{resources.{r.name}._sites_id}}"
+            if r.detail_site:  # the payout detail authorises by site, as its list (A8)
+                detail_params["filter[site_id]"] = (
+                    f"{{resources.{r.name}.relationships.site.data.id}}")
             resources.append(
                 {
                     "name": f"{r.name}_details",
