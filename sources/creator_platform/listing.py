@@ -126,16 +126,15 @@ def _with_details(
     gate: DetailGate,
     window: DetailWindow,
     halted: Callable[[], bool] = lambda: False,
-    on_cut: Callable[[], None] = lambda: None,
 ) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
     """Page records, re-read with their detail where the gate says so (concurrently, at most
     `window.size()` ahead, order kept), as (url, records) groups per record, each with the
     record its detail read returned (the list record where the single read answered 404; None
     when not re-read). The records not re-read come first, as one group; then one record's
     reads at a time, so that a page whose details carry thousands of lines each is never held
-    whole (finding 13). Once `halted()` (the budget is spent, a signal came, a checkpoint is
-    due), no read starts and none is waited for: the page's records not re-read yet are left
-    out (`on_cut`), and the stopped listing reads the page again when it goes on."""
+    whole (finding 13). Once `halted()` (the budget is spent, a signal came), no read starts:
+    the page's records not re-read yet are left out, and the stopped listing reads the page
+    again when it goes on (checkpoint.py)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     wanted = {id(r) for r in todo}
@@ -155,7 +154,6 @@ def _with_details(
             try:
                 groups = awaited(read, halted)
             except Halted:  # the run stops: this page's remaining reads are left out
-                on_cut()
                 return
             window.note(carried(groups) if groups is not None else 1)
             if groups is None:  # 404: the list record stands
@@ -227,8 +225,6 @@ class SiteListing:
     stopped_at: int | None = None  # the last page read when the host stopped the listing
     last_page: int = 1  # the last page read (the resumed page before any)
     last_ids: tuple[str, ...] = ()  # ids of the records of the last page read
-    read_pages: int = 0  # pages read whole (a checkpoint stops a listing only past its place)
-    cut_short: bool = False  # a page's detail reads were left out (the host stopped it)
     before_last: int = 0  # records listed (this run and before a resume) before the last page
 
 
@@ -303,8 +299,7 @@ class Listing:
         for page in self._listed_pages(run, prefetched):
             run.last_page = page.number
             yield from self._page_items(run, page)
-            run.read_pages += not run.cut_short
-            if self._halted() or run.cut_short:
+            if self._halted():
                 run.stopped_at = page.number
                 break
         if run.stopped_at is None and self._halted():  # the pages may have ended for it
@@ -329,8 +324,8 @@ class Listing:
         """Should this listing end after the pages in flight? At a checkpoint, once past its
         place (each round goes forward), if it can resume; always when the run stops."""
         verdict = self._stop(resumable=run.plan.since is None)
-        if verdict == "checkpoint":  # a resumed listing's first page is the one read before
-            return run.read_pages >= (2 if run.resumed is not None else 1)
+        if verdict == "checkpoint":
+            return run.resumed is None or run.last_page > run.resumed.page
         return verdict == "stop"
 
     def _halted(self) -> bool:
@@ -346,7 +341,7 @@ class Listing:
         checkpoint.keep_place(run.state, checkpoint.Place(
             page=run.stopped_at, before=run.before_last, started=run.started,
             cursor=run.cursor, reason=run.plan.reason,
-            ids=run.last_ids if run.stopped_at == run.last_page and not run.cut_short else ()))
+            ids=run.last_ids if run.stopped_at == run.last_page and not self._halted() else ()))
 
     # ------------------------------------------------------------------ 1. plan
     def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
@@ -469,7 +464,7 @@ class Listing:
                               max_pages=opts.max_pages, on_end=end.append, start=start)
         return iter_pages(self.client, res, run.params, page_size=opts.page_size,
                           max_pages=opts.max_pages, on_end=end.append, start=start,
-                          halted=lambda: self._draining(run), draining=lambda: self._draining(run))
+                          halted=self._halted, draining=lambda: self._draining(run))
 
     def _feed_pages(self, run: SiteListing) -> Iterator[Page]:
         """Changes of a mutable field since the last run, newest first, until older (windowed
@@ -512,8 +507,7 @@ class Listing:
         parsed only when the one before has been handed on."""
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
-                self.client, self.resource, page, run.gate, self.window,
-                lambda: self._draining(run), lambda: setattr(run, "cut_short", True))
+                self.client, self.resource, page, run.gate, self.window, self._halted)
         else:
             reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}
