@@ -131,16 +131,15 @@ def _with_details(
     window: DetailWindow,
     site: str | None,
     halted: Callable[[], bool] = lambda: False,
-    on_cut: Callable[[], None] = lambda: None,
 ) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
     """Page records, re-read with their detail where the gate says so (concurrently, at most
     `window.size()` ahead, order kept), as (url, records) groups per record, each with the
     record its detail read returned (the list record where the single read answered 404; None
     when not re-read). The records not re-read come first, as one group; then one record's
     reads at a time, so that a page whose details carry thousands of lines each is never held
-    whole (docs/performance.md#memory). Once `halted()` (the budget is spent, a signal came, a
-    checkpoint is due), no read starts and none is waited for: the page's records not re-read yet
-    are left out (`on_cut`), and the stopped listing reads the page again when it goes on."""
+    whole (docs/performance.md#memory). Once `halted()` (the budget is spent, a signal came), no
+    read starts: the page's records not re-read yet are left out, and the stopped listing reads
+    the page again when it goes on (checkpoint.py)."""
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     wanted = {id(r) for r in todo}
@@ -160,7 +159,6 @@ def _with_details(
             try:
                 groups = awaited(read, halted)
             except Halted:  # the run stops: this page's remaining reads are left out
-                on_cut()
                 return
             window.note(carried(groups) if groups is not None else 1)
             if groups is None:  # 404: the list record stands
@@ -232,8 +230,6 @@ class SiteListing:
     stopped_at: int | None = None  # the last page read when the host stopped the listing
     last_page: int = 1  # the last page read (the resumed page before any)
     last_ids: tuple[str, ...] = ()  # ids of the records of the last page read
-    read_pages: int = 0  # pages read whole (a checkpoint stops a listing only past its place)
-    cut_short: bool = False  # a page's detail reads were left out (the host stopped it)
     before_last: int = 0  # records listed (this run and before a resume) before the last page
 
 
@@ -308,8 +304,7 @@ class Listing:
         for page in self._listed_pages(run, prefetched):
             run.last_page = page.number
             yield from self._page_items(run, page)
-            run.read_pages += not run.cut_short
-            if self._halted() or run.cut_short:
+            if self._halted():
                 run.stopped_at = page.number
                 break
         if run.stopped_at is None and self._halted():  # the pages may have ended for it
@@ -334,8 +329,8 @@ class Listing:
         """Should this listing end after the pages in flight? At a checkpoint, once past its
         place (each round goes forward), if it can resume; always when the run stops."""
         verdict = self._stop(resumable=run.plan.since is None)
-        if verdict == "checkpoint":  # a resumed listing's first page is the one read before
-            return run.read_pages >= (2 if run.resumed is not None else 1)
+        if verdict == "checkpoint":
+            return run.resumed is None or run.last_page > run.resumed.page
         return verdict == "stop"
 
     def _halted(self) -> bool:
@@ -351,7 +346,7 @@ class Listing:
         checkpoint.keep_place(run.state, checkpoint.Place(
             page=run.stopped_at, before=run.before_last, started=run.started,
             cursor=run.cursor, reason=run.plan.reason,
-            ids=run.last_ids if run.stopped_at == run.last_page and not run.cut_short else ()))
+            ids=run.last_ids if run.stopped_at == run.last_page and not self._halted() else ()))
 
     # ------------------------------------------------------------------ 1. plan
     def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
@@ -474,7 +469,7 @@ class Listing:
                               max_pages=opts.max_pages, on_end=end.append, start=start)
         return iter_pages(self.client, res, run.params, page_size=opts.page_size,
                           max_pages=opts.max_pages, on_end=end.append, start=start,
-                          halted=lambda: self._draining(run), draining=lambda: self._draining(run))
+                          halted=self._halted, draining=lambda: self._draining(run))
 
     def _feed_pages(self, run: SiteListing) -> Iterator[Page]:
         """Changes of a mutable field since the last run, newest first, until older (windowed
@@ -518,7 +513,7 @@ class Listing:
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
                 self.client, self.resource, page, run.gate, self.window, run.site,
-                lambda: self._draining(run), lambda: setattr(run, "cut_short", True))
+                self._halted)
         else:
             reads = iter([([(page.url, page.data + page.included)], None)])
         rows: Rows = {}
