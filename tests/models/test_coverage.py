@@ -278,10 +278,10 @@ def test_models_command_prints_what_is_missing_instead_of_zeros(raw_db) -> None:
     [
         (None, ("payouts",), "payouts not loaded"),
         (sync_row("payouts", "failed", NOT_FOUND_404), (), "payouts last sync failed"),
-        # a first listing that has not completed (issue 30's `partial`): any status but a
-        # completed one is not complete
+        # a first listing that has not completed (issue 30's `partial`) holds part of the
+        # account: not loaded (a later partial keeps the complete sync before it: below)
         (sync_row("payouts", "partial", "first listing not complete", synced=None), (),
-         "payouts last sync partial"),
+         "payouts not loaded"),
     ],
     ids=["not-loaded", "failed", "partial"],
 )
@@ -305,6 +305,20 @@ def test_marts_state_no_amount_built_on_incomplete_payouts(raw_db, payouts_sync,
 def test_marts_state_the_balance_when_every_input_is_complete(raw_db) -> None:
     path = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
                                    sync_row("payouts")))
+    balances = fetch_dicts(path, "select * from analytics.unpaid_balance")
+    assert balances and all(r["amount_unavailable_reason"] is None
+                            and r["unpaid_balance_in_cents"] is not None for r in balances)
+
+
+def test_a_later_partial_sync_keeps_the_balance_of_the_complete_one_before(raw_db) -> None:
+    """Issue 30 with 29: a sync stopped at its budget after an earlier sync of payouts completed
+    leaves payouts complete through that earlier sync: the balance is still stated, not hidden
+    by every budgeted run. Only a first listing still partial states no amount (above)."""
+    path = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
+                                   sync_row("payouts", "partial", "left: page 3")))
+    (coverage,) = fetch_dicts(path, "select * from analytics.data_coverage "
+                                    "where resource = 'payouts'")
+    assert coverage["is_complete"] and coverage["incomplete_reason"] is None
     balances = fetch_dicts(path, "select * from analytics.unpaid_balance")
     assert balances and all(r["amount_unavailable_reason"] is None
                             and r["unpaid_balance_in_cents"] is not None for r in balances)

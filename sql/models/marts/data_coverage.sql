@@ -132,9 +132,9 @@ final as (
                 or (lower(sync_status) = 'partial' and last_synced_at is not null))
             as is_complete,
         case
-            when records_count = 0 then resource || ' not loaded'
-            when lower(sync_status) = 'partial' and last_synced_at is null
-                then resource || ' first sync not completed (partial)'
+            -- a first listing still partial holds part of the account: not loaded
+            when records_count = 0 or (lower(sync_status) = 'partial' and last_synced_at is null)
+                then resource || ' not loaded'
             when is_sync_recorded and lower(sync_status) not in ('synced', 'complete', 'ok', 'partial')
                 then resource || ' last sync ' || coalesce(sync_status, 'unknown')
         end as incomplete_reason
