@@ -4,7 +4,8 @@ The dependency order is derived from the `{{ ref('...') }}` calls (a topological
 never from a hand-kept list, so adding a model is adding a file.
 
 The repository keeps the SQL in `sql/`; pyproject.toml maps that folder to the package
-`models.sql`, so the wheel ships it inside `models/` and an editable install reads it in place.
+`creator_sync.models.sql`, so the wheel ships it inside `creator_sync/models/` and an editable
+install reads it in place.
 Either way it is found through importlib.resources, never relative to this file.
 """
 
@@ -31,7 +32,7 @@ class ProjectError(ValueError):
 
 
 def _installed_sql_dir() -> Path:
-    """The folder of package `models.sql`: a real directory in a wheel or editable install."""
+    """The folder of package `creator_sync.models.sql`: a real directory in a wheel or editable install."""
     root = files("models.sql")
     if not isinstance(root, Path):  # a zipped install: the runner reads files by path
         raise ProjectError(f"the SQL models must be installed as files, found {root!r}")

@@ -1,13 +1,13 @@
 """docs/architecture.md tells the truth about the tree (issue 16, point 6): its module table
 lists every module of the shipped packages, and nothing that does not exist; its layer table
-names the layers tests/test_layers.py enforces."""
+names the layers tests/test_layers.py enforces, each with the folder it is built from."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from test_layers import LAYERS, modules
+from test_layers import LAYERS, folder, modules
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = (ROOT / "docs" / "architecture.md").read_text()
@@ -34,7 +34,10 @@ def test_the_module_table_lists_every_module_and_only_those() -> None:
 
 
 def test_the_layer_table_is_the_enforced_order() -> None:
-    rows = re.findall(r"^\| (\d+) \| `(\w+)/` \|", _section("## Layers"), re.MULTILINE)
-    documented = [(int(rank), package) for rank, package in rows]
-    enforced = [(rank, package) for rank, group in enumerate(LAYERS) for package in group]
+    """Each row: rank, import package, the repository's folder it is built from."""
+    rows = re.findall(r"^\| (\d+) \| `([\w.]+)` \| `([\w/]+)/` \|", _section("## Layers"),
+                      re.MULTILINE)
+    documented = [(int(rank), package, where) for rank, package, where in rows]
+    enforced = [(rank, package, folder(package).relative_to(ROOT).as_posix())
+                for rank, group in enumerate(LAYERS) for package in group]
     assert documented == enforced

@@ -4,51 +4,68 @@ Every import of every module is read with `ast`, at any depth: a lazy import ins
 counts as much as one at the top, and so does `importlib.import_module("...")` or a
 `"module:attribute"` string naming what a lazy loader imports (the CLI's subcommands).
 
-    sources, sandbox    the API's source and its emulator: import nothing of ours
-    common              settings, terminal contract, locks, warehouse names and paths
-    pipelines           the dlt pipeline: sync, webhooks
-    models              the SQL models and the figures read from them
-    report              the HTML report
-    creator_sync        the console script and the demo, which drive all of the above
+The wheel installs one import package, `creator_sync` (issue 32, point 6); its subpackages are
+the repository's folders, mapped by pyproject's `package-dir`:
+
+    creator_sync.sources, .sandbox   (sources/, sandbox/) the API's source and its emulator:
+                                     import nothing of ours
+    creator_sync.common              (common/) settings, terminal contract, locks, warehouse
+                                     names and paths
+    creator_sync.pipelines           (pipelines/) the dlt pipeline: sync, webhooks
+    creator_sync.models              (models/, sql/) the SQL models and the figures read from them
+    creator_sync.report              (report/) the HTML report
+    creator_sync                     (creator_sync/) the console script and the demo, which
+                                     drive all of the above
 
 A module may import its own package and the layers below it, never a layer above nor a package
-beside it in the same layer; and no chain of imports leads from a module back to itself.
+beside it in the same layer; and no chain of imports leads from a module back to itself. Nothing
+(product, tests, benchmarks) imports a folder by its own name: `sources.x` would be a second
+copy of `creator_sync.sources.x`, and absent from an installed wheel.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import tomllib
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "creator_sync"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("sources", "sandbox"),
-    ("common",),
-    ("pipelines",),
-    ("models",),
-    ("report",),
+    ("creator_sync.sources", "creator_sync.sandbox"),
+    ("creator_sync.common",),
+    ("creator_sync.pipelines",),
+    ("creator_sync.models",),
+    ("creator_sync.report",),
     ("creator_sync",),
 )
+# "module:attribute", as a lazy loader or an entry point names what it imports
+LOADER = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 RANK = {package: rank for rank, group in enumerate(LAYERS) for package in group}
-# packages whose folder is not their name (pyproject `package-dir`)
-FOLDERS = {"models.sql": "sql"}
+SETUPTOOLS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+# package -> folder of the repository, where it is not the package's dotted path
+FOLDERS: dict[str, str] = SETUPTOOLS.get("package-dir", {})
 
 
-def _folder(package: str) -> Path:
-    return ROOT / FOLDERS.get(package, package.replace(".", "/"))
+def folder(package: str) -> Path:
+    """The folder a package is built from: its longest prefix mapped by `package-dir`."""
+    parts = package.split(".")
+    for n in range(len(parts), 0, -1):
+        mapped = FOLDERS.get(".".join(parts[:n]))
+        if mapped is not None:
+            return ROOT.joinpath(mapped, *parts[n:])
+    return ROOT.joinpath(*parts)
 
 
 @cache
 def modules() -> dict[str, Path]:
     """Every product module (dotted name -> file), from the packages pyproject ships."""
-    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
     out: dict[str, Path] = {}
-    for package in listed:
-        folder = _folder(package)
-        for path in sorted(folder.glob("*.py")):
+    for package in SETUPTOOLS["packages"]:
+        for path in sorted(folder(package).glob("*.py")):
             name = package if path.stem == "__init__" else f"{package}.{path.stem}"
             out[name] = path
     return out
@@ -76,44 +93,57 @@ def _ours(name: str) -> str | None:
     return None
 
 
+def named(tree: ast.AST) -> Iterator[tuple[ast.AST, str]]:
+    """(node, absolute module name) for what a parsed file imports or names as a module path:
+    `import`, `from ... import` (absolute ones), `import_module("...")` and "module:attribute"."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node, node.module
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module"
+              and node.args and isinstance(node.args[0], ast.Constant)):
+            yield node, str(node.args[0].value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and LOADER.fullmatch(
+                node.value):
+            yield node, node.value.split(":", 1)[0]  # "module:attribute", as entry points write
+
+
 def imports(module: str) -> Iterator[tuple[str, int]]:
     """(product module imported, line) for every import in `module`, lazy ones included."""
     tree = ast.parse(modules()[module].read_text(encoding="utf-8"))
+    found = [(node, [name]) for node, name in named(tree)]
     for node in ast.walk(tree):
-        targets: list[str] = []
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _absolute(module, node)
+        if isinstance(node, ast.ImportFrom) and node.level:
+            found.append((node, [_absolute(module, node)]))
+    for node, targets in found:
+        if isinstance(node, ast.ImportFrom):
             # `from pkg import submodule` imports the submodule; `from mod import name`, mod
+            base = targets[0]
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules() else base
                        for alias in node.names]
-        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant)):
-            targets = [str(node.args[0].value)]
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
-              and ":" in node.value and " " not in node.value):
-            targets = [node.value.split(":", 1)[0]]  # "module:attribute", as entry points write
         for target in targets:
-            found = _ours(target)
-            if found is not None and found != module:
-                yield found, getattr(node, "lineno", 0)
+            ours = _ours(target)
+            if ours is not None and ours != module:
+                yield ours, getattr(node, "lineno", 0)
 
 
-def top(module: str) -> str:
-    return module.split(".", 1)[0]
+def layer(module: str) -> str:
+    """The layer package `module` belongs to: the longest one of LAYERS that holds it."""
+    return max((p for p in RANK if module == p or module.startswith(f"{p}.")), key=len)
 
 
 def test_every_shipped_package_has_a_layer() -> None:
-    assert {top(m) for m in modules()} == set(RANK)
+    assert all(m == PACKAGE or m.startswith(f"{PACKAGE}.") for m in modules()), "one package"
+    assert {layer(m) for m in modules()} == set(RANK)
 
 
 def test_no_import_runs_up_or_sideways() -> None:
     wrong = []
     for module in modules():
-        here = top(module)
+        here = layer(module)
         for target, line in imports(module):
-            there = top(target)
+            there = layer(target)
             if there != here and RANK[there] >= RANK[here]:
                 wrong.append(f"{modules()[module].relative_to(ROOT)}:{line} {module} imports "
                              f"{target} ({there} is not below {here})")
@@ -164,7 +194,40 @@ def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 def test_the_checker_sees_lazy_imports_and_relative_ones() -> None:
     """The checker itself: a lazy import, a relative import and a loader string are seen."""
     found = {target for target, _ in imports("creator_sync.cli")}
-    assert {"pipelines.sync", "models.cli", "report.cli", "common.terminal"} <= found
+    assert {"creator_sync.pipelines.sync", "creator_sync.models.cli", "creator_sync.report.cli",
+            "creator_sync.common.terminal"} <= found
     lazy = {target for target, _ in imports("creator_sync.demo")}
-    assert {"models.runner", "report.render", "sandbox.testing"} <= lazy  # inside run_demo
-    assert "common.files" in {target for target, _ in imports("common.locking")}  # `from .files`
+    assert {"creator_sync.models.runner", "creator_sync.report.render",
+            "creator_sync.sandbox.testing"} <= lazy  # inside run_demo
+    assert "creator_sync.common.files" in {  # `from .files`
+        target for target, _ in imports("creator_sync.common.locking")}
+
+
+def test_the_root_package_imports_nothing() -> None:
+    """Importing any module runs `creator_sync/__init__.py` first: whatever it imported, every
+    layer would import (and `creator-sync --help` would pay for)."""
+    assert not list(imports(PACKAGE))
+    assert not [n for n in ast.walk(ast.parse(modules()[PACKAGE].read_text()))
+                if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def _python_files() -> Iterator[Path]:
+    """The product's, the tests' and the benchmarks' Python files, scripts without `.py` too."""
+    for top in sorted({*FOLDERS.values(), PACKAGE, "tests", "benchmarks"}):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.is_file() and (path.suffix == ".py" or (
+                    not path.suffix and path.read_bytes()[:64].startswith(b"#!")
+                    and b"python" in path.read_bytes()[:64])):
+                yield path
+
+
+def test_nothing_imports_a_folder_by_its_own_name() -> None:
+    """`from sources.creator_platform import x` only works from the repository's root, and
+    loads a second copy of `creator_sync.sources.creator_platform` beside the first
+    (/work/notes/rename_imports.py rewrites such imports)."""
+    folders = {Path(f).parts[0] for f in FOLDERS.values()}
+    wrong = [f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)} {name}"
+             for path in _python_files()
+             for node, name in named(ast.parse(path.read_text(encoding="utf-8")))
+             if name.split(".")[0] in folders]
+    assert not wrong, "import these as creator_sync.<folder>...:\n" + "\n".join(wrong)

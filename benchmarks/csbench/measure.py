@@ -35,10 +35,17 @@ def compile_repo() -> None:
     import compileall
     import tomllib
 
-    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    for package in project["tool"]["setuptools"]["packages"]:
-        if "." not in package and (REPO / package).is_dir():
-            compileall.compile_dir(REPO / package, quiet=1)
+    for folder in package_folders(tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))):
+        compileall.compile_dir(folder, quiet=1)
+
+
+def package_folders(pyproject: dict) -> list[Path]:
+    """The repository's folders the wheel's packages are built from: the top-level package's
+    own, and each folder `package-dir` maps under it (`sources/` is `creator_sync.sources`)."""
+    setuptools = pyproject["tool"]["setuptools"]
+    names = [p for p in setuptools["packages"] if "." not in p]
+    names += list(setuptools.get("package-dir", {}).values())
+    return [REPO / name for name in sorted(set(names)) if (REPO / name).is_dir()]
 
 
 @dataclass

@@ -166,16 +166,30 @@ def test_the_lock_holds_nothing_the_declared_dependencies_do_not_need() -> None:
 
 
 def test_pyproject_lists_every_package_of_the_tree() -> None:
-    """The wheel holds the packages pyproject lists: a new subpackage must be listed too."""
+    """The wheel holds the packages pyproject lists: a new subpackage must be listed too. They
+    are all `creator_sync` or under it (issue 32, point 6): each folder of the repository is
+    mapped to `creator_sync.<folder>` (`sql/` to `creator_sync.models.sql`) and stays put."""
     listed = set(PYPROJECT["tool"]["setuptools"]["packages"])
+    mapped = PYPROJECT["tool"]["setuptools"]["package-dir"]
+    folders = [top for top in RUNTIME_DIRS if top != "creator_sync"]
+    assert mapped == {f"creator_sync.{top}": top for top in folders} | {
+        "creator_sync.models.sql": "sql"}
+    by_folder = {folder: package for package, folder in mapped.items()}
+
+    def package_of(folder: Path) -> str:
+        parts = folder.relative_to(ROOT).parts
+        for n in range(len(parts), 0, -1):
+            if "/".join(parts[:n]) in by_folder:
+                return ".".join([by_folder["/".join(parts[:n])], *parts[n:]])
+        return ".".join(parts)
+
     on_disk = {
-        ".".join(init.parent.relative_to(ROOT).parts)
-        for top in RUNTIME_DIRS
+        package_of(init.parent)
+        for top in (*RUNTIME_DIRS, "sql")
         for init in (ROOT / top).rglob("__init__.py")
     }
-    mapped = PYPROJECT["tool"]["setuptools"]["package-dir"]
-    assert mapped == {"models.sql": "sql"} and (ROOT / "sql" / "__init__.py").is_file()
-    assert listed == on_disk | set(mapped)
+    assert listed == on_disk
+    assert all(p == "creator_sync" or p.startswith("creator_sync.") for p in listed)
 
 
 def test_duckdb_results_reach_pandas() -> None:

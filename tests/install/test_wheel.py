@@ -9,6 +9,7 @@ makes a rerun quick.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from test_layers import modules
 
 pytestmark = pytest.mark.slow
 
@@ -63,13 +65,43 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_ships_the_sql_models(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     in_repo = {
-        f"models/sql/{p.relative_to(ROOT / 'sql').as_posix()}"
+        f"creator_sync/models/sql/{p.relative_to(ROOT / 'sql').as_posix()}"
         for pattern in ("*.sql", "*.yml")  # the dbt project whole: models, macros, tests, YAML
         for p in (ROOT / "sql").rglob(pattern)
     }
     assert in_repo and in_repo <= names
-    assert "models/sql/__init__.py" in names
+    assert "creator_sync/models/sql/__init__.py" in names
     assert not any(n.startswith(("tests/", "benchmarks/", "sql/")) for n in names)
+
+
+def test_the_wheel_installs_one_top_level_package(wheel: Path) -> None:
+    """Only `creator_sync` (issue 32, point 6): a user's `common.py` or `models/` cannot shadow
+    a package of ours, because none has such a name."""
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    assert tops == {"creator_sync"}
+    for folder in ("sources/creator_platform", "pipelines/webhooks", "common", "report", "sandbox"):
+        assert {f"creator_sync/{folder}/{p.name}" for p in (ROOT / folder).glob("*.py")} <= set(
+            names), folder
+    (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")] or [None]
+    if top_level is not None:
+        assert zipfile.ZipFile(wheel).read(top_level).decode().split() == ["creator_sync"]
+
+
+# Every module of the installed package, imported beside a user's own modules named like the
+# repository's folders (the script's folder comes first on sys.path, as for any user script).
+IMPORT_ALL = """\
+import importlib, json, pkgutil, sys
+import common, models, pipelines, report, sandbox, sources  # the user's
+import creator_sync
+names = [m.name for m in pkgutil.walk_packages(creator_sync.__path__, "creator_sync.")]
+for name in names:
+    importlib.import_module(name)
+ours = [m for m in ("common", "models", "pipelines", "report", "sandbox", "sources")
+        if getattr(sys.modules[m], "WHO", None) != "user"]
+assert not ours, ours
+print(json.dumps({"modules": names, "from": creator_sync.__file__}))
+"""
 
 
 def test_the_installed_wheel_runs_the_demo_with_models_and_report(
@@ -85,6 +117,17 @@ def test_the_installed_wheel_runs_the_demo_with_models_and_report(
     empty.mkdir()
     where = run(python, "-c", "import models.project as p; print(p.SQL_DIR)", cwd=empty)
     assert Path(where.stdout.strip()).is_relative_to(venv), "models must come from the install"
+
+    user = tmp_path / "user"
+    user.mkdir()
+    for name in ("common", "pipelines", "report", "sandbox", "sources"):
+        (user / f"{name}.py").write_text('WHO = "user"\n')
+    (user / "models").mkdir()
+    (user / "models" / "__init__.py").write_text('WHO = "user"\n')
+    (user / "import_all.py").write_text(IMPORT_ALL)
+    imported = json.loads(run(python, "import_all.py", cwd=user).stdout)
+    assert set(imported["modules"]) == set(modules()) - {"creator_sync"}
+    assert Path(imported["from"]).is_relative_to(venv)
 
     demo = run(cli, "demo", cwd=empty, timeout=300)
     assert "models: built schema `analytics`" in demo.stdout, demo.stdout

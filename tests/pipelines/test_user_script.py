@@ -112,6 +112,56 @@ def test_readme_script_loads_what_the_cli_loads(sandbox, tmp_path):
     assert "creator_sync_creator_platform" in out and "transactions" in out.lower()
 
 
+# A user's own modules named like the repository's folders (issue 32, point 6: `common.py`
+# beside the README's script broke it with "No module named 'common.locking'").
+USER_MODULES = ("common", "models", "pipelines", "report", "sandbox", "sources")
+USER_SCRIPT = """\
+import common  # the user's own helpers, named like our folders
+import models
+
+import dlt
+from creator_sync.models.runner import run_models
+from creator_sync.pipelines.postload import finish_sync
+from creator_sync.sources.creator_platform import creator_platform_source
+
+source = creator_platform_source()
+pipeline = dlt.pipeline("my_creator_platform", destination="duckdb", dataset_name="creator_platform",
+                        pipelines_dir=".dlt-pipelines")
+info = pipeline.run(source)
+finish_sync(pipeline, source, info)
+built = run_models("my_creator_platform.duckdb")
+print("user modules:", common.WHO, models.WHO)
+print("models built:", ",".join(sorted(built.row_counts)))
+"""
+
+
+def shadow(where: Path) -> None:
+    """The user's `common.py`, `models/` and the other names of our folders, in `where`."""
+    for name in USER_MODULES:
+        if name == "models":
+            (where / name).mkdir()
+            (where / name / "__init__.py").write_text('WHO = "user"\n')
+        else:
+            (where / f"{name}.py").write_text('WHO = "user"\n')
+
+
+def test_a_users_common_py_and_models_folder_do_not_shadow_ours(sandbox, tmp_path):
+    """The user's script imports the source, runs it, finishes the sync and builds the models
+    from its own folder, beside its own `common.py` and `models/`: ours live in `creator_sync`
+    only, theirs stay theirs."""
+    mine = user_dir(tmp_path / "user", sandbox.base_url)
+    shadow(mine)
+    (mine / "load.py").write_text(USER_SCRIPT)
+    out = run([sys.executable, "load.py"], mine)
+    assert "user modules: user user" in out, out[-4000:]
+    built = set(re.search(r"models built: (\S+)", out).group(1).split(","))
+    marts = {path.stem for path in (REPO / "sql" / "marts").glob("*.sql")}
+    assert marts and marts <= built, out[-4000:]
+    with duckdb.connect(str(mine / "my_creator_platform.duckdb"), read_only=True) as con:
+        (rows,) = con.execute("select count(*) from creator_platform.transactions").fetchone()
+    assert rows > 0
+
+
 def test_hint_merge_filter_drops_only_this_sources_warning():
     def record(resource: str) -> logging.LogRecord:
         return logging.LogRecord(
