@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 BUILD = (
-    "import json, sys; from models.runner import run_models; r = run_models(sys.argv[1]); "
+    "import json, sys; from creator_sync.models.runner import run_models; r = run_models(sys.argv[1]); "
     "print(json.dumps({'models': sum(m.seconds for m in r.models), 'total': r.seconds}))"
 )
 

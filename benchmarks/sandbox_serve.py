@@ -23,7 +23,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sandbox.testing import run_sandbox_process
+from creator_sync.sandbox.testing import run_sandbox_process
 
 COLLECTIONS = ("contacts", "transactions", "customers", "purchases", "orders", "form_submissions")
 TARGET = 20_000

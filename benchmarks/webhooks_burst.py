@@ -31,8 +31,8 @@ import duckdb  # noqa: E402
 import httpx  # noqa: E402
 import orjson  # noqa: E402
 
-from pipelines.webhooks.journal import journal_status  # noqa: E402
-from pipelines.webhooks.testing import ListenProcess  # noqa: E402
+from creator_sync.pipelines.webhooks.journal import journal_status  # noqa: E402
+from creator_sync.pipelines.webhooks.testing import ListenProcess  # noqa: E402
 
 SECRET = "bench-secret-0123456789"
 
@@ -159,11 +159,11 @@ def compare_writers(batches: int = 5, size: int = 500) -> dict:
     dlt merge of the very same arrow tables, side by side on the same machine."""
     import dlt
 
-    from pipelines.webhooks.journal import Journal, JournalReader
-    from pipelines.webhooks.loader import Loader
-    from pipelines.webhooks.records import decode, encode, parse_delivery, utcnow
-    from pipelines.webhooks.rows import PRESENT, BatchRows, normalise_delivery
-    from sources.creator_platform.normalize import table_hints
+    from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
+    from creator_sync.pipelines.webhooks.loader import Loader
+    from creator_sync.pipelines.webhooks.records import decode, encode, parse_delivery, utcnow
+    from creator_sync.pipelines.webhooks.rows import PRESENT, BatchRows, normalise_delivery
+    from creator_sync.sources.creator_platform.normalize import table_hints
 
     with tempfile.TemporaryDirectory(prefix="webhooks-writers-") as tmp:
         journal = Journal(Path(tmp) / "journal")

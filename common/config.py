@@ -25,8 +25,8 @@ from typing import Any
 
 import click
 
-from sources.creator_platform import settings as source_defaults
-from sources.creator_platform.settings import RESOURCES, normalise_api_path
+from creator_sync.sources.creator_platform import settings as source_defaults
+from creator_sync.sources.creator_platform.settings import RESOURCES, normalise_api_path
 
 from .duckdb_names import RESERVED_CATALOGS
 

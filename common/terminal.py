@@ -271,7 +271,9 @@ def reported_failures(verbose: bool, log_file: Path | None = None, *,
 
 def is_usage_error(exc: BaseException) -> bool:
     """A configuration or usage error (exit 2), however deep a library wrapped it."""
-    from sources.creator_platform.errors import ConfigurationError  # loads the source: lazy
+    from creator_sync.sources.creator_platform.errors import (
+        ConfigurationError,  # loads the source: lazy
+    )
 
     links = chain(exc)
     return (any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
@@ -342,7 +344,9 @@ def exit_code_of(exc: BaseException) -> int:
 
 def describe(exc: BaseException, verbose: bool = False) -> str:
     """The most telling message of an exception chain; the class name only with --verbose."""
-    from sources.creator_platform.errors import CreatorPlatformError  # loads the source: lazy
+    from creator_sync.sources.creator_platform.errors import (
+        CreatorPlatformError,  # loads the source: lazy
+    )
 
     links = chain(exc)
     problem = dlt_configuration_problem(links)

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from common.terminal import (
+from creator_sync.common.terminal import (
     EXIT_USAGE,
     describe,
     error_line,
@@ -32,14 +32,14 @@ from common.terminal import (
 # name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
     "init": "creator_sync.init:init_command",
-    "sandbox": "sandbox.cli:sandbox_command",
-    "sync": "pipelines.sync:sync_command",
-    "status": "pipelines.status:status_command",
+    "sandbox": "creator_sync.sandbox.cli:sandbox_command",
+    "sync": "creator_sync.pipelines.sync:sync_command",
+    "status": "creator_sync.pipelines.status:status_command",
     "demo": "creator_sync.demo:demo_command",
-    "models": "models.cli:models_command",
-    "hooks": "pipelines.webhooks.cli:hooks_command",
-    "listen": "pipelines.webhooks.cli:listen_command",
-    "report": "report.cli:report_command",
+    "models": "creator_sync.models.cli:models_command",
+    "hooks": "creator_sync.pipelines.webhooks.cli:hooks_command",
+    "listen": "creator_sync.pipelines.webhooks.cli:listen_command",
+    "report": "creator_sync.report.cli:report_command",
 }
 
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import click
 
-from common.config import Settings, option
-from common.terminal import reported_failures, setup_logging
-from common.warehouse import Warehouse, state_folder, warehouse_of
-from pipelines.sync import SyncSettings, format_summary, log_path, run_sync
-from sources.creator_platform.auth import Secret
+from creator_sync.common.config import Settings, option
+from creator_sync.common.terminal import reported_failures, setup_logging
+from creator_sync.common.warehouse import Warehouse, state_folder, warehouse_of
+from creator_sync.pipelines.sync import SyncSettings, format_summary, log_path, run_sync
+from creator_sync.sources.creator_platform.auth import Secret
 
 DEMO_SEED = 20240601
 DEMO_SITES = 2
@@ -70,7 +70,7 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
              dataset: str | None = None, timezone: str | None = None) -> dict[str, Any]:
     """Do the demo; returns what happened (used by tests). `timezone`: the flag (None: the
     `[creator_sync] timezone` setting, as `models` reads it)."""
-    from sandbox.testing import run_sandbox
+    from creator_sync.sandbox.testing import run_sandbox
 
     warehouse = demo_warehouse(duckdb, dataset)
     assert warehouse.duckdb_path is not None
@@ -100,9 +100,9 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
     out["sync"] = result
     click.echo(format_summary(result))
 
-    from models.headline import format_headline, headline_figures
-    from models.runner import run_models
-    from report.render import write_report  # matplotlib loads only here
+    from creator_sync.models.headline import format_headline, headline_figures
+    from creator_sync.models.runner import run_models
+    from creator_sync.report.render import write_report  # matplotlib loads only here
 
     built = run_models(str(db), dataset=warehouse.dataset,
                        timezone=Settings(timezone=timezone)["timezone"])

@@ -18,14 +18,21 @@ from typing import Any
 
 import click
 
-from common import dlt_files
-from common.config import SOURCE_SECTION, SYNC_SECTION, BadSetting, Settings, by_key, option
-from common.terminal import fail
-from sources.creator_platform.client import CreatorPlatformClient, api_root
-from sources.creator_platform.errors import AuthError, CreatorPlatformError
-from sources.creator_platform.payouts_path import Candidate, find_payouts_path
-from sources.creator_platform.settings import PAGE_SIZE, RESOURCES
-from sources.creator_platform.source import discover_sites, unreadable
+from creator_sync.common import dlt_files
+from creator_sync.common.config import (
+    SOURCE_SECTION,
+    SYNC_SECTION,
+    BadSetting,
+    Settings,
+    by_key,
+    option,
+)
+from creator_sync.common.terminal import fail
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient, api_root
+from creator_sync.sources.creator_platform.errors import AuthError, CreatorPlatformError
+from creator_sync.sources.creator_platform.payouts_path import Candidate, find_payouts_path
+from creator_sync.sources.creator_platform.settings import PAGE_SIZE, RESOURCES
+from creator_sync.sources.creator_platform.source import discover_sites, unreadable
 
 # a set-up check, not a sync: a host that does not answer is reported in seconds
 CHECK_ATTEMPTS = 2

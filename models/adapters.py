@@ -14,8 +14,13 @@ from typing import Any, Protocol
 import duckdb
 import sqlglot
 
-from common.duckdb_names import connect_warehouse, quote_ident, quote_literal
-from common.terminal import EXIT_SIGNAL_BASE, Interrupted, interrupt_code, was_interrupted
+from creator_sync.common.duckdb_names import connect_warehouse, quote_ident, quote_literal
+from creator_sync.common.terminal import (
+    EXIT_SIGNAL_BASE,
+    Interrupted,
+    interrupt_code,
+    was_interrupted,
+)
 
 _DSN_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^\s\"']*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
 

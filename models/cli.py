@@ -9,20 +9,20 @@ from pathlib import Path
 
 import click
 
-from common.config import BadSetting, Settings, option, warn_unknown_keys
-from common.locking import LockTimeout, warehouse_lock
-from common.warehouse import Warehouse, warehouse_of
-from models.adapters import (
+from creator_sync.common.config import BadSetting, Settings, option, warn_unknown_keys
+from creator_sync.common.locking import LockTimeout, warehouse_lock
+from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.models.adapters import (
     DESTINATIONS,
     Adapter,
     MissingWarehouseCredentials,
     WarehouseUnavailable,
     open_adapter,
 )
-from models.coverage import stale_after, stale_after_option
-from models.headline import format_headline, headline_figures_from
-from models.render import TARGET_SCHEMA
-from models.runner import (
+from creator_sync.models.coverage import stale_after, stale_after_option
+from creator_sync.models.headline import format_headline, headline_figures_from
+from creator_sync.models.render import TARGET_SCHEMA
+from creator_sync.models.runner import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
     BuildResult,
     DataTestError,
@@ -74,7 +74,7 @@ def _print_result(result: BuildResult) -> None:
 
 def _build_with_dbt(warehouse: Warehouse, params: Params, run_tests: bool, where: str) -> None:
     """A destination the runner does not build: the package through dlt's dbt runner."""
-    from models.dbt_route import DbtRouteError, run_with_dbt
+    from creator_sync.models.dbt_route import DbtRouteError, run_with_dbt
 
     try:
         params.validate()

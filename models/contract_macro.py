@@ -2,7 +2,7 @@
 `latest` macros (sql/macros/raw.sql) when dbt builds it.
 
 The contract is written once, in models/sources.py; `sql/macros/raw_contract.sql` is generated
-from it (`python -m models.contract_macro`), and tests/models/test_dbt_project.py keeps the two
+from it (`python -m creator_sync.models.contract_macro`), and tests/models/test_dbt_project.py keeps the two
 in step.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from models.project import SQL_DIR
-from models.sources import SOURCE_TABLES
+from creator_sync.models.project import SQL_DIR
+from creator_sync.models.sources import SOURCE_TABLES
 
 CONTRACT_MACRO = SQL_DIR / "macros" / "raw_contract.sql"
 
@@ -19,7 +19,7 @@ CONTRACT_MACRO = SQL_DIR / "macros" / "raw_contract.sql"
 def contract_macro() -> str:
     """`creator_platform_contract()`: table -> {columns: [[name, duckdb type]...], key: [...]}."""
     lines = [
-        "{#- Generated from models/sources.py by `python -m models.contract_macro`: do not edit.",
+        "{#- Generated from models/sources.py by `python -m creator_sync.models.contract_macro`: do not edit.",
         "    Every raw table the models read, its columns in their DuckDB types, and its key. -#}",
         "{% macro creator_platform_contract() -%}",
         "{{ return({",

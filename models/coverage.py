@@ -18,8 +18,8 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-from common.config import SYNC_SECTION, option, setting
-from models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
+from creator_sync.common.config import SYNC_SECTION, option, setting
+from creator_sync.models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
 
 DATA_COVERAGE = "analytics.data_coverage"
 WINDOW_DAYS = 30

@@ -15,9 +15,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from common.warehouse import Warehouse
-from models.project import SQL_DIR
-from models.render import DEFAULT_SETTLEMENT_DELAY_DAYS, TARGET_SCHEMA
+from creator_sync.common.warehouse import Warehouse
+from creator_sync.models.project import SQL_DIR
+from creator_sync.models.render import DEFAULT_SETTLEMENT_DELAY_DAYS, TARGET_SCHEMA
 
 DBT_OUTPUTS = ("target", "logs", "dbt_packages", "__pycache__")
 INSTALL_HINT = 'pip install "creator-sync[dbt]" plus the dbt adapter of {destination} (docs/dbt.md)'

@@ -1,13 +1,13 @@
 """The data dictionary in docs/data-dictionary/, one page per layer, generated from the schema
-YAML (models/schema.py) so that it cannot drift: `python -m models.dictionary` rewrites it and
+YAML (models/schema.py) so that it cannot drift: `python -m creator_sync.models.dictionary` rewrites it and
 tests/models/test_dictionary.py fails when it is out of step."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from models.project import LAYERS, SQL_DIR
-from models.schema import ModelDoc, load_schema
+from creator_sync.models.project import LAYERS, SQL_DIR
+from creator_sync.models.schema import ModelDoc, load_schema
 
 INTRO = {
     "marts": "The tables to query: built into the target schema (`analytics` by default).",
@@ -45,7 +45,7 @@ def pages(sql_dir: Path = SQL_DIR) -> dict[str, str]:
             f"# Data dictionary: {layer}",
             "",
             f"{INTRO[layer]} Generated from `sql/models/{layer}/_{layer}.yml` by "
-            "`python -m models.dictionary`; every description is also a comment on the table or "
+            "`python -m creator_sync.models.dictionary`; every description is also a comment on the table or "
             "column in the warehouse.",
             "",
         ]

@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from common.duckdb_names import quote_literal
-from models.adapters import DuckDBAdapter
-from models.coverage import Coverage, Window, fmt_utc, read_coverage
-from models.coverage import stale_after as stale_after_limit
-from models.money import format_money, format_per_currency
+from creator_sync.common.duckdb_names import quote_literal
+from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.models.coverage import Coverage, Window, fmt_utc, read_coverage
+from creator_sync.models.coverage import stale_after as stale_after_limit
+from creator_sync.models.money import format_money, format_per_currency
 
 REQUIRED = (
     "revenue_daily",

@@ -33,7 +33,7 @@ class ProjectError(ValueError):
 
 def _installed_sql_dir() -> Path:
     """The folder of package `creator_sync.models.sql`: a real directory in a wheel or editable install."""
-    root = files("models.sql")
+    root = files("creator_sync.models.sql")
     if not isinstance(root, Path):  # a zipped install: the runner reads files by path
         raise ProjectError(f"the SQL models must be installed as files, found {root!r}")
     return root

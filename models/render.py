@@ -24,11 +24,11 @@ from typing import Any
 
 import jinja2
 
-from common.duckdb_names import quote_ident
-from models.adapters import Adapter
-from models.build_info import package_version
-from models.project import Project, ProjectError, SqlFile
-from models.sources import SOURCE_TABLES
+from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.models.adapters import Adapter
+from creator_sync.models.build_info import package_version
+from creator_sync.models.project import Project, ProjectError, SqlFile
+from creator_sync.models.sources import SOURCE_TABLES
 
 DEFAULT_SETTLEMENT_DELAY_DAYS = 2  # the payout rule's delay where no payout lines show one
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from common.config import DEFAULT_DATASET, by_key, dataset_name
-from common.duckdb_names import quote_ident
-from models.adapters import Adapter, DuckDBAdapter
-from models.build_info import BUILD_METADATA
-from models.headline import headline_figures
-from models.project import Project, load_project
-from models.render import (
+from creator_sync.common.config import DEFAULT_DATASET, by_key, dataset_name
+from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.models.adapters import Adapter, DuckDBAdapter
+from creator_sync.models.build_info import BUILD_METADATA
+from creator_sync.models.headline import headline_figures
+from creator_sync.models.project import Project, load_project
+from creator_sync.models.render import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
     STAGING_SCHEMA,
     TARGET_SCHEMA,
@@ -30,8 +30,8 @@ from models.render import (
     relation,
     schema_of,
 )
-from models.schema import ModelDoc, load_schema
-from models.sources import SOURCE_TABLES
+from creator_sync.models.schema import ModelDoc, load_schema
+from creator_sync.models.sources import SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
 DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in common.config.SETTINGS
@@ -285,7 +285,7 @@ def run_models(
     loader finishes its load first (up to `lock_timeout` seconds) instead of colliding with
     DuckDB's single writer.
     """
-    from common.locking import warehouse_lock
+    from creator_sync.common.locking import warehouse_lock
 
     if not Path(duckdb_path).is_file():
         raise ModelsError(f"{duckdb_path}: no such DuckDB file; run `creator-sync sync` first")

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from common.duckdb_names import quote_ident
-from models.project import MODELS_DIR, ProjectError
+from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.models.project import MODELS_DIR, ProjectError
 
 REF_ARGUMENT = "ref('"
 # libyaml's loader when PyYAML has it (ten times faster: the YAML is read on every build)

@@ -22,11 +22,11 @@ from typing import Any
 
 import dlt
 
-from common.config import SYNC_SECTION, setting
-from common.duckdb_names import catalog_qualified_duckdb
-from common.files import make_state_dir
-from common.repeating import every
-from common.warehouse import Warehouse
+from creator_sync.common.config import SYNC_SECTION, setting
+from creator_sync.common.duckdb_names import catalog_qualified_duckdb
+from creator_sync.common.files import make_state_dir
+from creator_sync.common.repeating import every
+from creator_sync.common.warehouse import Warehouse
 
 log = logging.getLogger("creator_sync.factory")
 

@@ -18,10 +18,14 @@ from typing import Any
 
 import dlt
 
-from common.locking import warehouse_lock
-from sources.creator_platform import sync_run
-from sources.creator_platform.normalize import child_marker, is_link_table, link_columns
-from sources.creator_platform.refresh import dependent_refresh
+from creator_sync.common.locking import warehouse_lock
+from creator_sync.sources.creator_platform import sync_run
+from creator_sync.sources.creator_platform.normalize import (
+    child_marker,
+    is_link_table,
+    link_columns,
+)
+from creator_sync.sources.creator_platform.refresh import dependent_refresh
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -393,7 +397,7 @@ def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[st
     of truth. Bounded by the deliveries since the last sync: the pull's next write of a row
     replaces the webhook load id.
     """
-    from pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
+    from creator_sync.pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
 
     if tables is None:  # kept tables unknown: nothing is dropped, nothing to force
         return {}
@@ -422,7 +426,7 @@ def restore_pushes(pipeline: dlt.Pipeline, since: datetime) -> dict[str, int]:
     writes)."""
     if not _is_duckdb(pipeline):
         return {}
-    from pipelines.webhooks.restore import restore_fresher_pushes
+    from creator_sync.pipelines.webhooks.restore import restore_fresher_pushes
 
     with pipeline.sql_client() as client:
         return restore_fresher_pushes(client.native_connection, pipeline.dataset_name, since)

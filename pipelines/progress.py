@@ -9,8 +9,8 @@ import contextlib
 import sys
 from collections.abc import Iterator
 
-from common.repeating import every
-from sources.creator_platform.stats import RunStats
+from creator_sync.common.repeating import every
+from creator_sync.sources.creator_platform.stats import RunStats
 
 
 def _line(stats: RunStats) -> str:

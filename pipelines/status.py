@@ -13,12 +13,12 @@ from typing import Any
 
 import click
 
-from common.config import Settings, option
-from common.duckdb_names import connect_warehouse, quote_ident
-from common.terminal import reported_failures
-from common.warehouse import Warehouse, warehouse_of
-from sources.creator_platform import checkpoint
-from sources.creator_platform.settings import SOURCE_NAME
+from creator_sync.common.config import Settings, option
+from creator_sync.common.duckdb_names import connect_warehouse, quote_ident
+from creator_sync.common.terminal import reported_failures
+from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.sources.creator_platform import checkpoint
+from creator_sync.sources.creator_platform.settings import SOURCE_NAME
 
 from .postload import SYNC_RESOURCES
 

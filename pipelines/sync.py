@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from common.config import (
+from creator_sync.common.config import (
     SETTINGS,
     SOURCE_SECTION,
     BadSetting,
@@ -35,8 +35,8 @@ from common.config import (
     option,
     warn_unknown_keys,
 )
-from common.locking import pipeline_lock, warehouse_lock
-from common.terminal import (
+from creator_sync.common.locking import pipeline_lock, warehouse_lock
+from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
     HANDLED_SIGNALS,
     describe,
@@ -46,20 +46,20 @@ from common.terminal import (
     setup_logging,
     signal_name,
 )
-from common.warehouse import Warehouse, warehouse_of
-from sources.creator_platform import (
+from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.sources.creator_platform import (
     Outcome,
     Runtime,
     Secret,
     creator_platform_source,
     sync_run,
 )
-from sources.creator_platform.client import api_root
-from sources.creator_platform.dlt_logs import quiet_hint_merge_warnings
-from sources.creator_platform.ratelimit import RateLimiter
-from sources.creator_platform.refresh import dependent_refresh
-from sources.creator_platform.settings import RESOURCES
-from sources.creator_platform.stats import RunStats
+from creator_sync.sources.creator_platform.client import api_root
+from creator_sync.sources.creator_platform.dlt_logs import quiet_hint_merge_warnings
+from creator_sync.sources.creator_platform.ratelimit import RateLimiter
+from creator_sync.sources.creator_platform.refresh import dependent_refresh
+from creator_sync.sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.stats import RunStats
 
 from .factory import (
     HOLD_OPEN_MAX_BYTES,

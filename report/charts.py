@@ -20,8 +20,15 @@ from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
 
-from report.data import NOT_SENT_STATUSES, DelayMonth, MrrMonth, Offer, Payout, RevenueDay
-from report.money import SYMBOLS, format_money, minor_units
+from creator_sync.report.data import (
+    NOT_SENT_STATUSES,
+    DelayMonth,
+    MrrMonth,
+    Offer,
+    Payout,
+    RevenueDay,
+)
+from creator_sync.report.money import SYMBOLS, format_money, minor_units
 
 # One palette for every chart, so a colour means the same series everywhere.
 COLORS = {

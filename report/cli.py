@@ -6,11 +6,11 @@ import datetime as dt
 
 import click
 
-from common.config import BadSetting, Settings, option, warn_unknown_keys
-from common.warehouse import warehouse_of
-from models.adapters import DESTINATIONS, POSTGRES_DSN_ENV
-from models.coverage import stale_after_option
-from report.errors import ReportError
+from creator_sync.common.config import BadSetting, Settings, option, warn_unknown_keys
+from creator_sync.common.warehouse import warehouse_of
+from creator_sync.models.adapters import DESTINATIONS, POSTGRES_DSN_ENV
+from creator_sync.models.coverage import stale_after_option
+from creator_sync.report.errors import ReportError
 
 
 @click.command("report")
@@ -58,7 +58,9 @@ def report_command(
     if warehouse.destination not in DESTINATIONS:  # sync loads into any dlt destination
         raise BadSetting(f"the report reads {' or '.join(DESTINATIONS)}, not "
                          f"{warehouse.destination!r}", settings.where("destination"))
-    from report.render import write_report  # matplotlib loads only when a report is made
+    from creator_sync.report.render import (
+        write_report,  # matplotlib loads only when a report is made
+    )
 
     try:
         path = write_report(

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from common.duckdb_names import quote_ident, quote_literal
+from creator_sync.common.duckdb_names import quote_ident, quote_literal
 
 
 @dataclass(frozen=True)

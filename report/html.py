@@ -6,7 +6,7 @@ import datetime as dt
 from html import escape
 from typing import Any
 
-from models.coverage import fmt_utc as fmt_ts
+from creator_sync.models.coverage import fmt_utc as fmt_ts
 
 __all__ = ["attrs", "empty", "esc", "figure", "fmt_date", "fmt_ts", "section", "unavailable"]
 

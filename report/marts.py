@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from common.duckdb_names import quote_literal
-from report.errors import ReportError
+from creator_sync.common.duckdb_names import quote_literal
+from creator_sync.report.errors import ReportError
 
 SCHEMA = "analytics"
 

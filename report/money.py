@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from models.money import MINOR_UNITS, MINUS, SYMBOLS, format_money, minor_units, to_major
+from creator_sync.models.money import (
+    MINOR_UNITS,
+    MINUS,
+    SYMBOLS,
+    format_money,
+    minor_units,
+    to_major,
+)
 
 __all__ = [
     "MINOR_UNITS",

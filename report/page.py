@@ -11,14 +11,19 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from models.build_info import package_version
-from models.coverage import WINDOW_DAYS, fmt_age
-from models.headline import METHODS
-from report.data import ReportData
-from report.html import attrs, esc, fmt_ts, unavailable
-from report.money import format_count, format_money, format_percent_change
-from report.sections import mrr_section, offers_section, payouts_section, revenue_section
-from report.style import CSS
+from creator_sync.models.build_info import package_version
+from creator_sync.models.coverage import WINDOW_DAYS, fmt_age
+from creator_sync.models.headline import METHODS
+from creator_sync.report.data import ReportData
+from creator_sync.report.html import attrs, esc, fmt_ts, unavailable
+from creator_sync.report.money import format_count, format_money, format_percent_change
+from creator_sync.report.sections import (
+    mrr_section,
+    offers_section,
+    payouts_section,
+    revenue_section,
+)
+from creator_sync.report.style import CSS
 
 # Nothing may load from anywhere: the page must render identically offline and in a mail client.
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"

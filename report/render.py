@@ -8,12 +8,17 @@ import os
 import pathlib
 import tempfile
 
-from common.config import DEFAULT_DATASET, BadSetting
-from models.adapters import Adapter, MissingWarehouseCredentials, WarehouseUnavailable, open_adapter
-from models.coverage import stale_after
-from report.data import load_report_data
-from report.errors import ReportError
-from report.page import render_page
+from creator_sync.common.config import DEFAULT_DATASET, BadSetting
+from creator_sync.models.adapters import (
+    Adapter,
+    MissingWarehouseCredentials,
+    WarehouseUnavailable,
+    open_adapter,
+)
+from creator_sync.models.coverage import stale_after
+from creator_sync.report.data import load_report_data
+from creator_sync.report.errors import ReportError
+from creator_sync.report.page import render_page
 
 
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:

@@ -9,12 +9,21 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from models.headline import METHODS
-from report import charts
-from report.data import NOT_SENT_STATUSES, DelayMonth, Payout, PayoutItems, ReportData
-from report.html import attrs, empty, esc, figure, fmt_date, fmt_ts, section, unavailable
-from report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS
-from report.money import format_count, format_money
+from creator_sync.models.headline import METHODS
+from creator_sync.report import charts
+from creator_sync.report.data import NOT_SENT_STATUSES, DelayMonth, Payout, PayoutItems, ReportData
+from creator_sync.report.html import (
+    attrs,
+    empty,
+    esc,
+    figure,
+    fmt_date,
+    fmt_ts,
+    section,
+    unavailable,
+)
+from creator_sync.report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS
+from creator_sync.report.money import format_count, format_money
 
 # Without --since, the daily chart shows the last quarter and the waterfall the last year: a
 # longer daily series is unreadable, and --since is there to ask for it.

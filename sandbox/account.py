@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox.dataset import TYPES
-from sandbox.store import type_base
+from creator_sync.sandbox.dataset import TYPES
+from creator_sync.sandbox.store import type_base
 
 API_TITLE = "Creator Platform API"
 API_VERSION = "1.1.0"  # the live platform's OpenAPI document version (addendum)

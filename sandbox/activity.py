@@ -12,12 +12,12 @@ import heapq
 
 import numpy as np
 
-from sandbox import rollups as G
-from sandbox import vocab as V
-from sandbox.dataset import DAY, Store
-from sandbox.gen_sales import item_refs
-from sandbox.payouts import rebuild_payouts
-from sandbox.store import NULL
+from creator_sync.sandbox import rollups as G
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.gen_sales import item_refs
+from creator_sync.sandbox.payouts import rebuild_payouts
+from creator_sync.sandbox.store import NULL
 
 KINDS = (  # relative weights; sales dominate so that payouts keep flowing even at `tiny`
     ("contact", 0.14), ("purchase", 0.28), ("refund", 0.03),

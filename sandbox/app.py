@@ -18,16 +18,16 @@ from urllib.parse import parse_qsl
 import numpy as np
 import orjson
 
-from sandbox import account, webhooks
-from sandbox.activity import Activity
-from sandbox.auth import Auth, Principal
-from sandbox.collections import COLLECTIONS, Collection, routes
-from sandbox.dataset import Store
-from sandbox.errors import ApiError
-from sandbox.faults import FaultPlan
-from sandbox.options import Options
-from sandbox.payout_lines import payout_lines
-from sandbox.query import (
+from creator_sync.sandbox import account, webhooks
+from creator_sync.sandbox.activity import Activity
+from creator_sync.sandbox.auth import Auth, Principal
+from creator_sync.sandbox.collections import COLLECTIONS, Collection, routes
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.errors import ApiError
+from creator_sync.sandbox.faults import FaultPlan
+from creator_sync.sandbox.options import Options
+from creator_sync.sandbox.payout_lines import payout_lines
+from creator_sync.sandbox.query import (
     check_fields,
     check_includes,
     included_types,
@@ -38,11 +38,11 @@ from sandbox.query import (
     require_site,
     run_list,
 )
-from sandbox.ratelimit import RateLimiter
-from sandbox.relations import related
-from sandbox.render import RenderContext, http_date, render, resolve_includes
-from sandbox.schema import PAYOUTS, REL_INDEX, Rel
-from sandbox.store import NULL
+from creator_sync.sandbox.ratelimit import RateLimiter
+from creator_sync.sandbox.relations import related
+from creator_sync.sandbox.render import RenderContext, http_date, render, resolve_includes
+from creator_sync.sandbox.schema import PAYOUTS, REL_INDEX, Rel
+from creator_sync.sandbox.store import NULL
 
 JSON_API = b"application/vnd.api+json"
 QUIRK_HOST = "https://api.creator-platform.example/api/v1"

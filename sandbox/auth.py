@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import jwt
 
-from sandbox.collections import ALL_SCOPES
-from sandbox.errors import ApiError
+from creator_sync.sandbox.collections import ALL_SCOPES
+from creator_sync.sandbox.errors import ApiError
 
 CLIENTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "sandbox": ("sandbox-secret", ALL_SCOPES),

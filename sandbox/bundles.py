@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox.dataset import Store
-from sandbox.gen_sales import at_least_one_per_site
-from sandbox.rollups import refresh_purchase_updated_at, settlement_columns
-from sandbox.store import NULL
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.gen_sales import at_least_one_per_site
+from creator_sync.sandbox.rollups import refresh_purchase_updated_at, settlement_columns
+from creator_sync.sandbox.store import NULL
 
 # share of the eligible one-time charges sold as a bundle (at least one per site): about 2 % of
 # all listed charges, "a few percent" (subscription renewals are never bundles)

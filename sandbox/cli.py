@@ -10,9 +10,9 @@ import time
 
 import click
 
-from sandbox.dataset import SCALES
-from sandbox.options import DEFAULT_BRAND, DEFAULT_NOW, Options
-from sandbox.ratelimit import WINDOW_KINDS
+from creator_sync.sandbox.dataset import SCALES
+from creator_sync.sandbox.options import DEFAULT_BRAND, DEFAULT_NOW, Options
+from creator_sync.sandbox.ratelimit import WINDOW_KINDS
 
 DEFAULT_PORT = 8765
 
@@ -81,7 +81,7 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
 @click.option("--parent-pid", default=None, type=int, hidden=True)
 def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
     """Serve a seeded emulator of the Creator Platform API on loopback."""
-    from sandbox.server import RunningServer, build_app
+    from creator_sync.sandbox.server import RunningServer, build_app
 
     options = Options.from_kwargs(**kwargs)
     try:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from sandbox.dataset import Store
-from sandbox.filters import (
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.filters import (
     Filter,
     attribute_filters,
     bool_column_filter,
@@ -16,10 +16,10 @@ from sandbox.filters import (
     ref_filter,
     site_filter,
 )
-from sandbox.options import DEFAULT_BRAND
-from sandbox.people_filters import person_filters
-from sandbox.schema import ATTRIBUTES, PAYOUTS, public_type
-from sandbox.store import NULL
+from creator_sync.sandbox.options import DEFAULT_BRAND
+from creator_sync.sandbox.people_filters import person_filters
+from creator_sync.sandbox.schema import ATTRIBUTES, PAYOUTS, public_type
+from creator_sync.sandbox.store import NULL
 
 SiteRule = str  # "optional" | "required" | "multi" (required when the account has > 1 site)
 
@@ -55,7 +55,7 @@ def _hooks_live(store: Store) -> np.ndarray:
 
 
 def _name_or_email(store: Store, value: str, parameter: str) -> np.ndarray:
-    from sandbox.filters import texts
+    from creator_sync.sandbox.filters import texts
 
     needle = value.strip().lower()
     names, _ = texts(store, "customers", "name", lower=True)
@@ -65,8 +65,8 @@ def _name_or_email(store: Store, value: str, parameter: str) -> np.ndarray:
 
 
 def _payout_status(store: Store, value: str, parameter: str) -> np.ndarray:
-    from sandbox.errors import bad_param
-    from sandbox.vocab import PAYOUT_STATUS
+    from creator_sync.sandbox.errors import bad_param
+    from creator_sync.sandbox.vocab import PAYOUT_STATUS
 
     if value not in PAYOUT_STATUS:
         raise bad_param(parameter, f"{parameter} must be one of {', '.join(PAYOUT_STATUS)} "
@@ -76,7 +76,7 @@ def _payout_status(store: Store, value: str, parameter: str) -> np.ndarray:
 
 def _exclude_product_types(store: Store, value: str, parameter: str) -> np.ndarray:
     """`filter[exclude_product_types][]=Course&...`: products of none of these types."""
-    from sandbox.vocab import PRODUCT_TYPES
+    from creator_sync.sandbox.vocab import PRODUCT_TYPES
 
     names = {v.strip().lower() for v in value.split(",") if v.strip()}
     codes = [k for k, name in enumerate(PRODUCT_TYPES) if name.lower() in names]
@@ -85,8 +85,8 @@ def _exclude_product_types(store: Store, value: str, parameter: str) -> np.ndarr
 
 def _course_publish_status(store: Store, value: str, parameter: str) -> np.ndarray:
     """A course is published as its product is (`published` or `draft`)."""
-    from sandbox.errors import bad_param
-    from sandbox.vocab import PUBLISH_STATUS
+    from creator_sync.sandbox.errors import bad_param
+    from creator_sync.sandbox.vocab import PUBLISH_STATUS
 
     if value not in PUBLISH_STATUS:
         raise bad_param(parameter, f"{parameter} must be one of {', '.join(PUBLISH_STATUS)}, "

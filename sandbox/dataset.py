@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sandbox.store import Links, Table, type_base
+from creator_sync.sandbox.store import Links, Table, type_base
 
 # Type order fixes each type's id range; append new types at the end only.
 TYPES: tuple[str, ...] = (

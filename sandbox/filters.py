@@ -12,10 +12,10 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
-from sandbox.dataset import DAY, Store
-from sandbox.errors import bad_param
-from sandbox.schema import ATTR_INDEX, ENUM, MONEY, NINT, TIME, site_of
-from sandbox.store import NULL
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.errors import bad_param
+from creator_sync.sandbox.schema import ATTR_INDEX, ENUM, MONEY, NINT, TIME, site_of
+from creator_sync.sandbox.store import NULL
 
 Filter = Callable[[Store, str, str], np.ndarray]
 NULL_INT = np.iinfo(np.int64).min
@@ -103,12 +103,12 @@ def texts(store: Store, type_name: str, attr_name: str, lower: bool) -> tuple[np
             nulls = codes < 0
             vals = labels[np.where(nulls, len(attr.labels), codes)].tolist()
         elif attr.kind == TIME:
-            from sandbox.render import iso
+            from creator_sync.sandbox.render import iso
 
             nulls = raw == NULL
             vals = ["" if v == NULL else iso(v) for v in raw.tolist()]
         elif attr.kind == MONEY:
-            from sandbox.virtuals import cents_text
+            from creator_sync.sandbox.virtuals import cents_text
 
             nulls = np.zeros(len(raw), bool)
             vals = [cents_text(v) for v in raw.tolist()]
@@ -168,7 +168,7 @@ def attribute_filter(type_name: str, attr_name: str, suffix: str) -> Filter:
 
 def _value_kind(store: Store, type_name: str, attr) -> str:
     """time | int | float | bool | text, from the attribute kind and the stored dtype."""
-    from sandbox.schema import DECIMAL
+    from creator_sync.sandbox.schema import DECIMAL
 
     if attr.kind == TIME:
         return "time"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import DAY, Store
-from sandbox.gen_helpers import i64, obj
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.gen_helpers import i64, obj
+from creator_sync.sandbox.store import NULL
 
 PRICES = (  # by payment type: one-time, monthly, annual, free
     (2900, 4900, 9900, 19900, 29900, 49900), (1900, 2900, 4900), (19900, 29900, 49900), (0,))

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import DAY, Store
-from sandbox.gen_helpers import i64, obj
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.gen_helpers import i64, obj
+from creator_sync.sandbox.store import NULL
 
 LIVE_STREAM = 1
 NOTE_SHARE = 0.12  # notes per contact, on average

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import DAY, Store
-from sandbox.gen_helpers import uniq
-from sandbox.rollups import refresh_purchase_updated_at, settlement_columns
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.gen_helpers import uniq
+from creator_sync.sandbox.rollups import refresh_purchase_updated_at, settlement_columns
+from creator_sync.sandbox.store import NULL
 
 
 def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.bundles import add_bundles
-from sandbox.dataset import DAY, DIMENSIONS, SCALES, Store
-from sandbox.gen_catalog import _dimensions
-from sandbox.gen_helpers import i64, uniq
-from sandbox.gen_live import live_collections
-from sandbox.gen_sales import _orders, _purchases_and_transactions
-from sandbox.payouts import rebuild_payouts
-from sandbox.rollups import NULL_INT, derive_customer_links, recompute_net_revenue
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.bundles import add_bundles
+from creator_sync.sandbox.dataset import DAY, DIMENSIONS, SCALES, Store
+from creator_sync.sandbox.gen_catalog import _dimensions
+from creator_sync.sandbox.gen_helpers import i64, uniq
+from creator_sync.sandbox.gen_live import live_collections
+from creator_sync.sandbox.gen_sales import _orders, _purchases_and_transactions
+from creator_sync.sandbox.payouts import rebuild_payouts
+from creator_sync.sandbox.rollups import NULL_INT, derive_customer_links, recompute_net_revenue
+from creator_sync.sandbox.store import NULL
 
 __all__ = ["NULL_INT", "generate"]
 

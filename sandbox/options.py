@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, fields
 
-from sandbox.ratelimit import WINDOW_KINDS
+from creator_sync.sandbox.ratelimit import WINDOW_KINDS
 
 DEFAULT_NOW = "2026-03-01T12:00:00Z"
 DEFAULT_BRAND = "platform"

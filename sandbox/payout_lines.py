@@ -11,14 +11,14 @@ from __future__ import annotations
 import numpy as np
 import orjson
 
-from sandbox import vocab as V
-from sandbox.bundles import offers_paid
-from sandbox.dataset import DAY
-from sandbox.payouts import line_rows
-from sandbox.render import RenderContext, decimals, iso_many
-from sandbox.rollups import to_settlement
-from sandbox.schema import PAYOUTS
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.bundles import offers_paid
+from creator_sync.sandbox.dataset import DAY
+from creator_sync.sandbox.payouts import line_rows
+from creator_sync.sandbox.render import RenderContext, decimals, iso_many
+from creator_sync.sandbox.rollups import to_settlement
+from creator_sync.sandbox.schema import PAYOUTS
+from creator_sync.sandbox.store import NULL
 
 SETTLEMENT_CURRENCY = "USD"
 

@@ -17,8 +17,8 @@ import hashlib
 
 import numpy as np
 
-from sandbox.dataset import DAY, Store
-from sandbox.rollups import NULL_INT
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.rollups import NULL_INT
 
 INITIATED_HOUR = 0  # payouts are initiated at 00:00 UTC of their day
 ARRIVAL_DAYS = 2

@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import DAY, Store
-from sandbox.errors import bad_param
-from sandbox.filters import (
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import DAY, Store
+from creator_sync.sandbox.errors import bad_param
+from creator_sync.sandbox.filters import (
     Filter,
     compare,
     parse_bool,
@@ -26,7 +26,7 @@ from sandbox.filters import (
     text_match,
     texts,
 )
-from sandbox.store import NULL
+from creator_sync.sandbox.store import NULL
 
 BOOLEAN_WORDS = ("true", "false", "1", "0")
 CONTAINS = ("name", "email", "phone_number", "address_line_1", "address_line_2", "address_city",

@@ -13,12 +13,12 @@ from urllib.parse import quote
 
 import numpy as np
 
-from sandbox.collections import Collection
-from sandbox.dataset import Store
-from sandbox.errors import bad_param
-from sandbox.filters import NULL_INT
-from sandbox.options import DEFAULT_BRAND
-from sandbox.schema import (
+from creator_sync.sandbox.collections import Collection
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.errors import bad_param
+from creator_sync.sandbox.filters import NULL_INT
+from creator_sync.sandbox.options import DEFAULT_BRAND
+from creator_sync.sandbox.schema import (
     ATTR_INDEX,
     DETAIL_ATTRS,
     ENUM,
@@ -29,7 +29,7 @@ from sandbox.schema import (
     TIME,
     public_type,
 )
-from sandbox.store import NULL
+from creator_sync.sandbox.store import NULL
 
 FAMILY = re.compile(r"^(page|filter|fields)\[([^\]]*)\](\[\])?$")  # `[]`: an array filter
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox.bundles import paid_csr
-from sandbox.dataset import Store
-from sandbox.schema import Rel
-from sandbox.store import NULL
+from creator_sync.sandbox.bundles import paid_csr
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.schema import Rel
+from creator_sync.sandbox.store import NULL
 
 
 def to_one(store: Store, type_name: str, rel: Rel, rows: np.ndarray) -> np.ndarray:

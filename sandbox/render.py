@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import orjson
 
-from sandbox.dataset import Store
-from sandbox.options import DEFAULT_BRAND
-from sandbox.relations import related, to_many, to_one
-from sandbox.schema import (
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.options import DEFAULT_BRAND
+from creator_sync.sandbox.relations import related, to_many, to_one
+from creator_sync.sandbox.schema import (
     ATTRIBUTES,
     DECIMAL,
     ENUM,
@@ -30,8 +30,8 @@ from sandbox.schema import (
     Rel,
     public_type,
 )
-from sandbox.store import NULL
-from sandbox.virtuals import cents_text
+from creator_sync.sandbox.store import NULL
+from creator_sync.sandbox.virtuals import cents_text
 
 NULL_INT = np.iinfo(np.int64).min
 QUIRK_OFFSET = -5 * 3600  # quirk timestamps are written as -05:00 (same instant)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import Store
-from sandbox.gen_helpers import uniq
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.gen_helpers import uniq
+from creator_sync.sandbox.store import NULL
 
 NULL_INT = np.iinfo(np.int64).min  # null in nullable integer columns
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import Store
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.store import NULL
 
 # attribute kinds
 VALUE = "v"  # stored or virtual value as is (str, int, bool, float, dict, None)

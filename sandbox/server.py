@@ -10,10 +10,10 @@ import time
 
 import uvicorn
 
-from sandbox import virtuals
-from sandbox.app import SandboxApp
-from sandbox.generate import generate
-from sandbox.options import Options
+from creator_sync.sandbox import virtuals
+from creator_sync.sandbox.app import SandboxApp
+from creator_sync.sandbox.generate import generate
+from creator_sync.sandbox.options import Options
 
 
 def build_app(options: Options) -> SandboxApp:

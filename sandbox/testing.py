@@ -17,9 +17,9 @@ from pathlib import Path
 
 import httpx
 
-from sandbox.dataset import Store
-from sandbox.options import Options
-from sandbox.server import RunningServer, build_app
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.options import Options
+from creator_sync.sandbox.server import RunningServer, build_app
 
 READY_PREFIX = "sandbox ready at "
 

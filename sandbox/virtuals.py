@@ -11,9 +11,9 @@ import hashlib
 
 import numpy as np
 
-from sandbox import vocab as V
-from sandbox.dataset import Store
-from sandbox.store import NULL, Table
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.store import NULL, Table
 
 CDN = "https://cdn.creator-platform.example"
 

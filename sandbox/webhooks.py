@@ -24,13 +24,13 @@ import httpx
 import numpy as np
 import orjson
 
-from sandbox import vocab as V
-from sandbox.auth import Principal
-from sandbox.dataset import Store
-from sandbox.errors import ApiError
-from sandbox.render import RenderContext, render
-from sandbox.schema import ORDER_PAYMENTS
-from sandbox.store import NULL
+from creator_sync.sandbox import vocab as V
+from creator_sync.sandbox.auth import Principal
+from creator_sync.sandbox.dataset import Store
+from creator_sync.sandbox.errors import ApiError
+from creator_sync.sandbox.render import RenderContext, render
+from creator_sync.sandbox.schema import ORDER_PAYMENTS
+from creator_sync.sandbox.store import NULL
 
 PAYMENT_FIELDS = {
     "action", "state", "payment_type", "amount_in_cents", "sales_tax_in_cents", "currency",

@@ -19,8 +19,8 @@ import pytest
 import xdist_units
 from shared_build import built_once
 
-from sandbox.options import DEFAULT_NOW
-from sandbox.testing import SandboxHandle, start_sandbox
+from creator_sync.sandbox.options import DEFAULT_NOW
+from creator_sync.sandbox.testing import SandboxHandle, start_sandbox
 
 SANDBOX_CLIENT_ID = "sandbox"
 SANDBOX_CLIENT_SECRET = "sandbox-secret"
@@ -60,7 +60,7 @@ def synced_sandbox(sandbox: SandboxHandle, tmp_path_factory: pytest.TempPathFact
     same data (same seed and clock), so one sync stands for all."""
 
     def sync(folder: Path) -> None:
-        from pipelines.sync import resolve_settings, run_sync
+        from creator_sync.pipelines.sync import resolve_settings, run_sync
 
         settings = resolve_settings(
             base_url=sandbox.base_url, client_id=SANDBOX_CLIENT_ID,

@@ -196,7 +196,7 @@ def _cron_command(line: str, mapping: dict[str, str]) -> str:
 @pytest.fixture
 def readme_client(monkeypatch):
     """The README's client id, known to the sandbox with a secret unique to this test."""
-    from sandbox import auth
+    from creator_sync.sandbox import auth
 
     secret = f"readme-{secrets.token_hex(16)}"
     monkeypatch.setitem(auth.CLIENTS, README_CLIENT_ID, (secret, auth.ALL_SCOPES))
@@ -204,7 +204,7 @@ def readme_client(monkeypatch):
 
 
 def test_the_user_guide_runs_as_written(tmp_path, readme_client):
-    from sandbox.testing import run_sandbox
+    from creator_sync.sandbox.testing import run_sandbox
 
     pages = doc_pages()
     missing = [page.name for page in pages if not page.is_file()]

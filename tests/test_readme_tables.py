@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipelines.sync import sync_command
+from creator_sync.pipelines.sync import sync_command
 
 ROOT = Path(__file__).resolve().parents[1]
 SYNC_DOC = ROOT / "docs" / "sync.md"

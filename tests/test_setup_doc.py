@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from common.config import SETTINGS
+from creator_sync.common.config import SETTINGS
 
 SETUP = Path(__file__).resolve().parents[1] / "docs" / "setup.md"
 

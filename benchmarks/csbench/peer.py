@@ -31,7 +31,7 @@ import dlt
 import requests
 from dlt.sources.rest_api import rest_api_source
 
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 PAGE_SIZE = 100
 PAGE_NUMBER = {"type": "page_number", "base_page": 1, "page_param": "page[number]"}

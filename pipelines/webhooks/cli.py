@@ -10,11 +10,17 @@ from pathlib import Path
 import click
 import orjson
 
-from common.config import Settings, option, warn_unknown_keys
-from common.terminal import EXIT_FAILURE, fail, interrupt_code, note_signal, show_retries
-from common.warehouse import warehouse_of
-from pipelines.webhooks.events import EVENTS
-from pipelines.webhooks.urls import (
+from creator_sync.common.config import Settings, option, warn_unknown_keys
+from creator_sync.common.terminal import (
+    EXIT_FAILURE,
+    fail,
+    interrupt_code,
+    note_signal,
+    show_retries,
+)
+from creator_sync.common.warehouse import warehouse_of
+from creator_sync.pipelines.webhooks.events import EVENTS
+from creator_sync.pipelines.webhooks.urls import (
     MIN_SECRET_CHARS,
     redact_target_url,
     target_secret,
@@ -33,8 +39,8 @@ def _settings(ctx: click.Context) -> Settings:
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
-    from sources.creator_platform.client import CreatorPlatformClient
-    from sources.creator_platform.errors import CreatorPlatformError
+    from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+    from creator_sync.sources.creator_platform.errors import CreatorPlatformError
 
     warn_unknown_keys()
     settings = _settings(ctx)
@@ -140,7 +146,7 @@ def create_command(
     resource_id: str | None,
 ) -> None:
     """Subscribe TARGET_URL to each EVENT on each site; a hook already there is kept."""
-    from pipelines.webhooks import hooks_api
+    from creator_sync.pipelines.webhooks import hooks_api
 
     def said(hook: dict, created: bool, event: str, site: str) -> None:
         verb = "created hook" if created else "hook already exists:"
@@ -171,7 +177,7 @@ def create_command(
 def _plain_http_off_loopback(url: str) -> bool:
     from urllib.parse import urlsplit
 
-    from sources.creator_platform.client import is_loopback
+    from creator_sync.sources.creator_platform.client import is_loopback
 
     parts = urlsplit(url)
     return parts.scheme == "http" and not is_loopback(parts.hostname)
@@ -184,7 +190,7 @@ def _plain_http_off_loopback(url: str) -> bool:
 @click.pass_context
 def list_command(ctx: click.Context, site_id: str | None, as_json: bool) -> None:
     """List webhook subscriptions."""
-    from pipelines.webhooks.hooks_api import HookError, list_hooks
+    from creator_sync.pipelines.webhooks.hooks_api import HookError, list_hooks
 
     with _api(ctx) as api:
         try:
@@ -218,7 +224,7 @@ def masked(hook: dict) -> dict:
 @click.pass_context
 def delete_command(ctx: click.Context, hook_id: str) -> None:
     """Delete the webhook subscription HOOK_ID."""
-    from pipelines.webhooks.hooks_api import HookError, delete_hook
+    from creator_sync.pipelines.webhooks.hooks_api import HookError, delete_hook
 
     with _api(ctx) as api:
         try:
@@ -234,7 +240,7 @@ def delete_command(ctx: click.Context, hook_id: str) -> None:
 @click.pass_context
 def sample_command(ctx: click.Context, event: str) -> None:
     """Print the sample payload of EVENT (what a delivery's `payload` looks like)."""
-    from pipelines.webhooks.hooks_api import HookError, sample
+    from creator_sync.pipelines.webhooks.hooks_api import HookError, sample
 
     with _api(ctx) as api:
         try:
@@ -280,9 +286,9 @@ def listen_command(
     verbose: bool,
 ) -> None:
     """Receive webhook deliveries and land them in the warehouse in near real time."""
-    from common.terminal import setup_logging
-    from pipelines.webhooks.journal import JournalCorrupt, JournalInUse
-    from pipelines.webhooks.server import ListenOptions, serve
+    from creator_sync.common.terminal import setup_logging
+    from creator_sync.pipelines.webhooks.journal import JournalCorrupt, JournalInUse
+    from creator_sync.pipelines.webhooks.server import ListenOptions, serve
 
     problem = weak_secret(secret)
     if problem:
@@ -314,7 +320,7 @@ def listen_command(
         serve(options, announce=lambda line: click.echo(line, err=False), on_signal=note_signal)
     except (OSError, ValueError, JournalCorrupt, JournalInUse) as exc:
         _fail(str(exc))
-    from common.terminal import exit_now, received_signal
+    from creator_sync.common.terminal import exit_now, received_signal
 
     if received_signal() is not None:  # stopped by a signal after draining: say which
         exit_now(interrupt_code())

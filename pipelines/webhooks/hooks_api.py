@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pipelines.webhooks.events import event_spec
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.errors import ApiError
-from sources.creator_platform.pagination import iter_pages
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.pipelines.webhooks.events import event_spec
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.errors import ApiError
+from creator_sync.sources.creator_platform.pagination import iter_pages
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 SCOPE_RE = re.compile(r"\b[a-z]+:[a-z_]+\b")
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from common.files import private_dir, private_opener
+from creator_sync.common.files import private_dir, private_opener
 
 HEADER = struct.Struct("<IIQ")
 MAX_RECORD_BYTES = 256 * 1024 * 1024

@@ -23,20 +23,20 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from common.config import DEFAULT_DATASET
-from common.duckdb_names import connect_warehouse
-from common.locking import LockTimeout, warehouse_lock
-from pipelines.webhooks import warehouse
-from pipelines.webhooks.journal import Journal, JournalReader, Record
-from pipelines.webhooks.records import DeadLetter, Delivery, decode
-from pipelines.webhooks.rows import (
+from creator_sync.common.config import DEFAULT_DATASET
+from creator_sync.common.duckdb_names import connect_warehouse
+from creator_sync.common.locking import LockTimeout, warehouse_lock
+from creator_sync.pipelines.webhooks import warehouse
+from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
+from creator_sync.pipelines.webhooks.records import DeadLetter, Delivery, decode
+from creator_sync.pipelines.webhooks.rows import (
     BatchRows,
     DeliveryError,
     delivery_site_id,
     normalise_delivery,
     scrub_payload,
 )
-from sources.creator_platform.normalize import PiiMode
+from creator_sync.sources.creator_platform.normalize import PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
 

@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from pipelines.webhooks.journal import Journal
-from pipelines.webhooks.records import (
+from creator_sync.pipelines.webhooks.journal import Journal
+from creator_sync.pipelines.webhooks.records import (
     BadDelivery,
     dead_letter,
     encode,

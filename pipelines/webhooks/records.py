@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from pipelines.webhooks.events import EVENTS
+from creator_sync.pipelines.webhooks.events import EVENTS
 
 DEAD_BODY_LIMIT = 64 * 1024  # bytes of a rejected body kept for inspection
 

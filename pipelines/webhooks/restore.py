@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 import duckdb
 import orjson
 
-from common.duckdb_names import quote_ident
-from pipelines.webhooks import warehouse
-from pipelines.webhooks.records import Delivery
-from pipelines.webhooks.rows import BatchRows, DeliveryError, normalise_delivery
-from sources.creator_platform.normalize import is_link_table
+from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.pipelines.webhooks import warehouse
+from creator_sync.pipelines.webhooks.records import Delivery
+from creator_sync.pipelines.webhooks.rows import BatchRows, DeliveryError, normalise_delivery
+from creator_sync.sources.creator_platform.normalize import is_link_table
 
 log = logging.getLogger("creator_sync.webhooks")
 

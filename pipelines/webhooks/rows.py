@@ -13,9 +13,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipelines.webhooks.records import Delivery
-from pipelines.webhooks.warehouse import PRESENT, TableBatch
-from sources.creator_platform.normalize import (
+from creator_sync.pipelines.webhooks.records import Delivery
+from creator_sync.pipelines.webhooks.warehouse import PRESENT, TableBatch
+from creator_sync.sources.creator_platform.normalize import (
     LINK_MARKER,
     PiiMode,
     apply_pii,
@@ -24,7 +24,7 @@ from sources.creator_platform.normalize import (
     normalize_resources,
     rows_to_arrow,
 )
-from sources.creator_platform.settings import type_info
+from creator_sync.sources.creator_platform.settings import type_info
 
 LOAD_ID = "_dlt_load_id"  # the pull sync's arrow loads carry it (NOT NULL); so do ours
 ALWAYS_PRESENT = ("id", "site_id", "_extracted_at", "_is_deleted", LOAD_ID)

@@ -1,7 +1,7 @@
 """The Creator Platform dlt source (see `source.py`) and its reusable parts.
 
     import dlt
-    from sources.creator_platform import creator_platform_source
+    from creator_sync.sources.creator_platform import creator_platform_source
 
     source = creator_platform_source()  # settings from [sources.creator_platform] / env
     dlt.pipeline("creator_platform", destination="duckdb").run(source)

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from csbench.peer import build_config
 from dlt.sources.rest_api import rest_api_source
 
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 
 def _by_name() -> dict[str, dict]:

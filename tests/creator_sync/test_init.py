@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from cli_run import clean_env, error_lines, run_cli
 
-from common.duckdb_names import connect_warehouse
+from creator_sync.common.duckdb_names import connect_warehouse
 
 SECRET = "sandbox-secret"
 

@@ -115,7 +115,7 @@ def test_the_installed_wheel_runs_the_demo_with_models_and_report(
 
     empty = tmp_path / "empty"
     empty.mkdir()
-    where = run(python, "-c", "import models.project as p; print(p.SQL_DIR)", cwd=empty)
+    where = run(python, "-c", "import creator_sync.models.project as p; print(p.SQL_DIR)", cwd=empty)
     assert Path(where.stdout.strip()).is_relative_to(venv), "models must come from the install"
 
     user = tmp_path / "user"

@@ -24,7 +24,7 @@ def raw_db(tmp_path: Path) -> Callable[..., str]:
 
 def _sync(base_url: str, work: Path, **warehouse: str) -> None:
     """One sync of the sandbox through the pipeline's Python entry point."""
-    from pipelines.sync import resolve_settings, run_sync
+    from creator_sync.pipelines.sync import resolve_settings, run_sync
 
     settings = resolve_settings(
         base_url=base_url, client_id="sandbox", client_secret="sandbox-secret",

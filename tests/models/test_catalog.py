@@ -5,7 +5,7 @@ from __future__ import annotations
 from bundle_data import bundle_rows
 from models_helpers import fetch_dicts, ts
 
-from models.runner import run_models
+from creator_sync.models.runner import run_models
 
 S = "3000000001"
 TXN = {"id": "T1", "site_id": S, "created_at": ts("2024-01-01T12:00:00+00:00"),

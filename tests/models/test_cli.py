@@ -9,7 +9,7 @@ from known_answer_data import known_answer_rows
 from models_helpers import fetch_dicts
 
 from creator_sync.cli import main
-from models.adapters import redact_dsn
+from creator_sync.models.adapters import redact_dsn
 
 
 def test_models_command_builds_and_summarises(raw_db) -> None:
@@ -125,7 +125,7 @@ def test_a_destination_the_runner_does_not_build_goes_to_dbt_or_says_how(
 ) -> None:
     """BigQuery, Snowflake, MotherDuck...: dlt's dbt runner builds the package with the pipeline's
     credentials; never a silent no-op. Here no pipeline was synced, then dbt is missing."""
-    import models.dbt_route as route
+    import creator_sync.models.dbt_route as route
 
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["models", "--destination", "bigquery"])

@@ -12,9 +12,9 @@ from known_answer_data import known_answer_rows
 from models_helpers import Rows, fetch_dicts, ts
 
 from creator_sync.cli import main
-from models.build_info import package_version
-from models.headline import format_headline, headline_figures
-from models.runner import run_models
+from creator_sync.models.build_info import package_version
+from creator_sync.models.headline import format_headline, headline_figures
+from creator_sync.models.runner import run_models
 
 AS_OF = dt.date(2024, 3, 31)
 SYNCED = ts("2024-04-01T06:00:00+00:00")  # the morning after the as-of day: it is complete
@@ -140,7 +140,7 @@ def test_transactions_left_out_build_and_say_so(raw_db) -> None:
 
 
 def test_a_dataset_without_any_raw_table_is_still_a_clear_error(raw_db) -> None:
-    from models.runner import ModelsError
+    from creator_sync.models.runner import ModelsError
 
     path = raw_db({})
     with pytest.raises(ModelsError, match="holds none of the raw tables the models read"):

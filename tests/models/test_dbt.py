@@ -19,11 +19,11 @@ import jinja2
 import pytest
 import sqlglot
 
-from models.contract_macro import CONTRACT_MACRO, contract_macro
-from models.project import SQL_DIR, load_project
-from models.runner import run_models
-from models.schema import load_schema
-from models.sources import SOURCE_TABLES
+from creator_sync.models.contract_macro import CONTRACT_MACRO, contract_macro
+from creator_sync.models.project import SQL_DIR, load_project
+from creator_sync.models.runner import run_models
+from creator_sync.models.schema import load_schema
+from creator_sync.models.sources import SOURCE_TABLES
 
 DBT = Path(sys.executable).parent / "dbt"
 STAMPS = {"build_metadata"}  # build stamps: when and by what the marts were built
@@ -39,7 +39,7 @@ SAMPLES = {
 
 
 def test_the_contract_macro_is_in_step_with_models_sources() -> None:
-    assert CONTRACT_MACRO.read_text() == contract_macro(), "run `python -m models.contract_macro`"
+    assert CONTRACT_MACRO.read_text() == contract_macro(), "run `python -m creator_sync.models.contract_macro`"
 
 
 @pytest.mark.parametrize("adapter_type", ["bigquery", "snowflake", "postgres", "duckdb"])
@@ -182,10 +182,10 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
     from models_helpers import mart_rows
     from test_postgres import RUN_SPECIFIC
 
-    from common.warehouse import Warehouse, pipeline_name
-    from models.adapters import PostgresAdapter
-    from models.dbt_route import run_with_dbt
-    from models.runner import Params
+    from creator_sync.common.warehouse import Warehouse, pipeline_name
+    from creator_sync.models.adapters import PostgresAdapter
+    from creator_sync.models.dbt_route import run_with_dbt
+    from creator_sync.models.runner import Params
 
     admin = psycopg2.connect(postgres_dsn)
     admin.autocommit = True
@@ -255,7 +255,7 @@ def test_dbt_on_postgresql_splits_a_bundle_as_the_runner_does(postgres_dsn, raw_
     from bundle_data import bundle_rows
     from models_helpers import write_raw_postgres
 
-    from models.adapters import PostgresAdapter
+    from creator_sync.models.adapters import PostgresAdapter
 
     admin = psycopg2.connect(postgres_dsn)
     admin.autocommit = True

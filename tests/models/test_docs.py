@@ -9,10 +9,10 @@ import datetime as dt
 import duckdb
 from known_answer_data import known_answer_rows
 
-from models.dictionary import DICTIONARY_DIR, pages
-from models.project import load_project
-from models.runner import run_models
-from models.schema import load_schema
+from creator_sync.models.dictionary import DICTIONARY_DIR, pages
+from creator_sync.models.project import load_project
+from creator_sync.models.runner import run_models
+from creator_sync.models.schema import load_schema
 
 MAX_PAGE_LINES = 600
 
@@ -20,7 +20,7 @@ MAX_PAGE_LINES = 600
 def test_the_data_dictionary_is_generated_from_the_yaml_and_short() -> None:
     expected = pages()
     on_disk = {p.name: p.read_text() for p in DICTIONARY_DIR.glob("*.md")}
-    assert on_disk == expected, "docs/data-dictionary/ is stale: run `python -m models.dictionary`"
+    assert on_disk == expected, "docs/data-dictionary/ is stale: run `python -m creator_sync.models.dictionary`"
     for name, text in expected.items():
         assert len(text.splitlines()) < MAX_PAGE_LINES, name
 

@@ -20,10 +20,10 @@ import pytest
 from known_answer_data import known_answer_rows
 from models_helpers import fetch_dicts
 
-from common import terminal
-from models.adapters import DuckDBAdapter
-from models.project import SQL_DIR, load_project
-from models.runner import Params, build, run_models
+from creator_sync.common import terminal
+from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.models.project import SQL_DIR, load_project
+from creator_sync.models.runner import Params, build, run_models
 
 # long enough to be running when the signal comes, bounded in case it is never interrupted
 SLOW = "select count(*) as n from range(30000000000) t(a) where a % 7 = 3"

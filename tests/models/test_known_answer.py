@@ -11,8 +11,8 @@ import pytest
 from known_answer_data import C1, C2, C4, S1, S2, known_answer_rows
 from models_helpers import fetch_dicts
 
-from models.headline import format_cents, format_headline
-from models.runner import headline_figures, run_models
+from creator_sync.models.headline import format_cents, format_headline
+from creator_sync.models.runner import headline_figures, run_models
 
 AS_OF = dt.date(2024, 3, 31)
 D = dt.date

@@ -13,7 +13,7 @@ import pytest
 from known_answer_lines_data import S, lines_rows
 from models_helpers import fetch_dicts, write_raw
 
-from models.runner import run_models
+from creator_sync.models.runner import run_models
 
 AS_OF = dt.date(2024, 5, 10)
 MAY = dt.date(2024, 5, 1)

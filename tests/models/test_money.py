@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from models.headline import format_cents
-from models.money import MINOR_UNITS, format_money, format_per_currency, minor_units
+from creator_sync.models.headline import format_cents
+from creator_sync.models.money import MINOR_UNITS, format_money, format_per_currency, minor_units
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 from models_helpers import fetch_dicts
 
-from models.runner import run_models
+from creator_sync.models.runner import run_models
 
 UTC = dt.UTC
 SITE = "3000000001"

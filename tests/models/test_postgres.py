@@ -12,9 +12,9 @@ from known_answer_lines_data import lines_rows
 from models_helpers import mart_rows, write_raw_postgres
 
 from creator_sync.cli import main
-from models.adapters import PostgresAdapter
-from models.project import load_project
-from models.runner import Params, build, run_models
+from creator_sync.models.adapters import PostgresAdapter
+from creator_sync.models.project import load_project
+from creator_sync.models.runner import Params, build, run_models
 
 pytestmark = pytest.mark.postgres
 

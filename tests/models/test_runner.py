@@ -12,10 +12,10 @@ import sqlglot
 from known_answer_data import known_answer_rows
 from models_helpers import fetch_dicts, ts
 
-from models.adapters import DuckDBAdapter
-from models.project import SQL_DIR, ProjectError, load_project
-from models.render import Renderer
-from models.runner import DataTestError, ModelsError, Params, build, run_models
+from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.models.project import SQL_DIR, ProjectError, load_project
+from creator_sync.models.render import Renderer
+from creator_sync.models.runner import DataTestError, ModelsError, Params, build, run_models
 
 MINIMAL = {
     "transactions": [
@@ -204,7 +204,7 @@ def test_raw_columns_typed_differently_are_cast_to_the_contract(tmp_path: Path) 
 
 
 def test_waits_for_the_warehouse_lock_of_a_running_writer(raw_db) -> None:
-    from common.locking import LockTimeout, warehouse_lock
+    from creator_sync.common.locking import LockTimeout, warehouse_lock
 
     path = raw_db(MINIMAL)
     with warehouse_lock(path, timeout=0), pytest.raises(LockTimeout, match="warehouse"):
@@ -220,7 +220,7 @@ def test_missing_duckdb_file_is_not_created(tmp_path: Path) -> None:
 
 
 def test_headline_figures_before_any_build_says_what_to_run(raw_db) -> None:
-    from models.runner import headline_figures
+    from creator_sync.models.runner import headline_figures
 
     path = raw_db(MINIMAL)
     with pytest.raises(LookupError, match="run `creator-sync models` first"):
@@ -243,8 +243,8 @@ def test_models_follow_the_house_sql_style() -> None:
 
 
 def test_an_account_with_no_transactions_yet_builds_empty_marts(tmp_path: Path) -> None:
-    from models.headline import format_headline
-    from models.runner import headline_figures
+    from creator_sync.models.headline import format_headline
+    from creator_sync.models.runner import headline_figures
 
     path = str(tmp_path / "empty.duckdb")
     con = duckdb.connect(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from models_helpers import fetch_dicts
 
-from models.runner import headline_figures, run_models
+from creator_sync.models.runner import headline_figures, run_models
 
 
 @pytest.fixture(scope="module")

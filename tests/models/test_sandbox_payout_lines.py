@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 from models_helpers import fetch_dicts
 
-from models.runner import run_models
+from creator_sync.models.runner import run_models
 
 QUIRKS_DELAY_DAYS = 3  # not the default 2: the models must learn it, not assume it
 

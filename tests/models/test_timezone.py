@@ -6,7 +6,7 @@ import datetime as dt
 
 from models_helpers import fetch_dicts, ts
 
-from models.runner import run_models
+from creator_sync.models.runner import run_models
 
 SITE = "3000000001"
 

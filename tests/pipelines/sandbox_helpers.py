@@ -7,11 +7,11 @@ from typing import Any
 
 import duckdb
 
-from common.warehouse import resolve_warehouse
-from pipelines.sync import SyncSettings, run_sync
-from sources.creator_platform.auth import Secret
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.pagination import total_count
+from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.sync import SyncSettings, run_sync
+from creator_sync.sources.creator_platform.auth import Secret
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.pagination import total_count
 
 CLIENT_ID = "sandbox"
 CLIENT_SECRET = "sandbox-secret"

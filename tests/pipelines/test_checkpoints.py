@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sandbox_helpers import query, snapshot, sync
 
-from pipelines.status import status_rows
-from sandbox.testing import start_sandbox
-from sources.creator_platform.checkpoint import RESUME_KEY
+from creator_sync.pipelines.status import status_rows
+from creator_sync.sandbox.testing import start_sandbox
+from creator_sync.sources.creator_platform.checkpoint import RESUME_KEY
 
 NOW = "2026-03-01T12:00:00Z"
 

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 from sandbox_helpers import query, sync
 
-from sandbox.testing import start_sandbox
+from creator_sync.sandbox.testing import start_sandbox
 
 PLATFORM_NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

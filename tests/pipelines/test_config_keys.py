@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from common.config import LOOKBACK_SECTION, SETTINGS, known_keys, unknown_key_warnings
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.common.config import LOOKBACK_SECTION, SETTINGS, known_keys, unknown_key_warnings
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,8 +17,8 @@ import httpx
 import pytest
 from cli_run import SANDBOX_ID, clean_env, run_cli
 
-from common.duckdb_names import connect_warehouse
-from pipelines.webhooks.testing import ListenProcess
+from creator_sync.common.duckdb_names import connect_warehouse
+from creator_sync.pipelines.webhooks.testing import ListenProcess
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "webhooks"))
 from webhook_payloads import payment_succeeded

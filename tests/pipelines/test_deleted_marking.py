@@ -7,7 +7,7 @@ import copy
 import duckdb
 from fakeapi import record
 
-from pipelines.sync import run_sync
+from creator_sync.pipelines.sync import run_sync
 
 SITE = "2147483650"
 ARCHIVED = "4000000009"  # a tag the listing hides (archived) that a form still names

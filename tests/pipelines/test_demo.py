@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from common.warehouse import state_folder
+from creator_sync.common.warehouse import state_folder
 from creator_sync.demo import demo_warehouse, forget, run_demo
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sandbox_helpers import snapshot, sync
 
-from sources.creator_platform import listing, unchanged
+from creator_sync.sources.creator_platform import listing, unchanged
 
 DETAIL = ("payouts", "courses", "forms")  # every resource that reads details
 

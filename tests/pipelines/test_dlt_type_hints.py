@@ -9,7 +9,7 @@ from dlt.common import validation
 from dlt.common.exceptions import DictValidationException
 from dlt.common.schema.typing import TColumnSchema, TTableSchema
 
-from pipelines import factory
+from creator_sync.pipelines import factory
 
 
 def _table(**columns):

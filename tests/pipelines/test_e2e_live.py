@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import CLIENT_SECRET, api_client, api_total, query, snapshot, sync
 
-from sandbox.testing import start_sandbox
-from sources.creator_platform.auth import Secret
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.sandbox.testing import start_sandbox
+from creator_sync.sources.creator_platform.auth import Secret
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 SEED = 42  # the session sandbox's seed and clock (tests/conftest.py): compared with its sync
 NOW = "2026-03-01T12:00:00Z"

@@ -11,9 +11,9 @@ import sys
 import duckdb
 import pytest
 
-from common.warehouse import resolve_warehouse
-from pipelines import postload
-from pipelines.factory import build_pipeline, held_open, release_free_memory
+from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines import postload
+from creator_sync.pipelines.factory import build_pipeline, held_open, release_free_memory
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:
@@ -91,7 +91,7 @@ def test_load_files_hold_at_most_25000_rows_and_every_row_loads(tmp_path, monkey
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from sources.creator_platform.listing import BATCH_ROWS
+    from creator_sync.sources.creator_platform.listing import BATCH_ROWS
 
     monkeypatch.chdir(tmp_path)  # no .dlt/ config here
     pipeline = build_pipeline(resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")), fresh_load=True)
@@ -152,7 +152,7 @@ def test_trimmed_heap_trims_while_the_block_runs_and_stops_after(monkeypatch):
     import threading
     import time
 
-    import pipelines.factory as factory
+    import creator_sync.pipelines.factory as factory
 
     calls: list[int] = []
     monkeypatch.setattr(factory, "_malloc_trim", lambda: calls.append)
@@ -213,7 +213,7 @@ def test_a_users_smaller_duckdb_limit_is_not_raised_by_the_scan_cap(tmp_path, mo
 
 _ALLOCATORS_PROBE = r"""
 import ctypes, os, sys, tempfile, threading
-from pipelines.factory import tune_allocators
+from creator_sync.pipelines.factory import tune_allocators
 tune_allocators()
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
@@ -247,7 +247,7 @@ def test_a_sync_keeps_two_malloc_arenas_and_gives_arrow_jemalloc_unless_told(poo
     import subprocess
     from pathlib import Path
 
-    import pipelines.factory as factory
+    import creator_sync.pipelines.factory as factory
 
     if not hasattr(ctypes.CDLL(None), "malloc_info"):
         pytest.skip("not glibc")

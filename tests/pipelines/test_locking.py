@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from common.locking import LockTimeout, pipeline_lock, warehouse_lock
-from pipelines.sync import run_sync
+from creator_sync.common.locking import LockTimeout, pipeline_lock, warehouse_lock
+from creator_sync.pipelines.sync import run_sync
 
 HOLDER = """
 import sys, time
 sys.path.insert(0, {root!r})
-from common.locking import warehouse_lock
+from creator_sync.common.locking import warehouse_lock
 with warehouse_lock({db!r}):
     print("held", flush=True)
     time.sleep(60)

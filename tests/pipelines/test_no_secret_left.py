@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from cli_run import SANDBOX_ID, error_lines, run_cli
 
-from common.locking import pipeline_lock
-from pipelines.sync import log_path, resolve_settings
-from pipelines.webhooks.journal import Journal
+from creator_sync.common.locking import pipeline_lock
+from creator_sync.pipelines.sync import log_path, resolve_settings
+from creator_sync.pipelines.webhooks.journal import Journal
 
 REPO = Path(__file__).resolve().parents[2]
 

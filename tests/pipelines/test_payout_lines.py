@@ -15,8 +15,8 @@ import duckdb
 from fakeapi import record
 from sandbox_helpers import sync
 
-import pipelines.sync as sync_module
-from pipelines.sync import format_summary, run_sync
+import creator_sync.pipelines.sync as sync_module
+from creator_sync.pipelines.sync import format_summary, run_sync
 
 SITE = "2147483650"
 PATH = "acme_payments_payouts"  # the platform's brand word in the path and type (addendum A1)

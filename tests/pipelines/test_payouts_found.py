@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 from sandbox_helpers import settings
 
-from common.duckdb_names import connect_warehouse
-from pipelines.sync import format_summary, run_sync
+from creator_sync.common.duckdb_names import connect_warehouse
+from creator_sync.pipelines.sync import format_summary, run_sync
 
 RESOURCES = ("sites", "payouts")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from pipelines.progress import progress_reporter
-from sources.creator_platform.stats import RunStats
+from creator_sync.pipelines.progress import progress_reporter
+from creator_sync.sources.creator_platform.stats import RunStats
 
 
 def test_plain_log_lines_when_not_a_tty(capsys):

@@ -10,10 +10,10 @@ import httpx
 import orjson
 from sandbox_helpers import query, settings, sync
 
-from pipelines.sync import run_sync
-from pipelines.webhooks.journal import Journal, JournalReader
-from pipelines.webhooks.loader import Loader
-from pipelines.webhooks.records import encode, parse_delivery
+from creator_sync.pipelines.sync import run_sync
+from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
+from creator_sync.pipelines.webhooks.loader import Loader
+from creator_sync.pipelines.webhooks.records import encode, parse_delivery
 
 
 def _iso(at: datetime) -> str:
@@ -102,8 +102,8 @@ def test_a_pull_never_overwrites_a_fresher_push(sandbox_factory, tmp_path):
 
 def test_without_the_restore_the_pull_would_overwrite_it(sandbox_factory, tmp_path, monkeypatch):
     """The drill's control: dlt's merge alone replaces the fresher pushed row."""
-    import pipelines.postload
+    import creator_sync.pipelines.postload as postload
 
-    monkeypatch.setattr(pipelines.postload, "restore_pushes", lambda pipeline, since: {})
+    monkeypatch.setattr(postload, "restore_pushes", lambda pipeline, since: {})
     names, listed = pull_while_pushing(sandbox_factory, tmp_path)
     assert names == listed

@@ -12,7 +12,7 @@ import duckdb
 import httpx
 from fakeapi import record
 
-from pipelines.sync import failure_line, format_summary, run_sync
+from creator_sync.pipelines.sync import failure_line, format_summary, run_sync
 
 SITE_A, SITE_B = "2147483650", "2147483651"
 
@@ -274,7 +274,7 @@ def test_a_full_refresh_with_a_failing_resource_loads_nothing_and_drops_nothing(
     try:
         run_sync(refresh, transport=fake_api.transport(), show_progress=False)
     except Exception as exc:  # the run fails as a whole
-        from pipelines.sync import one_line
+        from creator_sync.pipelines.sync import one_line
 
         assert "created_at" in one_line(exc) and "contacts" in one_line(exc)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 import pytest
 
-from pipelines.sync import resolve_settings
+from creator_sync.pipelines.sync import resolve_settings
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_sync_help_types_numbers_and_lists_the_resources():
     from click.testing import CliRunner
 
     from creator_sync.cli import main
-    from sources.creator_platform.settings import RESOURCES
+    from creator_sync.sources.creator_platform.settings import RESOURCES
 
     text = " ".join(CliRunner().invoke(main, ["sync", "--help"], terminal_width=400).output.split())
     for flag, kind in (("--concurrency", "INTEGER"), ("--detail-concurrency", "INTEGER"),
@@ -92,7 +92,7 @@ def test_sync_help_types_numbers_and_lists_the_resources():
 def test_a_bad_value_from_the_environment_names_the_variable(env):
     """The variable is in no file a user would search (a file's value names its key:
     tests/pipelines/test_cli_contract.py)."""
-    from common.config import BadSetting, Settings
+    from creator_sync.common.config import BadSetting, Settings
 
     env.setenv("CREATOR_SYNC__TIMEZONE", "Mars/Base")
     with pytest.raises(BadSetting) as bad:

@@ -10,7 +10,7 @@ def test_settle_gc_freezes_the_heap_raises_the_young_threshold_and_still_collect
     # a child process: the freeze and the thresholds are process-wide
     run_child("""
         import gc
-        from pipelines import factory
+        from creator_sync.pipelines import factory
 
         default = gc.get_threshold()
         assert gc.get_freeze_count() == 0

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pipeline_fakes import FAKE_SECRET
 
-from common.config import SETTINGS, SOURCE_SECTION, known_keys
-from common.warehouse import resolve_warehouse
-from pipelines.sync import SOURCE_PARAMETERS, SyncSettings, source_arguments
-from sources.creator_platform import Secret, creator_platform_source, sync_run
-from sources.creator_platform.errors import ConfigurationError
+from creator_sync.common.config import SETTINGS, SOURCE_SECTION, known_keys
+from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.sync import SOURCE_PARAMETERS, SyncSettings, source_arguments
+from creator_sync.sources.creator_platform import Secret, creator_platform_source, sync_run
+from creator_sync.sources.creator_platform.errors import ConfigurationError
 
 FLAG_ONLY = {"full_refresh"}  # a flag of one run (`--full-refresh`), never configured
 
@@ -47,7 +47,7 @@ def test_user_call_resolves_from_environment(monkeypatch, fake_api):
     monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_ID", "cid")
     monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_SECRET", FAKE_SECRET)
     monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__PAGE_SIZE", "37")
-    from sources.creator_platform import Runtime
+    from creator_sync.sources.creator_platform import Runtime
 
     source = creator_platform_source(resources=["contacts"],
                                      host=Runtime(transport=fake_api.transport()))

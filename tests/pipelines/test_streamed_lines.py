@@ -11,12 +11,12 @@ import pyarrow as pa
 import pytest
 from test_payout_lines import PATH, SITE, line, payouts_world, query
 
-import pipelines.sync as sync_module
-from common.warehouse import resolve_warehouse
-from pipelines.sync import run_sync
-from sources.creator_platform import listing, settings, unchanged
-from sources.creator_platform.batches import Batches
-from sources.creator_platform.normalize import rows_to_arrow
+import creator_sync.pipelines.sync as sync_module
+from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.sync import run_sync
+from creator_sync.sources.creator_platform import listing, settings, unchanged
+from creator_sync.sources.creator_platform.batches import Batches
+from creator_sync.sources.creator_platform.normalize import rows_to_arrow
 
 PART = 100
 LINES = {

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 from pipeline_fakes import FAKE_SECRET
 
-from pipelines.sync import run_sync
+from creator_sync.pipelines.sync import run_sync
 
 
 def query(path, sql):
@@ -106,7 +106,7 @@ def test_failure_mid_run_keeps_loaded_data_and_state(fake_api, settings_for):
     db = settings.warehouse.duckdb_path
     fake_api.collections["contacts"][0]["attributes"]["created_at"] = "not a time"
     result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
-    from pipelines.sync import failure_line
+    from creator_sync.pipelines.sync import failure_line
 
     line = failure_line(result)
     assert "created_at" in result.failed["contacts"] and "contacts" in line and "\n" not in line
@@ -128,7 +128,7 @@ def test_schema_drift_adds_a_column_unless_finance_tables_are_frozen(fake_api, s
     frozen = settings_for(resources=("transactions",), freeze_finance_schema=True)
     with pytest.raises(Exception) as err:
         run_sync(frozen, transport=fake_api.transport(), show_progress=False)
-    from pipelines.sync import one_line
+    from creator_sync.pipelines.sync import one_line
 
     assert "risk_score_in_cents" in one_line(err.value)
     cols = {r[0] for r in query(db, "select column_name from information_schema.columns where table_name = 'transactions'")}
@@ -189,7 +189,7 @@ def test_bad_included_record_names_the_detail_response(fake_api, settings_for):
 def test_summary_reports_the_rate_and_stats_keep_it(fake_api, settings_for):
     import httpx
 
-    from pipelines.sync import format_summary
+    from creator_sync.pipelines.sync import format_summary
 
     refused = {"n": 0}
 
@@ -212,7 +212,7 @@ def test_summary_reports_the_rate_and_stats_keep_it(fake_api, settings_for):
 
 def test_a_nothing_new_sync_says_so_in_words(fake_api, settings_for):
     """Issue 32, point 9: no empty table under a header."""
-    from pipelines.sync import format_summary
+    from creator_sync.pipelines.sync import format_summary
 
     settings = settings_for(resources=("sites", "contacts"))
     first = format_summary(run_sync(settings, transport=fake_api.transport(), show_progress=False))

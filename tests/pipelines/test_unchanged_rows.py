@@ -16,10 +16,10 @@ import dlt
 from fakeapi import record
 from sandbox_helpers import query, snapshot
 
-from common.locking import pipeline_lock
-from common.warehouse import resolve_warehouse
-from pipelines.sync import run_sync
-from sources.creator_platform.unchanged import Unchanged, group_hash
+from creator_sync.common.locking import pipeline_lock
+from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.sync import run_sync
+from creator_sync.sources.creator_platform.unchanged import Unchanged, group_hash
 
 SITE = "2147483650"
 RESOURCES = ("products", "contact_tags", "forms")
@@ -168,7 +168,7 @@ def test_link_groups_are_dropped_whole_or_loaded_whole():
 def test_hashes_leave_out_the_extraction_time_and_stay_bounded():
     from datetime import UTC, datetime, timedelta
 
-    from sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform import unchanged
 
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
     a = {"id": "1", "title": "x", "_extracted_at": t0}
@@ -190,8 +190,8 @@ def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
     are kept, though they are neither the first, the last nor recent pages."""
     from datetime import UTC, datetime, timedelta
 
-    from sources.creator_platform import unchanged
-    from sources.creator_platform.settings import RESOURCES
+    from creator_sync.sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform.settings import RESOURCES
 
     started = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
     anchor = unchanged.next_day_window(RESOURCES["transactions"], started)
@@ -215,7 +215,7 @@ def test_the_newest_records_by_another_field_are_kept_wherever_listed_and_bounde
     `-updated_at`, with their link groups, however far apart; at most `count` of them."""
     from datetime import UTC, datetime, timedelta
 
-    from sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform import unchanged
 
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
     keep = Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"),
@@ -234,7 +234,7 @@ def test_the_newest_records_by_another_field_are_kept_wherever_listed_and_bounde
 
 def test_a_key_read_twice_with_different_rows_keeps_no_hash():
     """Which read the destination holds is the merge's choice: the next run loads the key."""
-    from sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform import unchanged
 
     keep = Unchanged(None, lambda t: True, lambda t, k: None)
     keep.filter(1, {"t": [{"id": "1", "title": "a"}, {"id": "2", "title": "x"}]})
@@ -250,7 +250,7 @@ def test_a_listing_that_loads_nothing_leaves_the_hashes_it_was_given():
     state row to load); once a row is loaded, the state is what this run kept."""
     from datetime import UTC, datetime, timedelta
 
-    from sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform import unchanged
 
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -302,7 +302,7 @@ def test_a_row_a_webhook_wrote_since_is_reloaded_even_when_the_api_did_not_chang
     a row the webhook loader wrote last is loaded again when re-read, hash or no hash."""
     import duckdb
 
-    from pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
+    from creator_sync.pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
 
     _world(fake_api, tags=["4000000001"])
     settings = settings_for(resources=("products",))
@@ -331,7 +331,7 @@ def _listing(**kw):
 
 
 def _kept(keep: Unchanged) -> set[str]:
-    from sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform import unchanged
 
     state: dict = {}
     keep.save(state)
@@ -350,7 +350,7 @@ def test_a_key_whose_first_read_was_let_go_keeps_no_hash_when_read_again():
     the later
     ones) and a merge keeps either: a hash of the later read alone would let the next run drop
     the changed record as unchanged, and the warehouse would keep the first read for good."""
-    from sources.creator_platform import unchanged
+    from creator_sync.sources.creator_platform import unchanged
 
     keep = _listing()
     for n in range(1, 30):

@@ -21,8 +21,8 @@ import duckdb
 import pytest
 from sandbox_helpers import CLIENT_ID, CLIENT_SECRET, snapshot
 
-from sandbox.testing import start_sandbox
-from sources.creator_platform.dlt_logs import HintMergeFilter
+from creator_sync.sandbox.testing import start_sandbox
+from creator_sync.sources.creator_platform.dlt_logs import HintMergeFilter
 
 REPO = Path(__file__).resolve().parents[2]
 SECTION = "## Use the source in your own dlt pipeline"
@@ -155,7 +155,7 @@ def test_a_users_common_py_and_models_folder_do_not_shadow_ours(sandbox, tmp_pat
     out = run([sys.executable, "load.py"], mine)
     assert "user modules: user user" in out, out[-4000:]
     built = set(re.search(r"models built: (\S+)", out).group(1).split(","))
-    marts = {path.stem for path in (REPO / "sql" / "marts").glob("*.sql")}
+    marts = {path.stem for path in (REPO / "sql" / "models" / "marts").glob("*.sql")}
     assert marts and marts <= built, out[-4000:]
     with duckdb.connect(str(mine / "my_creator_platform.duckdb"), read_only=True) as con:
         (rows,) = con.execute("select count(*) from creator_platform.transactions").fetchone()

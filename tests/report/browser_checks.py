@@ -11,7 +11,7 @@ from collections import defaultdict
 import duckdb
 from chromium_cdp import Chromium
 
-from report.money import format_money
+from creator_sync.report.money import format_money
 
 CHARTS_JS = """
 [...document.querySelectorAll('figure.chart')].map(f => {

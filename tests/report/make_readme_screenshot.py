@@ -17,7 +17,7 @@ import tempfile
 from chromium_cdp import Chromium, find_chromium
 from PIL import Image
 
-from report.render import write_report
+from creator_sync.report.render import write_report
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "img" / "report.png"

@@ -24,10 +24,10 @@ from report_fixtures import (
     write_coverage,
 )
 
-from models.adapters import DuckDBAdapter
-from report.cli import report_command
-from report.data import load_report_data
-from report.page import render_page
+from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.report.cli import report_command
+from creator_sync.report.data import load_report_data
+from creator_sync.report.page import render_page
 
 # an hour after the fixture's sync: fresh, unless a test says otherwise
 NOW = SYNCED_AT + dt.timedelta(hours=1)

@@ -10,8 +10,8 @@ from browser_checks import check_report_in_browser
 from chromium_cdp import Chromium
 from report_fixtures import copy_to_postgres
 
-from report.page import CSP
-from report.render import write_report
+from creator_sync.report.page import CSP
+from creator_sync.report.render import write_report
 
 pytestmark = pytest.mark.browser
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from report.charts import (
+from creator_sync.report.charts import (
     MOVEMENTS,
     bucket_payouts,
     mrr_waterfall,
@@ -15,7 +15,7 @@ from report.charts import (
     revenue_chart,
     waterfall,
 )
-from report.data import MrrMonth, Payout, RevenueDay
+from creator_sync.report.data import MrrMonth, Payout, RevenueDay
 
 
 def month(

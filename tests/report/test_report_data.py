@@ -19,10 +19,10 @@ from report_fixtures import (
     settlement_delay_rows,
 )
 
-from common.config import BadSetting
-from models.adapters import DuckDBAdapter
-from report.data import load_report_data
-from report.errors import ReportError
+from creator_sync.common.config import BadSetting
+from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.report.data import load_report_data
+from creator_sync.report.errors import ReportError
 
 
 def load(path: pathlib.Path, **options):

@@ -10,8 +10,8 @@ import pytest
 from browser_checks import check_report_in_browser
 from chromium_cdp import Chromium
 
-from report.data import LATEST_UNRECONCILED
-from report.render import write_report
+from creator_sync.report.data import LATEST_UNRECONCILED
+from creator_sync.report.render import write_report
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 @pytest.fixture(scope="module")
 def synced(synced_sandbox, tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
     """The run's one sync of the shared tiny sandbox, copied and modelled."""
-    from models.runner import run_models
+    from creator_sync.models.runner import run_models
 
     db = tmp_path_factory.mktemp("report-e2e") / "warehouse.duckdb"
     shutil.copyfile(synced_sandbox.path, db)
@@ -58,7 +58,7 @@ def test_report_on_sandbox_data_in_chromium(
         con.close()
 
     # The report's tiles and the figures `creator-sync demo` prints are the same numbers.
-    from models.headline import headline_figures
+    from creator_sync.models.headline import headline_figures
 
     printed = headline_figures(str(synced))
     shown: dict[str, dict[str | None, int]] = {}

@@ -10,9 +10,9 @@ import duckdb
 import pytest
 from report_fixtures import SITES, Elements, build_warehouse
 
-from models.headline import format_headline, headline_figures
-from report.money import format_count, format_money, format_percent_change, to_major
-from report.render import write_report
+from creator_sync.models.headline import format_headline, headline_figures
+from creator_sync.report.money import format_count, format_money, format_percent_change, to_major
+from creator_sync.report.render import write_report
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from report_fixtures import SITES, Elements, build_warehouse
 
-from report.cli import report_command
-from report.money import format_money
-from report.render import write_report
+from creator_sync.report.cli import report_command
+from creator_sync.report.money import format_money
+from creator_sync.report.render import write_report
 
 
 @pytest.fixture(scope="module")

@@ -77,7 +77,7 @@ def site_id(site_ids: list[str]) -> str:
 @pytest.fixture(scope="module")
 def sandbox_factory_module() -> Iterator[Any]:
     """Like `sandbox_factory`, but the sandboxes live for the module (for shared activity state)."""
-    from sandbox.testing import start_sandbox
+    from creator_sync.sandbox.testing import start_sandbox
 
     started: list[Any] = []
 

@@ -71,7 +71,7 @@ def test_listed_transactions_are_completed_financial_activity(catalog, site_ids)
 def test_excluded_transactions_exist_internally(sandbox, catalog, site_ids):
     """Failed, pending, test and free transactions are in the store (ground truth) but never
     listed."""
-    from sandbox.vocab import ACTIONS, STATES
+    from creator_sync.sandbox.vocab import ACTIONS, STATES
 
     table = sandbox.store.tables["transactions"]
     ids = table.ids(range(table.n))

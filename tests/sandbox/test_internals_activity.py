@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sandbox import virtuals
-from sandbox.activity import Activity
-from sandbox.generate import generate
-from sandbox.options import parse_now
-from sandbox.payouts import PENDING
+from creator_sync.sandbox import virtuals
+from creator_sync.sandbox.activity import Activity
+from creator_sync.sandbox.generate import generate
+from creator_sync.sandbox.options import parse_now
+from creator_sync.sandbox.payouts import PENDING
 
 NOW = parse_now("2026-03-01T12:00:00Z")
 

@@ -8,8 +8,8 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from sandbox.cli import sandbox_command
-from sandbox.testing import run_sandbox_process
+from creator_sync.sandbox.cli import sandbox_command
+from creator_sync.sandbox.testing import run_sandbox_process
 
 ISSUE_FLAGS = ("--host", "--port", "--seed", "--scale", "--sites", "--now", "--token-ttl",
                "--page-size-default", "--page-size-max", "--rate-limit", "--latency-ms",

@@ -9,7 +9,7 @@ from collections import Counter
 import httpx
 import pytest
 
-from sandbox.faults import KINDS, FaultPlan
+from creator_sync.sandbox.faults import KINDS, FaultPlan
 
 TOKEN_FORM = {"client_id": "sandbox", "client_secret": "sandbox-secret",
               "grant_type": "client_credentials"}
@@ -47,7 +47,7 @@ def _query_for(plan: FaultPlan, kind: str) -> str:
 
 @pytest.fixture(scope="module")
 def faulty():
-    from sandbox.testing import run_sandbox
+    from creator_sync.sandbox.testing import run_sandbox
 
     with run_sandbox(seed=11, fault_rate=0.5, fault_slow_seconds=0.6) as handle:
         plan = FaultPlan(11, 0.5)

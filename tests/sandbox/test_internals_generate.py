@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox import virtuals
-from sandbox.dataset import TYPES
-from sandbox.generate import NULL_INT, generate
-from sandbox.options import parse_now
-from sandbox.store import NULL
+from creator_sync.sandbox import virtuals
+from creator_sync.sandbox.dataset import TYPES
+from creator_sync.sandbox.generate import NULL_INT, generate
+from creator_sync.sandbox.options import parse_now
+from creator_sync.sandbox.store import NULL
 
 NOW = parse_now("2026-03-01T12:00:00Z")
 

@@ -6,9 +6,16 @@ from collections import defaultdict
 
 import pytest
 
-from sandbox.generate import NULL_INT, generate
-from sandbox.options import parse_now
-from sandbox.payouts import CANCELED, FAILED, IN_TRANSIT, PAID, PENDING, compute_payouts
+from creator_sync.sandbox.generate import NULL_INT, generate
+from creator_sync.sandbox.options import parse_now
+from creator_sync.sandbox.payouts import (
+    CANCELED,
+    FAILED,
+    IN_TRANSIT,
+    PAID,
+    PENDING,
+    compute_payouts,
+)
 
 NOW = parse_now("2026-03-01T12:00:00Z")
 DAY = 86_400
@@ -89,7 +96,7 @@ def test_a_later_clock_settles_pending_payouts():
 @pytest.mark.parametrize("delay", [2, 0])
 @pytest.mark.parametrize("corrections", [False, True])
 def test_line_rows_net_to_each_payout_amount(delay, corrections):
-    from sandbox.payouts import line_rows, rebuild_payouts
+    from creator_sync.sandbox.payouts import line_rows, rebuild_payouts
 
     store = generate(42, "demo", 2, NOW, settlement_delay_days=delay,
                      payout_corrections=corrections)

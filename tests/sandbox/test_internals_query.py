@@ -5,13 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox import virtuals
-from sandbox.collections import COLLECTIONS
-from sandbox.errors import ApiError
-from sandbox.generate import generate
-from sandbox.options import parse_now
-from sandbox.query import Page, page_links, page_meta, parse_params, run_list, sorted_rows
-from sandbox.store import NULL
+from creator_sync.sandbox import virtuals
+from creator_sync.sandbox.collections import COLLECTIONS
+from creator_sync.sandbox.errors import ApiError
+from creator_sync.sandbox.generate import generate
+from creator_sync.sandbox.options import parse_now
+from creator_sync.sandbox.query import (
+    Page,
+    page_links,
+    page_meta,
+    parse_params,
+    run_list,
+    sorted_rows,
+)
+from creator_sync.sandbox.store import NULL
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from sandbox.cli import sandbox_command
-from sandbox.options import Options
-from sandbox.ratelimit import RateLimiter
+from creator_sync.sandbox.cli import sandbox_command
+from creator_sync.sandbox.options import Options
+from creator_sync.sandbox.ratelimit import RateLimiter
 
 
 class Clock:

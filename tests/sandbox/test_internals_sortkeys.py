@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox import virtuals
-from sandbox.generate import generate
-from sandbox.options import parse_now
+from creator_sync.sandbox import virtuals
+from creator_sync.sandbox.generate import generate
+from creator_sync.sandbox.options import parse_now
 
 
 @pytest.mark.parametrize(("type_name", "column"), [
@@ -27,7 +27,7 @@ def test_sort_key_agrees_with_string_order(type_name, column):
 
 
 def test_digit_key_orders_like_strings_with_a_high_terminator():
-    from sandbox.virtuals import _digits_key
+    from creator_sync.sandbox.virtuals import _digits_key
 
     rows = np.asarray([0, 1, 9, 10, 11, 100, 99, 1000, 5, 123456789, 12, 120])
     key = _digits_key(rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sandbox.store import Links, Table
+from creator_sync.sandbox.store import Links, Table
 
 
 def brute(pairs: set[tuple[int, int]], parent: int) -> list[int]:

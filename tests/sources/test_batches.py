@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from sources.creator_platform.batches import Batches, IdSet, KeySet, SeenKeys
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.batches import Batches, IdSet, KeySet, SeenKeys
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 
 def entity(ids: list[str], names: list[str] | None = None) -> pa.Table:
@@ -168,7 +168,7 @@ def test_seen_keys_answers_pages_at_and_beyond_the_edges_of_the_keys_it_holds():
 
 def test_key_set_and_id_tally_share_the_small_set_then_seen_keys():
     """One mechanism: both hold a set up to their `SMALL` and `SeenKeys` past it, and count alike."""
-    from sources.creator_platform.batches import IdTally
+    from creator_sync.sources.creator_platform.batches import IdTally
 
     keys, tally = KeySet(), IdTally()
     keys.SMALL = tally.SMALL = 100
@@ -182,7 +182,7 @@ def test_key_set_and_id_tally_share_the_small_set_then_seen_keys():
 
 def test_canonical_ints_is_canonical_int_for_the_whole_page():
     """The one-regex page path agrees with the per-key rule, and falls back on any odd key."""
-    from sources.creator_platform.batches import canonical_int, canonical_ints
+    from creator_sync.sources.creator_platform.batches import canonical_int, canonical_ints
 
     page = ["0", "7", "10", "999999999999999999", "2400000001"]
     assert canonical_ints(page) == [canonical_int(k) for k in page]
@@ -309,7 +309,7 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
     digit ids by value ("007" is 7), the rest as text, dense and scattered ids alike."""
     import random
 
-    from sources.creator_platform.batches import IdTally
+    from creator_sync.sources.creator_platform.batches import IdTally
 
     rng = random.Random(7)
     tally, ref = IdTally(), set()

@@ -8,10 +8,14 @@ import httpx
 import pytest
 from fakeapi import FakeApi, record
 
-from sources.creator_platform.auth import Secret
-from sources.creator_platform.client import CreatorPlatformClient, api_root, parse_retry_after
-from sources.creator_platform.errors import ApiError, AuthError, BadResponseError
-from sources.creator_platform.ratelimit import RateLimiter
+from creator_sync.sources.creator_platform.auth import Secret
+from creator_sync.sources.creator_platform.client import (
+    CreatorPlatformClient,
+    api_root,
+    parse_retry_after,
+)
+from creator_sync.sources.creator_platform.errors import ApiError, AuthError, BadResponseError
+from creator_sync.sources.creator_platform.ratelimit import RateLimiter
 
 SECRET = "s3cret-value"
 

@@ -18,12 +18,12 @@ import jwt
 import pytest
 import vcr
 
-from sources.creator_platform.auth import Secret
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.errors import ApiError
-from sources.creator_platform.normalize import normalize_resources
-from sources.creator_platform.pagination import iter_pages, total_pages
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.auth import Secret
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.errors import ApiError
+from creator_sync.sources.creator_platform.normalize import normalize_resources
+from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 CASSETTES = Path(__file__).parent / "cassettes"
 SECRET = "sandbox-secret"
@@ -70,7 +70,7 @@ def cassette(name: str, **sandbox_options) -> Iterator[str]:
         decode_compressed_response=True,
     )
     if record:
-        from sandbox.testing import run_sandbox
+        from creator_sync.sandbox.testing import run_sandbox
 
         options = {"scale": "tiny", "sites": 2, "seed": 42, "now": "2026-03-01T12:00:00Z", **sandbox_options}
         with run_sandbox(**options) as sandbox, recorder.use_cassette(path.name, allow_playback_repeats=True):

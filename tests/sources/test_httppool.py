@@ -8,8 +8,8 @@ from typing import Any
 
 import httpcore
 
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.httppool import LinearPool
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.httppool import LinearPool
 
 ORIGINS = ("a", "b")
 

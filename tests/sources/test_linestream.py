@@ -10,7 +10,7 @@ from decimal import Decimal
 
 import pytest
 
-from sources.creator_platform.linestream import LineStream, decode_streamed
+from creator_sync.sources.creator_platform.linestream import LineStream, decode_streamed
 
 PATH = ("data", "attributes", "transactions")
 

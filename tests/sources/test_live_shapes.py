@@ -16,9 +16,9 @@ import duckdb
 import httpx
 import vcr
 
-from common.warehouse import resolve_warehouse
-from pipelines.sync import SyncSettings, run_sync
-from sources.creator_platform.auth import Secret
+from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.sync import SyncSettings, run_sync
+from creator_sync.sources.creator_platform.auth import Secret
 
 CASSETTES = Path(__file__).parent / "cassettes"
 SITE = "2200000000"

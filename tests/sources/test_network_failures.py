@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.errors import CreatorPlatformError
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.errors import CreatorPlatformError
 
 
 def _fail(base_url: str, attempts: int = 4) -> tuple[CreatorPlatformError, float, int]:
@@ -94,7 +94,7 @@ def test_every_retry_of_a_failure_is_one_line(silent, caplog):
 
 
 def test_the_token_endpoint_gives_up_within_its_patience(silent, monkeypatch):
-    import sources.creator_platform.client as client_module
+    import creator_sync.sources.creator_platform.client as client_module
 
     # the default patience is under a minute; the same rule, scaled down for a test
     assert client_module.TOKEN_PATIENCE_S <= 60

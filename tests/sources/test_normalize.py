@@ -9,8 +9,8 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from sources.creator_platform.errors import NormalizationError
-from sources.creator_platform.normalize import (
+from creator_sync.sources.creator_platform.errors import NormalizationError
+from creator_sync.sources.creator_platform.normalize import (
     LINK_MARKER,
     normalize_resources,
     parse_timestamp,
@@ -341,7 +341,7 @@ def test_null_values_of_typed_columns_stay_null():
 def _per_attribute(monkeypatch, fn):
     """`fn()` with every record converted attribute by attribute (`_convert_each`, the
     reference path the planned one must equal)."""
-    from sources.creator_platform import normalize
+    from creator_sync.sources.creator_platform import normalize
 
     with monkeypatch.context() as patched:
         patched.setattr(normalize, "_attribute_plan", lambda names, lines_attribute: None)

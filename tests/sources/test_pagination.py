@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from fakeapi import FakeApi, record
 
-from sources.creator_platform.auth import Secret
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.errors import BadResponseError, PaginationError
-from sources.creator_platform.pagination import iter_pages, total_pages
-from sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.auth import Secret
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.errors import BadResponseError, PaginationError
+from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
+from creator_sync.sources.creator_platform.settings import RESOURCES
 
 
 def client_for(api: FakeApi, concurrency: int = 4) -> CreatorPlatformClient:

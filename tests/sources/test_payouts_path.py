@@ -7,8 +7,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from sources.creator_platform.client import CreatorPlatformClient
-from sources.creator_platform.payouts_path import (
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.payouts_path import (
     Candidate,
     find_payouts_path,
     host_words,

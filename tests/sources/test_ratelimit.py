@@ -13,9 +13,9 @@ import random
 import pytest
 from virtualtime import VirtualTime
 
-from sandbox.ratelimit import RateLimiter as WindowLimit
-from sources.creator_platform import ratelimit as rl
-from sources.creator_platform.ratelimit import Permit, RateLimiter
+from creator_sync.sandbox.ratelimit import RateLimiter as WindowLimit
+from creator_sync.sources.creator_platform import ratelimit as rl
+from creator_sync.sources.creator_platform.ratelimit import Permit, RateLimiter
 
 
 class Clock:

@@ -15,13 +15,13 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from common.locking import warehouse_lock
 from creator_sync.cli import main
-from pipelines.webhooks.events import EVENTS
-from pipelines.webhooks.journal import journal_status
-from pipelines.webhooks.testing import ListenProcess
-from sources.creator_platform.normalize import link_columns
-from sources.creator_platform.settings import type_info
+from creator_sync.common.locking import warehouse_lock
+from creator_sync.pipelines.webhooks.events import EVENTS
+from creator_sync.pipelines.webhooks.journal import journal_status
+from creator_sync.pipelines.webhooks.testing import ListenProcess
+from creator_sync.sources.creator_platform.normalize import link_columns
+from creator_sync.sources.creator_platform.settings import type_info
 
 pytestmark = pytest.mark.slow
 
@@ -195,7 +195,7 @@ def test_push_lands_before_pull_and_pull_duplicates_nothing(sandbox_factory, tmp
 
 
 def _site_ids(handle) -> list[str]:
-    from sources.creator_platform.client import CreatorPlatformClient
+    from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 
     with CreatorPlatformClient(handle.base_url, "sandbox", "sandbox-secret") as api:
         return [site["id"] for site in api.get("/sites")["data"]]

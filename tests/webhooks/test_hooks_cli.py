@@ -7,8 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from creator_sync.cli import main
-from sandbox.testing import start_sandbox
-from sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sandbox.testing import start_sandbox
+from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 
 TARGET = "https://hooks.example.com/hooks/cli-secret-0123456789"
 
@@ -138,11 +138,11 @@ def test_every_sample_payload_loads_without_dead_letters(api, tmp_path):
     """The six `_sample` payloads are what deliveries carry: each must load cleanly."""
     import duckdb
 
-    from pipelines.webhooks.events import EVENTS
-    from pipelines.webhooks.journal import Journal, JournalReader
-    from pipelines.webhooks.loader import Loader
-    from pipelines.webhooks.records import encode, parse_delivery, utcnow
-    from sources.creator_platform.settings import type_info
+    from creator_sync.pipelines.webhooks.events import EVENTS
+    from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
+    from creator_sync.pipelines.webhooks.loader import Loader
+    from creator_sync.pipelines.webhooks.records import encode, parse_delivery, utcnow
+    from creator_sync.sources.creator_platform.settings import type_info
 
     base_url, _sites = api
     journal = Journal(tmp_path / "journal")
@@ -167,8 +167,8 @@ def test_every_sample_payload_loads_without_dead_letters(api, tmp_path):
 
 
 def test_scope_message_prefers_the_scopes_the_api_names():
-    from pipelines.webhooks.hooks_api import explain
-    from sources.creator_platform.errors import ApiError
+    from creator_sync.pipelines.webhooks.hooks_api import explain
+    from creator_sync.sources.creator_platform.errors import ApiError
 
     exc = ApiError("forbidden", status=403, detail="hook needs the scope(s) view:orders")
     message = str(explain(exc, "creating a 'order_created' hook", "order_created", "ops"))

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from pipelines.webhooks.journal import (
+from creator_sync.pipelines.webhooks.journal import (
     HEADER,
     Journal,
     JournalCorrupt,

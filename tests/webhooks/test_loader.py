@@ -12,10 +12,10 @@ import orjson
 import pytest
 from webhook_payloads import customer, delivery, order_created, payment_succeeded, transaction
 
-from common.locking import warehouse_lock
-from pipelines.webhooks.journal import Journal, JournalReader
-from pipelines.webhooks.loader import Loader
-from pipelines.webhooks.records import BadDelivery, dead_letter, encode, parse_delivery
+from creator_sync.common.locking import warehouse_lock
+from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
+from creator_sync.pipelines.webhooks.loader import Loader
+from creator_sync.pipelines.webhooks.records import BadDelivery, dead_letter, encode, parse_delivery
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -200,7 +200,7 @@ def test_site_falls_back_to_the_url_hint_when_payload_names_none(env):
 
 
 def test_pii_mode_applies_to_rows_and_raw_payloads(tmp_path):
-    from sources.creator_platform.normalize import apply_pii
+    from creator_sync.sources.creator_platform.normalize import apply_pii
 
     journal = Journal(tmp_path / "journal")
     db = tmp_path / "pii.duckdb"
@@ -294,7 +294,7 @@ def test_rows_fit_tables_the_pull_created_with_dlt_columns(env):
 
 
 def test_requeued_dead_letters_load_once_the_cause_is_gone(env):
-    from pipelines.webhooks.requeue import requeue_dead_letters
+    from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
 
     journal, db, loader = env
     bad = delivery("payment_succeeded", "3300000007",
@@ -322,7 +322,7 @@ def test_requeued_dead_letters_load_once_the_cause_is_gone(env):
 
 
 def test_requeue_unwraps_journal_records_and_skips_garbage(env):
-    from pipelines.webhooks.requeue import requeue_dead_letters
+    from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
 
     journal, db, loader = env
     put(journal, payment_succeeded("3300000001"))

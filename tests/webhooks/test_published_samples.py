@@ -16,11 +16,11 @@ import httpx
 import pytest
 import yaml
 
-from common.locking import warehouse_lock
-from pipelines.webhooks.events import EVENTS
-from pipelines.webhooks.journal import journal_status
-from pipelines.webhooks.testing import ListenProcess
-from sources.creator_platform.settings import type_info
+from creator_sync.common.locking import warehouse_lock
+from creator_sync.pipelines.webhooks.events import EVENTS
+from creator_sync.pipelines.webhooks.journal import journal_status
+from creator_sync.pipelines.webhooks.testing import ListenProcess
+from creator_sync.sources.creator_platform.settings import type_info
 
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "platform-openapi.yaml"
 SECRET = "published-samples-secret-0123"

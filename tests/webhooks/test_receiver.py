@@ -7,9 +7,9 @@ import pytest
 from starlette.testclient import TestClient
 from webhook_payloads import payment_succeeded
 
-from pipelines.webhooks.journal import Journal, JournalReader
-from pipelines.webhooks.receiver import create_app
-from pipelines.webhooks.records import DeadLetter, Delivery, decode, payload_hash
+from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
+from creator_sync.pipelines.webhooks.receiver import create_app
+from creator_sync.pipelines.webhooks.records import DeadLetter, Delivery, decode, payload_hash
 
 SECRET = "s3cr3t-path-token"
 
@@ -151,7 +151,7 @@ def test_empty_secret_is_refused(journal):
     ],
 )
 def test_target_urls_are_shown_without_their_secret(url, shown):
-    from pipelines.webhooks.urls import redact_target_url
+    from creator_sync.pipelines.webhooks.urls import redact_target_url
 
     assert redact_target_url(url) == shown
 
@@ -159,7 +159,7 @@ def test_target_urls_are_shown_without_their_secret(url, shown):
 def test_listen_options_repr_hides_the_secret_and_salt():
     from pathlib import Path
 
-    from pipelines.webhooks.server import ListenOptions
+    from creator_sync.pipelines.webhooks.server import ListenOptions
 
     options = ListenOptions(Path("w.duckdb"), SECRET, pii="hash", pii_salt="pepper-salt")
     assert SECRET not in repr(options) and "pepper-salt" not in repr(options)

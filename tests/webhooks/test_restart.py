@@ -8,8 +8,8 @@ import duckdb
 import httpx
 from webhook_payloads import payment_succeeded
 
-from pipelines.webhooks.journal import journal_status
-from pipelines.webhooks.testing import ListenProcess
+from creator_sync.pipelines.webhooks.journal import journal_status
+from creator_sync.pipelines.webhooks.testing import ListenProcess
 
 SECRET = "restart-secret-0123456789"
 
@@ -57,7 +57,7 @@ def test_second_listen_on_the_same_journal_or_port_fails_clearly(tmp_path):
     from click.testing import CliRunner
 
     from creator_sync.cli import main
-    from pipelines.webhooks.journal import Journal
+    from creator_sync.pipelines.webhooks.journal import Journal
 
     db = tmp_path / "wh.duckdb"
     args = ["listen", "--duckdb", str(db), "--secret", SECRET]

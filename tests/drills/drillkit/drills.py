@@ -74,7 +74,7 @@ class Lab:
 
     @contextlib.contextmanager
     def sandbox(self, **extra: Any) -> Iterator[Any]:
-        from sandbox.testing import run_sandbox
+        from creator_sync.sandbox.testing import run_sandbox
 
         with run_sandbox(**{**self.options, **extra}) as handle:
             yield handle
@@ -481,7 +481,7 @@ def _tables_with_id(path: Path) -> set[str]:
 def _exact_tables() -> set[str]:
     """Tables whose every run reads all rows or all changes: full listings, `updated_at`
     cursors, and immutable records read newest first down to the cursor (form submissions)."""
-    from sources.creator_platform.settings import RESOURCES
+    from creator_sync.sources.creator_platform.settings import RESOURCES
 
     return {r.table for r in RESOURCES.values()
             if r.incremental.strategy in ("full", "updated_since", "newest_first")}
@@ -671,7 +671,7 @@ class BadInputBench:
     def golden(self, without: str | None) -> Path:
         key = without or "all"
         if key not in self.goldens:
-            from sources.creator_platform.settings import RESOURCES
+            from creator_sync.sources.creator_platform.settings import RESOURCES
 
             self.proxy.reset()
             self.ws = self.lab.workspace(self.name)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import duckdb
 
-from common.duckdb_names import quote_ident
+from creator_sync.common.duckdb_names import quote_ident
 
 VOLATILE_COLUMNS = frozenset(
     {"_dlt_load_id", "_dlt_id", "_dlt_parent_id", "_dlt_root_id", "_extracted_at"}
