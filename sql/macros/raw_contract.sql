@@ -1,4 +1,4 @@
-{#- Generated from models/sources.py by `python -m models.contract_macro`: do not edit.
+{#- Generated from models/sources.py by `python -m creator_sync.models.contract_macro`: do not edit.
     Every raw table the models read, its columns in their DuckDB types, and its key. -#}
 {% macro creator_platform_contract() -%}
 {{ return({
