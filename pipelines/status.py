@@ -7,6 +7,7 @@ places stopped listings keep in the pipeline's state (per site, checkpoint.py).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -91,14 +92,26 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
     return out
 
 
+def _when(value: str | None) -> str:
+    """An ISO time as a reader takes it in: `2026-11-27 11:53 UTC` (`--json` keeps ISO)."""
+    if not value:
+        return "never"
+    return dt.datetime.fromisoformat(value).astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def format_status(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "no sync recorded yet: run `creator-sync sync`"
-    lines = [f"{'resource':<18}{'status':<10}{'last complete sync':<27}detail"]
+    lines = [f"{'resource':<22}{'status':<10}{'last complete sync':<22}detail"]
     for r in rows:
         detail = f"left: {r['left']}" if r["left"] else r["reason"] or ""
-        lines.append(f"{r['resource']:<18}{r['status']:<10}{r['last_synced_at'] or 'never':<27}"
-                     f"{detail}")
+        lines.append(f"{r['resource']:<22}{r['status']:<10}{_when(r['last_synced_at']):<22}"
+                     f"{detail}".rstrip())
+        if r["status"] == "partial":  # where each site's listing stands
+            for site in r["sites"]:
+                where = (f"from page {site['from_page']}" if site["status"] == "partial"
+                         else "complete")
+                lines.append(f"  site {site['site'] or '(all)'}: {where}")
     partial = [r["resource"] for r in rows if r["status"] == "partial"]
     if partial:
         lines.append(f"partial: {', '.join(partial)}; the next `creator-sync sync` goes on "
