@@ -25,7 +25,9 @@ final as (
         or reconciliation.matched_lines_count + reconciliation.unmatched_lines_count
             <> reconciliation.lines_count
         or reconciliation.adjustments_in_cents is distinct from lines.adjustments
-        or reconciliation.unexplained_in_cents is distinct from lines.unexplained
+        -- NULL by design while the inputs are incomplete (verdict_unavailable_reason)
+        or (reconciliation.verdict_unavailable_reason is null
+            and reconciliation.unexplained_in_cents is distinct from lines.unexplained)
         or reconciliation.reconciliation_method
             <> case when lines.payout_id is null then 'settlement_rule' else 'itemised' end
         or (lines.payout_id is not null and (

@@ -344,3 +344,70 @@ def test_payout_scope_labels_which_revenue_the_payouts_cover(raw_db) -> None:
     assert rows and all(r["covered_net_in_cents"] is None
                         and r["not_covered_net_in_cents"] == r["net_in_cents"]
                         and r["coverage_reason"] == "payouts not loaded" for r in rows)
+
+
+VERDICT_FIGURES = ("expected_amount_in_cents", "difference_in_cents", "transactions_count",
+                   "matched_lines_count", "unmatched_lines_count", "tied_lines_count",
+                   "fees_in_cents", "unexplained_in_cents", "rule_expected_in_cents",
+                   "rule_difference_in_cents", "rule_transactions_count", "is_reconciled")
+
+
+@pytest.mark.parametrize(
+    ("transactions_sync", "without", "reason"),
+    [
+        (sync_row("transactions", "failed", "answered 500"), (), "transactions last sync failed"),
+        (None, ("transactions",), "transactions not loaded"),
+        (sync_row("transactions", "partial", "first listing not complete", synced=None), (),
+         "transactions not loaded"),
+    ],
+    ids=["failed", "not-loaded", "partial"],
+)
+def test_no_verdict_or_fees_built_on_incomplete_transactions(raw_db, transactions_sync, without,
+                                                             reason) -> None:
+    """Issue 29: without its transactions a paid payout's lines would look unmatched and the
+    payout unreconciled, a confident wrong verdict; the payout's own record stays."""
+    syncs = [sync_row("purchases"), sync_row("payouts"),
+             *([transactions_sync] if transactions_sync else [])]
+    path = built(raw_db, rows_with(*syncs, without=without))
+    payouts = {r["payout_id"]: r for r in fetch_dicts(
+        path, "select * from analytics.payout_reconciliation")}
+    assert set(payouts) == {"PO1", "PO2", "PO3", "PO4", "PO5"}
+    for row in payouts.values():
+        assert row["verdict_unavailable_reason"] == reason
+        assert row["amount_in_cents"] is not None and row["status"] is not None
+        assert all(row[c] is None for c in VERDICT_FIGURES), row
+    assert [payouts[p]["reconciliation_status"] for p in ("PO1", "PO3", "PO4")] == [None] * 3
+    assert payouts["PO2"]["reconciliation_status"] == "rolled_forward"  # its own status says so
+    assert payouts["PO5"]["reconciliation_status"] == "pending"
+    assert fetch_dicts(path, "select * from analytics.payout_transactions") == []
+    for row in fetch_dicts(path, "select * from analytics.fees_monthly"):
+        assert row["amount_unavailable_reason"] == reason
+        assert all(row[c] is None for c in row if c.startswith("transaction")), row
+        assert row["lines_count"] == 0  # the payouts are complete: no lines is a stated figure
+
+
+def test_no_line_fees_built_on_incomplete_payouts(raw_db) -> None:
+    path = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
+                                   sync_row("payouts", "failed", NOT_FOUND_404)))
+    payouts = fetch_dicts(path, "select * from analytics.payout_reconciliation")
+    assert payouts and all(r["verdict_unavailable_reason"] == "payouts last sync failed"
+                           and r["reconciliation_status"] in (None, "pending", "rolled_forward")
+                           for r in payouts)
+    assert fetch_dicts(path, "select * from analytics.payout_transactions") == []
+    fees = fetch_dicts(path, "select * from analytics.fees_monthly")
+    assert fees and all(r["amount_unavailable_reason"] == "payouts last sync failed"
+                        and r["lines_count"] is None and r["line_fees_in_cents"] is None
+                        and r["transaction_fees_in_cents"] is not None for r in fees)
+
+
+def test_every_verdict_and_fee_is_stated_when_every_input_is_complete(raw_db) -> None:
+    path = built(raw_db, rows_with(sync_row("transactions"), sync_row("purchases"),
+                                   sync_row("payouts")))
+    payouts = fetch_dicts(path, "select * from analytics.payout_reconciliation")
+    assert payouts and all(r["verdict_unavailable_reason"] is None
+                           and r["reconciliation_status"] is not None
+                           and r["expected_amount_in_cents"] is not None for r in payouts)
+    assert fetch_dicts(path, "select * from analytics.payout_transactions")
+    fees = fetch_dicts(path, "select * from analytics.fees_monthly")
+    assert fees and all(r["amount_unavailable_reason"] is None
+                        and r["transaction_fees_in_cents"] is not None for r in fees)

@@ -3,6 +3,9 @@
 -- not failed/canceled, in the settlement currency. Transactions: settled ones in their
 -- settlement currency (settlement amount and fee), the others in their own currency (amount
 -- and payment fee). Gross is sales only; the fee rate is fees / gross (DOUBLE, not money).
+-- Each side needs its input complete (data_coverage.is_complete): the line figures the payouts,
+-- the transaction figures the transactions; an incomplete side is NULL and
+-- `amount_unavailable_reason` says what is missing.
 -- grain: site_id, currency, provider, date_month
 with lines as (
     select * from {{ ref('int_payout_lines') }}
@@ -18,6 +21,21 @@ settlements as (
 
 as_of as (
     select * from {{ ref('int_as_of') }}
+),
+
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
+inputs as (
+    -- one row: which side can be stated, and why not (NULL: both can)
+    select
+        count(case when resource = 'payouts' then 1 end) = 0 as is_payouts_complete,
+        count(case when resource = 'transactions' then 1 end) = 0 as is_transactions_complete,
+        string_agg(incomplete_reason, '; ' order by resource) as amount_unavailable_reason
+    from coverage
+    where resource in ('payouts', 'transactions')
+        and not is_complete
 ),
 
 line_rows as (
@@ -98,20 +116,35 @@ final as (
         keys.currency,
         keys.provider,
         keys.date_month,
-        cast(coalesce(line_fees.lines_count, 0) as bigint) as lines_count,
-        cast(coalesce(line_fees.line_gross_in_cents, 0) as bigint) as line_gross_in_cents,
-        cast(coalesce(line_fees.line_fees_in_cents, 0) as bigint) as line_fees_in_cents,
-        cast(coalesce(line_fees.line_net_in_cents, 0) as bigint) as line_net_in_cents,
-        cast(line_fees.line_fees_in_cents as double precision)
-            / nullif(line_fees.line_gross_in_cents, 0) as line_fee_rate,
-        cast(coalesce(transaction_fees.transactions_count, 0) as bigint) as transactions_count,
-        cast(coalesce(transaction_fees.transaction_gross_in_cents, 0) as bigint)
+        case when inputs.is_payouts_complete
+            then cast(coalesce(line_fees.lines_count, 0) as bigint) end as lines_count,
+        case when inputs.is_payouts_complete
+            then cast(coalesce(line_fees.line_gross_in_cents, 0) as bigint) end
+            as line_gross_in_cents,
+        case when inputs.is_payouts_complete
+            then cast(coalesce(line_fees.line_fees_in_cents, 0) as bigint) end
+            as line_fees_in_cents,
+        case when inputs.is_payouts_complete
+            then cast(coalesce(line_fees.line_net_in_cents, 0) as bigint) end as line_net_in_cents,
+        case when inputs.is_payouts_complete
+            then cast(line_fees.line_fees_in_cents as double precision)
+                / nullif(line_fees.line_gross_in_cents, 0) end as line_fee_rate,
+        case when inputs.is_transactions_complete
+            then cast(coalesce(transaction_fees.transactions_count, 0) as bigint) end
+            as transactions_count,
+        case when inputs.is_transactions_complete
+            then cast(coalesce(transaction_fees.transaction_gross_in_cents, 0) as bigint) end
             as transaction_gross_in_cents,
-        cast(coalesce(transaction_fees.transaction_fees_in_cents, 0) as bigint)
+        case when inputs.is_transactions_complete
+            then cast(coalesce(transaction_fees.transaction_fees_in_cents, 0) as bigint) end
             as transaction_fees_in_cents,
-        cast(transaction_fees.transaction_fees_in_cents as double precision)
-            / nullif(transaction_fees.transaction_gross_in_cents, 0) as transaction_fee_rate
+        case when inputs.is_transactions_complete
+            then cast(transaction_fees.transaction_fees_in_cents as double precision)
+                / nullif(transaction_fees.transaction_gross_in_cents, 0) end
+            as transaction_fee_rate,
+        inputs.amount_unavailable_reason
     from keys
+    cross join inputs
     left join line_fees
         on keys.site_id = line_fees.site_id
         and keys.currency = line_fees.currency

@@ -2,7 +2,12 @@
 -- itemisation: they must add up to the amount, and every sale and refund line must have its
 -- transaction), else by the payout rule (the amount against the net settlement of the
 -- transactions the rule assigns to it). Both views side by side; expected_amount_in_cents,
--- difference_in_cents and transactions_count follow reconciliation_method.
+-- difference_in_cents and transactions_count follow reconciliation_method. The check is built on
+-- transactions (each line needs its transaction; the rule sums the transactions it assigns) and
+-- on the payouts (their windows and lines): unless both are complete (data_coverage.is_complete),
+-- the verdict and every figure built on them are NULL and `verdict_unavailable_reason` says what
+-- is missing (without its transactions a paid payout would look unreconciled); the payout's own
+-- record (amount, status, dates) and its lines stay.
 -- grain: payout_id
 with payouts as (
     select * from {{ ref('stg_payouts') }}
@@ -26,6 +31,18 @@ matches as (
 
 delays as (
     select * from {{ ref('int_settlement_delays') }}
+),
+
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
+inputs as (
+    -- one row: why the verdict cannot be stated (NULL: it can)
+    select string_agg(incomplete_reason, '; ' order by resource) as verdict_unavailable_reason
+    from coverage
+    where resource in ('payouts', 'transactions')
+        and not is_complete
 ),
 
 rule as (
@@ -106,7 +123,7 @@ compared as (
         on payouts.site_id = delays.site_id
 ),
 
-final as (
+checked as (
     select
         payout_id,
         site_id,
@@ -160,6 +177,57 @@ final as (
             else 'unreconciled'
         end as reconciliation_status
     from compared
+),
+
+final as (
+    select
+        checked.payout_id,
+        checked.site_id,
+        checked.currency,
+        checked.status,
+        checked.initiated_date,
+        checked.window_start_date,
+        checked.window_end_date,
+        checked.is_rolled_forward,
+        checked.amount_in_cents,
+        checked.reconciliation_method,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.expected_amount_in_cents end as expected_amount_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.difference_in_cents end as difference_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.transactions_count end as transactions_count,
+        checked.lines_count,
+        checked.itemised_net_in_cents,
+        checked.itemisation_difference_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.matched_lines_count end as matched_lines_count,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.unmatched_lines_count end as unmatched_lines_count,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.tied_lines_count end as tied_lines_count,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.fees_in_cents end as fees_in_cents,
+        checked.adjustments_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.unexplained_in_cents end as unexplained_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.rule_expected_in_cents end as rule_expected_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.rule_difference_in_cents end as rule_difference_in_cents,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.rule_transactions_count end as rule_transactions_count,
+        checked.settlement_delay_days,
+        case when inputs.verdict_unavailable_reason is null
+            then checked.is_reconciled end as is_reconciled,
+        -- rolled_forward and pending come from the payout's own status; a paid payout's verdict
+        -- needs its inputs complete
+        case when inputs.verdict_unavailable_reason is null
+            or checked.reconciliation_status in ('rolled_forward', 'pending')
+            then checked.reconciliation_status end as reconciliation_status,
+        inputs.verdict_unavailable_reason
+    from checked
+    cross join inputs
 )
 
 select * from final

@@ -1,6 +1,8 @@
 -- description: one row per (payout, transaction): what each payout carries under the payout
 -- rule. A failed/canceled payout keeps its rows (is_rolled_forward) and the same transactions
--- appear again under the payout that carried them on.
+-- appear again under the payout that carried them on. No rows unless payouts and transactions
+-- are both complete (data_coverage.is_complete): the rule's windows and the transactions in them
+-- would be partial; payout_reconciliation.verdict_unavailable_reason says what is missing.
 -- grain: payout_id, transaction_id
 with assignments as (
     select * from {{ ref('int_payout_assignments') }}
@@ -8,6 +10,17 @@ with assignments as (
 
 settlements as (
     select * from {{ ref('int_settlements') }}
+),
+
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
+incomplete_inputs as (
+    select resource
+    from coverage
+    where resource in ('payouts', 'transactions')
+        and not is_complete
 ),
 
 final as (
@@ -29,6 +42,7 @@ final as (
     from assignments
     inner join settlements
         on assignments.transaction_id = settlements.transaction_id
+    where not exists (select 1 from incomplete_inputs)
 )
 
 select * from final
