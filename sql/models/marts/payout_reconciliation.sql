@@ -39,10 +39,7 @@ coverage as (
 
 inputs as (
     -- one row: why the verdict cannot be stated (NULL: it can)
-    select string_agg(incomplete_reason, '; ' order by resource) as verdict_unavailable_reason
-    from coverage
-    where resource in ('payouts', 'transactions')
-        and not is_complete
+    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'verdict_unavailable_reason') }}
 ),
 
 rule as (

@@ -18,10 +18,7 @@ coverage as (
 ),
 
 inputs as (
-    select string_agg(incomplete_reason, '; ' order by resource) as unavailable_reason
-    from coverage
-    where resource in ('payouts', 'transactions')
-        and not is_complete
+    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'unavailable_reason') }}
 ),
 
 scoped as (

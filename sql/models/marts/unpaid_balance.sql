@@ -34,10 +34,7 @@ coverage as (
 
 inputs as (
     -- one row: why the amounts cannot be stated (NULL: they can)
-    select string_agg(incomplete_reason, '; ' order by resource) as amount_unavailable_reason
-    from coverage
-    where resource in ('payouts', 'transactions')
-        and not is_complete
+    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'amount_unavailable_reason') }}
 ),
 
 carried as (
