@@ -29,6 +29,7 @@ from typing import Any
 
 import click
 
+from .errors import OneLineError
 from .files import make_state_dir, private_opener
 from .locking import LockTimeout
 
@@ -271,12 +272,9 @@ def reported_failures(verbose: bool, log_file: Path | None = None, *,
 
 def is_usage_error(exc: BaseException) -> bool:
     """A configuration or usage error (exit 2), however deep a library wrapped it."""
-    from creator_sync.sources.creator_platform.errors import (
-        ConfigurationError,  # loads the source: lazy
-    )
-
     links = chain(exc)
-    return (any(isinstance(e, ConfigurationError | click.UsageError) for e in links)
+    return (any(isinstance(e, click.UsageError) or (isinstance(e, OneLineError) and e.usage)
+                for e in links)
             or dlt_configuration_problem(links) is not None)
 
 
@@ -344,16 +342,12 @@ def exit_code_of(exc: BaseException) -> int:
 
 def describe(exc: BaseException, verbose: bool = False) -> str:
     """The most telling message of an exception chain; the class name only with --verbose."""
-    from creator_sync.sources.creator_platform.errors import (
-        CreatorPlatformError,  # loads the source: lazy
-    )
-
     links = chain(exc)
     problem = dlt_configuration_problem(links)
     if problem is not None:
         return problem
     for candidate in links:
-        if isinstance(candidate, CreatorPlatformError | LockTimeout):
+        if isinstance(candidate, OneLineError | LockTimeout):
             return " ".join(str(candidate).split())
         if isinstance(candidate, click.ClickException):
             return " ".join(candidate.format_message().split())

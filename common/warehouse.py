@@ -2,8 +2,8 @@
 
 For a DuckDB file `X.duckdb` the dlt pipeline is named `creator_sync_<dataset>` and keeps its
 local state in `<folder of X>/.creator-sync/<X's name, made safe>/`, so that two warehouses never
-share state. `sync`, `demo --reset`, `listen`, `models` and `report` all ask `resolve_warehouse`
-(or `warehouse_of` with the command's `Settings`), never rebuild the path themselves.
+share state. `sync`, `demo --reset`, `listen`, `models` and `report` all ask `warehouse_of` with
+the command's `Settings`, never rebuild the path themselves.
 """
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from .config import Settings
 from .files import STATE_DIR_NAME
 
 PIPELINE_PREFIX = "creator_sync_"
@@ -47,7 +46,13 @@ def state_folder(destination: str, duckdb_path: str | Path | None = None) -> Pat
     return (Path(STATE_DIR_NAME) / safe_name(destination)).resolve()
 
 
-def warehouse_of(settings: Settings) -> Warehouse:
+class Keyed(Protocol):
+    """A command's resolved settings, read by key (`sources.creator_platform.Settings`)."""
+
+    def __getitem__(self, key: str) -> Any: ...
+
+
+def warehouse_of(settings: Keyed) -> Warehouse:
     """The warehouse the command's settings name (destination, dataset, file, state)."""
     destination = settings["destination"]
     dataset = settings["dataset"]
@@ -64,8 +69,3 @@ def warehouse_of(settings: Settings) -> Warehouse:
                           else state_folder(destination, duckdb_path)),
     )
 
-
-def resolve_warehouse(**flags: Any) -> Warehouse:
-    """`warehouse_of` for callers holding flags only: `duckdb`, `dataset`, `destination`,
-    `pipelines_dir` (None = not given)."""
-    return warehouse_of(Settings(**flags))

@@ -18,10 +18,10 @@ from typing import Any
 
 import click
 
-from creator_sync.common.config import Settings, option
 from creator_sync.common.terminal import reported_failures, setup_logging
 from creator_sync.common.warehouse import Warehouse, state_folder, warehouse_of
 from creator_sync.pipelines.sync import SyncSettings, format_summary, log_path, run_sync
+from creator_sync.sources.creator_platform import Settings, option
 from creator_sync.sources.creator_platform.auth import Secret
 
 DEMO_SEED = 20240601

@@ -19,19 +19,20 @@ from typing import Any
 import click
 
 from creator_sync.common import dlt_files
-from creator_sync.common.config import (
+from creator_sync.common.terminal import fail
+from creator_sync.sources.creator_platform import (
     SOURCE_SECTION,
     SYNC_SECTION,
     BadSetting,
     Settings,
     by_key,
+    default,
     option,
 )
-from creator_sync.common.terminal import fail
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient, api_root
 from creator_sync.sources.creator_platform.errors import AuthError, CreatorPlatformError
 from creator_sync.sources.creator_platform.payouts_path import Candidate, find_payouts_path
-from creator_sync.sources.creator_platform.settings import PAGE_SIZE, RESOURCES
+from creator_sync.sources.creator_platform.settings import RESOURCES
 from creator_sync.sources.creator_platform.source import discover_sites, unreadable
 
 # a set-up check, not a sync: a host that does not answer is reported in seconds
@@ -102,7 +103,7 @@ def discover(base_url: str, client_id: str, secret: str, *, insecure: bool,
             who += f" <{attrs['email']}>"
         if attrs.get("role_level"):
             who += f", {attrs['role_level']}"
-        listed = [s for page in discover_sites(client, PAGE_SIZE) for s in page.data
+        listed = [s for page in discover_sites(client, default("page_size")) for s in page.data
                   if isinstance(s, dict) and s.get("id") is not None]
         sites = [(str(s["id"]), str((s.get("attributes") or {}).get("title")
                                     or (s.get("attributes") or {}).get("name") or ""))

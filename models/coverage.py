@@ -18,8 +18,8 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
-from creator_sync.common.config import SYNC_SECTION, option, setting
 from creator_sync.models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
+from creator_sync.sources.creator_platform import SYNC_SECTION, option, setting
 
 DATA_COVERAGE = "analytics.data_coverage"
 WINDOW_DAYS = 30
@@ -52,7 +52,7 @@ def fmt_age(delta: dt.timedelta) -> str:
 
 
 # The flag of every command that states the figures (`models`, `report`); the key, its check,
-# help and default are `creator_sync.stale_after_days` in common.config.
+# help and default are `creator_sync.stale_after_days` in sources.creator_platform.config.
 stale_after_option = option("stale_after_days", type=float)
 
 

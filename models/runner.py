@@ -11,12 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-import zoneinfo
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from creator_sync.common.config import DEFAULT_DATASET, by_key, dataset_name
 from creator_sync.common.duckdb_names import quote_ident
 from creator_sync.models.adapters import Adapter, DuckDBAdapter
 from creator_sync.models.build_info import BUILD_METADATA
@@ -32,9 +30,10 @@ from creator_sync.models.render import (
 )
 from creator_sync.models.schema import ModelDoc, load_schema
 from creator_sync.models.sources import SOURCE_TABLES
+from creator_sync.sources.creator_platform import DEFAULT_DATASET, by_key
 
 log = logging.getLogger("creator_sync.models")
-DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in common.config.SETTINGS
+DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in sources.creator_platform.config.SETTINGS
 
 
 class ModelsError(RuntimeError):
@@ -52,14 +51,11 @@ class Params:
     as_of: dt.date | None = None
 
     def validate(self) -> None:
-        try:
-            dataset_name(self.dataset)
-        except ValueError as exc:
-            raise ModelsError(f"--dataset: {exc}") from exc
-        try:
-            zoneinfo.ZoneInfo(self.timezone)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
-            raise ModelsError(f"--timezone: unknown IANA time zone {self.timezone!r}") from exc
+        for key in ("dataset", "timezone"):  # each by its setting's kind
+            try:
+                by_key(key).check(getattr(self, key))
+            except ValueError as exc:
+                raise ModelsError(f"--{key}: {exc}") from exc
         if self.settlement_delay_days is not None and not 0 <= self.settlement_delay_days <= 365:
             raise ModelsError(
                 f"--settlement-delay-days must be between 0 and 365, got {self.settlement_delay_days}"

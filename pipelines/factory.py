@@ -1,7 +1,7 @@
 """Build the dlt pipeline for a resolved `common.warehouse.Warehouse` (DuckDB tuning, dlt settings).
 
 Conventions other areas rely on (models, report, webhooks):
-- every setting, its section, check and default is in `common.config.SETTINGS`:
+- every setting, its section, check and default is in `sources.creator_platform.config.SETTINGS`:
   `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the API,
   `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse (`duckdb`, `dataset`, ...).
 - where the warehouse and the pipeline's local state live is `common.warehouse` (one
@@ -22,11 +22,11 @@ from typing import Any
 
 import dlt
 
-from creator_sync.common.config import SYNC_SECTION, setting
 from creator_sync.common.duckdb_names import catalog_qualified_duckdb
 from creator_sync.common.files import make_state_dir
 from creator_sync.common.repeating import every
-from creator_sync.common.warehouse import Warehouse
+from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.sources.creator_platform import SYNC_SECTION, Settings, setting
 
 log = logging.getLogger("creator_sync.factory")
 
@@ -264,6 +264,12 @@ def settle_gc() -> None:
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
+
+
+def resolve_warehouse(**flags: Any) -> Warehouse:
+    """`warehouse_of` for callers holding flags only: `duckdb`, `dataset`, `destination`,
+    `pipelines_dir` (None = not given)."""
+    return warehouse_of(Settings(**flags))
 
 
 def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pipeline:

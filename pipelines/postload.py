@@ -19,13 +19,13 @@ from typing import Any
 import dlt
 
 from creator_sync.common.locking import warehouse_lock
-from creator_sync.sources.creator_platform import sync_run
-from creator_sync.sources.creator_platform.normalize import (
+from creator_sync.sources.creator_platform import (
     child_marker,
+    dependent_refresh,
     is_link_table,
     link_columns,
+    sync_run,
 )
-from creator_sync.sources.creator_platform.refresh import dependent_refresh
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

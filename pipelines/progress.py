@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 
 from creator_sync.common.repeating import every
-from creator_sync.sources.creator_platform.stats import RunStats
+from creator_sync.sources.creator_platform import RunStats
 
 
 def _line(stats: RunStats) -> str:

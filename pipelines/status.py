@@ -14,12 +14,10 @@ from typing import Any
 
 import click
 
-from creator_sync.common.config import Settings, option
 from creator_sync.common.duckdb_names import connect_warehouse, quote_ident
 from creator_sync.common.terminal import reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
-from creator_sync.sources.creator_platform import checkpoint
-from creator_sync.sources.creator_platform.settings import SOURCE_NAME
+from creator_sync.sources.creator_platform import SOURCE_NAME, Settings, is_done, option, place_of
 
 from .postload import SYNC_RESOURCES
 
@@ -76,9 +74,9 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
         sites = []
         for site, site_state in (states.get(row["resource"]) or {}).items():
             if not isinstance(site_state, dict) or site.startswith("_via") or not (
-                    checkpoint.is_done(site_state) or checkpoint.place_of(site_state)):
+                    is_done(site_state) or place_of(site_state)):
                 continue
-            place = checkpoint.place_of(site_state)
+            place = place_of(site_state)
             sites.append({"site": None if site == "_all" else site,
                           "status": "complete" if place is None else "partial",
                           "from_page": place.page if place else None})

@@ -8,9 +8,7 @@ package left by a crashed run -> extract (API) -> normalise -> load (under the w
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
-import inspect
 import json
 import logging
 import os
@@ -25,16 +23,6 @@ from typing import Any
 
 import click
 
-from creator_sync.common.config import (
-    SETTINGS,
-    SOURCE_SECTION,
-    BadSetting,
-    Settings,
-    by_key,
-    lookback_days,
-    option,
-    warn_unknown_keys,
-)
 from creator_sync.common.locking import pipeline_lock, warehouse_lock
 from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
@@ -48,18 +36,27 @@ from creator_sync.common.terminal import (
 )
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.sources.creator_platform import (
+    RESOURCES,
+    SOURCE_SECTION,
+    SOURCE_SETTINGS,
+    BadSetting,
     Outcome,
+    RateLimiter,
+    RunStats,
     Runtime,
     Secret,
+    Settings,
+    api_root,
+    by_key,
     creator_platform_source,
+    dependent_refresh,
+    lookback_days,
+    option,
+    quiet_hint_merge_warnings,
+    settings_class,
     sync_run,
+    warn_unknown_keys,
 )
-from creator_sync.sources.creator_platform.client import api_root
-from creator_sync.sources.creator_platform.dlt_logs import quiet_hint_merge_warnings
-from creator_sync.sources.creator_platform.ratelimit import RateLimiter
-from creator_sync.sources.creator_platform.refresh import dependent_refresh
-from creator_sync.sources.creator_platform.settings import RESOURCES
-from creator_sync.sources.creator_platform.stats import RunStats
 
 from .factory import (
     HOLD_OPEN_MAX_BYTES,
@@ -84,44 +81,38 @@ from .progress import progress_reporter
 log = logging.getLogger("creator_sync.sync")
 
 
-def _default(key: str) -> Any:
-    return by_key(key).default  # written once, in common.config.SETTINGS
+# the `[creator_sync]` keys a sync reads besides the source's own
+SYNC_KEYS = ("checkpoint_every", "max_duration")
 
 
-@dataclass
-class SyncSettings:
-    """Everything one sync needs, already resolved (flags > env > .dlt files > defaults)."""
+def _secrets_kept_secret(self: Any) -> None:
+    """A secret given as text (a test, a host program) is held as a `Secret` all the same."""
+    for item in SOURCE_SETTINGS:
+        value = getattr(self, item.key)
+        if item.secret and not isinstance(value, Secret):
+            setattr(self, item.key, Secret(value or ""))
 
-    base_url: str
-    client_id: str
-    client_secret: Secret
-    warehouse: Warehouse
-    resources: tuple[str, ...] | None = None
-    site_ids: tuple[str, ...] | None = None
-    full_refresh: bool = False
-    concurrency: int = _default("concurrency")
-    detail_concurrency: int = _default("detail_concurrency")
-    rate_limit: float | None = None
-    adaptive_rate: bool = _default("adaptive_rate")
-    page_size: int = _default("page_size")
-    pii: str | None = None
-    pii_salt: Secret = field(default_factory=lambda: Secret(""))
-    insecure: bool = _default("insecure")
-    verify: bool = True
-    lock_timeout: float = 0.0
-    lookback_days: dict[str, float] = field(default_factory=dict)  # resource -> days
-    full_refresh_every_days: float | None = None  # None: each resource's own default
-    freeze_finance_schema: bool = _default("freeze_finance_schema")
-    details: bool = _default("details")
-    max_attempts: int = _default("max_attempts")
-    timeout: float = _default("timeout")
-    backoff_initial: float = _default("backoff_initial")
-    payouts_path: str | None = None  # None: found (sources.creator_platform.payouts_path)
-    checkpoint_every: float = _default("checkpoint_every")  # seconds of reading a load commits
-    max_duration: float | None = None  # seconds: the run stops reading, commits, exits 0
 
-    def __repr__(self) -> str:  # secrets are Secret already; keep the repr short anyway
-        return f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, warehouse={self.warehouse!r})"
+def _short_repr(self: Any) -> str:  # secrets are Secret already; keep the repr short anyway
+    return (f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, "
+            f"warehouse={self.warehouse!r})")
+
+
+# Everything one sync needs, already resolved (flags > env > .dlt files > defaults): a field
+# per setting it reads (derived from the one table), and the run's own.
+SyncSettings = settings_class(
+    "SyncSettings",
+    [*SOURCE_SETTINGS, *(by_key(key) for key in SYNC_KEYS)],
+    [
+        ("warehouse", Warehouse, field(default=None)),
+        ("full_refresh", bool, field(default=False)),
+        ("verify", bool, field(default=True)),
+        ("lock_timeout", float, field(default=0.0)),
+        ("lookback_days", dict[str, float], field(default_factory=dict)),  # resource -> days
+    ],
+    doc="Everything one sync needs, already resolved (flags > env > .dlt files > defaults).",
+    namespace={"__post_init__": _secrets_kept_secret, "__repr__": _short_repr},
+)
 
 
 @dataclass
@@ -149,19 +140,15 @@ class SyncResult:
         return {n: o.reason or "" for n, o in self.outcomes.items() if o.status == "partial"}
 
 
-def resolve_settings(**flags: Any) -> SyncSettings:
+def resolve_settings(**flags: Any) -> Any:
     """Merge CLI flags (by setting key; None = not given) with dlt config/secrets and defaults,
-    each checked as `common.config.SETTINGS` says; a bad one is a usage error naming the flag
-    or key. `full_refresh` and `lock_timeout` are flags of this run only."""
+    each checked by its kind (`sources.creator_platform.config`); a bad one is a usage error
+    naming the key and where it came from. `full_refresh` and `lock_timeout` are flags of this
+    run only."""
     full_refresh = bool(flags.pop("full_refresh", False))
     lock_timeout = float(flags.pop("lock_timeout", 0) or 0)
     conf = Settings(**flags)
-    fields = {f.name for f in dataclasses.fields(SyncSettings)}
-    values = {
-        item.key: conf[item.key]
-        for item in SETTINGS
-        if item.section == SOURCE_SECTION and item.key in fields
-    }
+    values = {item.key: conf[item.key] for item in SOURCE_SETTINGS}
     if not values["base_url"]:
         raise BadSetting("no base URL: run `creator-sync init` once, or pass --base-url or set "
                          "base_url", f"key={SOURCE_SECTION}.base_url")
@@ -179,42 +166,26 @@ def resolve_settings(**flags: Any) -> SyncSettings:
         raise BadSetting(str(exc), conf.where("base_url")) from None
     if lock_timeout < 0:
         raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
-    return SyncSettings(**{
-        **values,
-        "client_secret": Secret(values["client_secret"]),
-        "pii_salt": Secret(values["pii_salt"]),
-        "rate_limit": values["rate_limit"] or None,  # 0 = no limit
-        "warehouse": warehouse_of(conf),
-        "full_refresh": full_refresh,
-        "lock_timeout": lock_timeout,
-        "lookback_days": lookback_days(),
-        "checkpoint_every": conf["checkpoint_every"],
-        "max_duration": conf["max_duration"],
-    })
+    return SyncSettings(
+        **values, **{key: conf[key] for key in SYNC_KEYS},
+        warehouse=warehouse_of(conf), full_refresh=full_refresh, lock_timeout=lock_timeout,
+        lookback_days=lookback_days(),
+    )
 
 
-# the source's arguments (its one signature); `host` is the host's, not a setting
-SOURCE_PARAMETERS = {
-    name: param for name, param in inspect.signature(creator_platform_source).parameters.items()
-    if name != "host"
-}
-
-
-def source_arguments(settings: SyncSettings) -> dict[str, Any]:
-    """`creator_platform_source`'s arguments: the same-named settings, every one explicit (the
-    settings are resolved already: dlt must not look them up again). The CLI builds the source
-    through the signature a user's dlt script calls."""
+def source_arguments(settings: Any) -> dict[str, Any]:
+    """`creator_platform_source`'s arguments: a sync's settings of its section, every one
+    explicit (they are resolved already: dlt must not look them up again). The CLI builds the
+    source through the signature a user's dlt script calls."""
     out: dict[str, Any] = {}
-    for name, param in SOURCE_PARAMETERS.items():
-        value = getattr(settings, name)
+    for item in SOURCE_SETTINGS:
+        value = getattr(settings, item.key)
         if isinstance(value, Secret):
-            value = value.reveal()
+            value = value.reveal() or None
         elif isinstance(value, tuple):
             value = list(value)
-        elif value is None and isinstance(param.default, str | int | float):
-            value = param.default  # e.g. payouts_path left out: the source's default
-        out[name] = value
-    return out
+        out[item.key] = value
+    return {**out, "full_refresh": settings.full_refresh, "lookback_days": settings.lookback_days}
 
 
 KILL_ENV = "CREATOR_SYNC_KILL_AT"

@@ -17,7 +17,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from creator_sync.common.config import BadSetting
 from creator_sync.common.duckdb_names import quote_literal
 from creator_sync.models.coverage import Coverage, read_coverage
 from creator_sync.models.coverage import stale_after as stale_after_limit
@@ -25,6 +24,7 @@ from creator_sync.models.headline import Headline, compute_headline, whole_cents
 from creator_sync.report.errors import ReportError
 from creator_sync.report.freshness import Freshness, read_freshness, read_site_names
 from creator_sync.report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS, SCHEMA, check_marts
+from creator_sync.sources.creator_platform import BadSetting
 
 __all__ = ["Headline", "ReportData", "load_report_data"]
 

@@ -8,7 +8,6 @@ import os
 import pathlib
 import tempfile
 
-from creator_sync.common.config import DEFAULT_DATASET, BadSetting
 from creator_sync.models.adapters import (
     Adapter,
     MissingWarehouseCredentials,
@@ -19,6 +18,7 @@ from creator_sync.models.coverage import stale_after
 from creator_sync.report.data import load_report_data
 from creator_sync.report.errors import ReportError
 from creator_sync.report.page import render_page
+from creator_sync.sources.creator_platform import DEFAULT_DATASET, BadSetting
 
 
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:

@@ -7,10 +7,10 @@ counts as much as one at the top, and so does `importlib.import_module("...")` o
 The wheel installs one import package, `creator_sync` (issue 32, point 6); its subpackages are
 the repository's folders, mapped by pyproject's `package-dir`:
 
-    creator_sync.sources, .sandbox   (sources/, sandbox/) the API's source and its emulator:
-                                     import nothing of ours
-    creator_sync.common              (common/) settings, terminal contract, locks, warehouse
-                                     names and paths
+    creator_sync.common              (common/) the bottom layer: terminal contract, locks,
+                                     files, DuckDB names, warehouse paths; imports nothing of ours
+    creator_sync.sources, .sandbox   (sources/, sandbox/) the API's source (with every setting,
+                                     `config.SETTINGS`) and its emulator
     creator_sync.pipelines           (pipelines/) the dlt pipeline: sync, webhooks
     creator_sync.models              (models/, sql/) the SQL models and the figures read from them
     creator_sync.report              (report/) the HTML report
@@ -18,7 +18,9 @@ the repository's folders, mapped by pyproject's `package-dir`:
                                      drive all of the above
 
 A module may import its own package and the layers below it, never a layer above nor a package
-beside it in the same layer; and no chain of imports leads from a module back to itself. Nothing
+beside it in the same layer; and no chain of imports leads from a module back to itself. The
+pipelines use the source through its public surface, `creator_sync.sources.creator_platform`
+(its `__init__`), never one of its modules by name. Nothing
 (product, tests, benchmarks) imports a folder by its own name: `sources.x` would be a second
 copy of `creator_sync.sources.x`, and absent from an installed wheel.
 """
@@ -35,8 +37,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "creator_sync"
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("creator_sync.sources", "creator_sync.sandbox"),
     ("creator_sync.common",),
+    ("creator_sync.sources", "creator_sync.sandbox"),
     ("creator_sync.pipelines",),
     ("creator_sync.models",),
     ("creator_sync.report",),
@@ -148,6 +150,24 @@ def test_no_import_runs_up_or_sideways() -> None:
                 wrong.append(f"{modules()[module].relative_to(ROOT)}:{line} {module} imports "
                              f"{target} ({there} is not below {here})")
     assert not wrong, "\n".join(wrong)
+
+
+SOURCE = "creator_sync.sources.creator_platform"
+
+
+def test_pipelines_use_the_source_through_its_public_surface() -> None:
+    """`pipelines` imports what the source's `__init__` exports, not its modules: the source
+    can then rename or split a module (normalize.py, say) without the pipelines noticing."""
+    wrong = [f"{modules()[module].relative_to(ROOT)}:{line} imports {target}"
+             for module in modules() if layer(module) == "creator_sync.pipelines"
+             for target, line in imports(module) if target.startswith(f"{SOURCE}.")]
+    assert not wrong, f"import these from {SOURCE}:\n" + "\n".join(wrong)
+
+
+def test_the_public_surface_checker_sees_a_module_import() -> None:
+    """The checker itself: `from <source> import <module>` names the module, not the package."""
+    found = {target for target, _ in imports(f"{SOURCE}.source")}
+    assert f"{SOURCE}.config" in found  # `from .config import ...`
 
 
 def test_no_import_cycles() -> None:

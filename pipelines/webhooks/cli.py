@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 import orjson
 
-from creator_sync.common.config import Settings, option, warn_unknown_keys
 from creator_sync.common.terminal import (
     EXIT_FAILURE,
     fail,
@@ -26,6 +25,7 @@ from creator_sync.pipelines.webhooks.urls import (
     target_secret,
     weak_secret,
 )
+from creator_sync.sources.creator_platform import Settings, option, warn_unknown_keys
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
 
@@ -39,8 +39,7 @@ def _settings(ctx: click.Context) -> Settings:
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
-    from creator_sync.sources.creator_platform.client import CreatorPlatformClient
-    from creator_sync.sources.creator_platform.errors import CreatorPlatformError
+    from creator_sync.sources.creator_platform import CreatorPlatformClient, CreatorPlatformError
 
     warn_unknown_keys()
     settings = _settings(ctx)
@@ -177,7 +176,7 @@ def create_command(
 def _plain_http_off_loopback(url: str) -> bool:
     from urllib.parse import urlsplit
 
-    from creator_sync.sources.creator_platform.client import is_loopback
+    from creator_sync.sources.creator_platform import is_loopback
 
     parts = urlsplit(url)
     return parts.scheme == "http" and not is_loopback(parts.hostname)

@@ -6,10 +6,12 @@ import re
 from typing import Any
 
 from creator_sync.pipelines.webhooks.events import event_spec
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
-from creator_sync.sources.creator_platform.errors import ApiError
-from creator_sync.sources.creator_platform.pagination import iter_pages
-from creator_sync.sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform import (
+    RESOURCES,
+    ApiError,
+    CreatorPlatformClient,
+    iter_pages,
+)
 
 SCOPE_RE = re.compile(r"\b[a-z]+:[a-z_]+\b")
 

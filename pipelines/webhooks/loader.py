@@ -23,7 +23,6 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from creator_sync.common.config import DEFAULT_DATASET
 from creator_sync.common.duckdb_names import connect_warehouse
 from creator_sync.common.locking import LockTimeout, warehouse_lock
 from creator_sync.pipelines.webhooks import warehouse
@@ -36,7 +35,7 @@ from creator_sync.pipelines.webhooks.rows import (
     normalise_delivery,
     scrub_payload,
 )
-from creator_sync.sources.creator_platform.normalize import PiiMode
+from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from creator_sync.pipelines.webhooks.records import Delivery
 from creator_sync.pipelines.webhooks.warehouse import PRESENT, TableBatch
-from creator_sync.sources.creator_platform.normalize import (
+from creator_sync.sources.creator_platform import (
     LINK_MARKER,
     PiiMode,
     apply_pii,
@@ -23,8 +23,8 @@ from creator_sync.sources.creator_platform.normalize import (
     link_columns,
     normalize_resources,
     rows_to_arrow,
+    type_info,
 )
-from creator_sync.sources.creator_platform.settings import type_info
 
 LOAD_ID = "_dlt_load_id"  # the pull sync's arrow loads carry it (NOT NULL); so do ours
 ALWAYS_PRESENT = ("id", "site_id", "_extracted_at", "_is_deleted", LOAD_ID)

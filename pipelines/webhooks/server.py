@@ -15,11 +15,11 @@ from pathlib import Path
 
 import uvicorn
 
-from creator_sync.common.config import DEFAULT_DATASET
 from creator_sync.pipelines.webhooks.journal import Journal
 from creator_sync.pipelines.webhooks.loader import Loader
 from creator_sync.pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
 from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
+from creator_sync.sources.creator_platform import DEFAULT_DATASET
 
 log = logging.getLogger("creator_sync.webhooks")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from creator_sync.sources.creator_platform.redact import redact_target_url
+from creator_sync.sources.creator_platform import redact_target_url
 
 HOOKS_PREFIX = "/hooks/"
 MIN_SECRET_CHARS = 16

@@ -1,4 +1,4 @@
-"""The Creator Platform dlt source (see `source.py`) and its reusable parts.
+"""The Creator Platform dlt source (see `source.py`) and its public surface.
 
     import dlt
     from creator_sync.sources.creator_platform import creator_platform_source
@@ -6,45 +6,118 @@
     source = creator_platform_source()  # settings from [sources.creator_platform] / env
     dlt.pipeline("creator_platform", destination="duckdb").run(source)
 
-Other areas import from here: `CreatorPlatformClient`, `Secret`, the error types, and the
-normalisation functions (`normalize_resources`, `rows_to_arrow`, `table_hints`).
+Everything another package uses is exported here, and only from here (tests/test_layers.py
+forbids `creator_sync.pipelines` to import a module of this package by name): the source and
+the run it hands back, every setting (`config.SETTINGS`, its resolver and click options), the
+client and its errors, the facts table, and the normalisation shared with the webhook loader.
 """
 
 from .auth import Secret, TokenManager
-from .client import CreatorPlatformClient
+from .checkpoint import is_done, place_of
+from .client import CreatorPlatformClient, api_root, is_loopback
+from .config import (
+    DEFAULT_DATASET,
+    SETTINGS,
+    SOURCE_SECTION,
+    SOURCE_SETTINGS,
+    SYNC_SECTION,
+    BadSetting,
+    Setting,
+    Settings,
+    by_key,
+    default,
+    lookback_days,
+    option,
+    setting,
+    settings_class,
+    warn_unknown_keys,
+)
+from .dlt_logs import quiet_hint_merge_warnings
 from .errors import (
     ApiError,
     AuthError,
     BadResponseError,
+    ConfigurationError,
     CreatorPlatformError,
     NormalizationError,
     PaginationError,
 )
-from .normalize import normalize_resources, rows_to_arrow, table_hints
+from .normalize import (
+    LINK_MARKER,
+    PiiMode,
+    apply_pii,
+    child_marker,
+    declared_columns,
+    is_link_table,
+    link_columns,
+    normalize_resources,
+    rows_to_arrow,
+    table_hints,
+)
+from .pagination import iter_pages
+from .ratelimit import RateLimiter
+from .redact import redact_target_url
+from .refresh import dependent_refresh
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
-from .settings import RESOURCES, TYPES
+from .settings import RESOURCES, SOURCE_NAME, TYPES, type_info
 from .source import creator_platform_source, sync_run
+from .stats import RunStats
 
 __all__ = [
+    "DEFAULT_DATASET",
+    "LINK_MARKER",
     "RESOURCES",
+    "SETTINGS",
+    "SOURCE_NAME",
+    "SOURCE_SECTION",
+    "SOURCE_SETTINGS",
+    "SYNC_SECTION",
     "TYPES",
     "ApiError",
     "AuthError",
     "BadResponseError",
+    "BadSetting",
+    "ConfigurationError",
     "CreatorPlatformClient",
     "CreatorPlatformError",
     "NormalizationError",
     "Outcome",
     "PaginationError",
+    "PiiMode",
+    "RateLimiter",
     "RunReport",
+    "RunStats",
     "Runtime",
     "Secret",
+    "Setting",
+    "Settings",
     "SourceOptions",
     "SyncRun",
     "TokenManager",
+    "api_root",
+    "apply_pii",
+    "by_key",
+    "child_marker",
     "creator_platform_source",
+    "declared_columns",
+    "default",
+    "dependent_refresh",
+    "is_done",
+    "is_link_table",
+    "is_loopback",
+    "iter_pages",
+    "link_columns",
+    "lookback_days",
     "normalize_resources",
+    "option",
+    "place_of",
+    "quiet_hint_merge_warnings",
+    "redact_target_url",
     "rows_to_arrow",
+    "setting",
+    "settings_class",
     "sync_run",
     "table_hints",
+    "type_info",
+    "warn_unknown_keys",
 ]

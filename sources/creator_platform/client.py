@@ -33,17 +33,10 @@ import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from .auth import Secret, TokenManager
+from .config import default
 from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
 from .httppool import pooled_transport
 from .ratelimit import RateLimiter
-from .settings import (
-    ADAPTIVE_RATE,
-    BACKOFF_INITIAL_S,
-    CONCURRENCY,
-    DETAIL_CONCURRENCY,
-    MAX_ATTEMPTS,
-    TIMEOUT_S,
-)
 from .stats import RunStats
 
 log = logging.getLogger("creator_sync.client")
@@ -134,13 +127,13 @@ class CreatorPlatformClient:
         client_secret: Secret | str,
         *,
         rate_limit: float | None = None,
-        adaptive_rate: bool = ADAPTIVE_RATE,
+        adaptive_rate: bool = default("adaptive_rate"),
         throttle_patience: float = 600.0,
-        concurrency: int = CONCURRENCY,
-        detail_concurrency: int = DETAIL_CONCURRENCY,
-        timeout: float = TIMEOUT_S,
-        max_attempts: int = MAX_ATTEMPTS,
-        backoff_initial: float = BACKOFF_INITIAL_S,
+        concurrency: int = default("concurrency"),
+        detail_concurrency: int = default("detail_concurrency"),
+        timeout: float = default("timeout"),
+        max_attempts: int = default("max_attempts"),
+        backoff_initial: float = default("backoff_initial"),
         backoff_max: float = 20.0,
         insecure: bool = False,
         verify: bool = True,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from creator_sync.common.errors import OneLineError
+
 _SECRET_PARAMS = {"access_token", "refresh_token", "client_secret", "token", "password"}
 
 
@@ -26,7 +28,7 @@ def safe_url(url: str | None) -> str | None:
     return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="[],:"), ""))
 
 
-class CreatorPlatformError(Exception):
+class CreatorPlatformError(OneLineError):
     """An API or data problem, located by resource, URL, status and the API's error detail."""
 
     def __init__(
@@ -94,3 +96,5 @@ class PaginationError(CreatorPlatformError):
 class ConfigurationError(CreatorPlatformError):
     """The run cannot do what it was configured to (a site the account does not have): the
     CLI treats it as a usage error (exit 2)."""
+
+    usage = True

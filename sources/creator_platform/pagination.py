@@ -17,9 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from .client import CreatorPlatformClient
+from .config import default
 from .errors import ApiError, BadResponseError, PaginationError
 from .normalize import parse_timestamp
-from .settings import PAGE_SIZE, ListOrder, Resource
+from .settings import ListOrder, Resource
 
 DEFAULT_MAX_PAGES = 100_000
 
@@ -153,7 +154,7 @@ def iter_pages(
     resource: Resource,
     params: Mapping[str, Any],
     *,
-    page_size: int | None = PAGE_SIZE,
+    page_size: int | None = default("page_size"),
     concurrency: int | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
@@ -325,7 +326,7 @@ def iter_window(
     order: ListOrder,
     field: str,
     since: datetime,
-    page_size: int | None = PAGE_SIZE,
+    page_size: int | None = default("page_size"),
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
 ) -> Iterator[Page]:

@@ -1,6 +1,7 @@
 """What one run of the source is: its options, what it learnt, and what a host hands it.
 
-- `SourceOptions`: the knobs the resources read (built by `creator_platform_source`).
+- `SourceOptions`: the knobs the resources read (built by `creator_platform_source`), derived
+  from the settings table.
 - `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
   the tables the destination keeps, a hook called per page): never configuration.
@@ -17,9 +18,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from .batches import IdSet
-from .normalize import PiiMode
+from .config import SOURCE_SETTINGS, settings_class
 from .pagination import DEFAULT_MAX_PAGES
-from .settings import PAGE_SIZE
+from .settings import DAY_S
 
 if TYPE_CHECKING:
     from .client import CreatorPlatformClient
@@ -31,33 +32,40 @@ PageHook = Callable[[str, int], None]  # (resource, page number)
 # next page); "stop": the budget is spent or a signal came (every listing stops); None: read on
 StopCheck = Callable[[], Literal["checkpoint", "stop"] | None]
 
-@dataclass
-class SourceOptions:
-    """Knobs of one sync (from `creator_platform_source`'s arguments)."""
+def _lookback_s(self: Any) -> dict[str, int]:
+    """resource -> seconds a deep run looks back (`lookback_days`)."""
+    return {name: int(days * DAY_S) for name, days in self.lookback_days.items()}
 
-    resources: tuple[str, ...] | None = None  # None = all
-    site_ids: tuple[str, ...] | None = None  # None = discover with GET /v1/sites
-    page_size: int = PAGE_SIZE
-    max_pages: int = DEFAULT_MAX_PAGES
-    pii: PiiMode = None
-    pii_salt: str = field(default="", repr=False)  # a secret: never in a repr
-    full_refresh: bool = False
-    lookback_s: dict[str, int] = field(default_factory=dict)  # resource -> seconds
-    full_refresh_every_s: int | None = None  # None = per-resource default
-    freeze_finance_schema: bool = False
-    # per-record include reads (order_items, course modules/lessons/media, form fields): one
-    # request per record; False skips them (faster, those tables stay empty)
-    details: bool = True
-    # see `Runtime.kept_tables` and `Runtime.pushed_keys`
-    kept_tables: frozenset[str] | None = None
-    pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
-    payouts_path: str | None = None
-    on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
-    stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
-    # per site: the platform's clock when the customers listing that completed last began
-    # (its cursor in state); money older than that is in the customers' figures (refresh.py)
-    customers_read_at: dict[str | None, datetime] = field(default_factory=dict)
+
+def _full_refresh_every_s(self: Any) -> int | None:
+    """None = each resource's own default."""
+    days = self.full_refresh_every_days
+    return int(days * DAY_S) if days is not None else None
+
+
+# The knobs the resources read: a field per key of `[sources.creator_platform]` that is not the
+# client's (derived from the one table, `config.SETTINGS`: checked values, the table's
+# defaults), and what one call of the source adds.
+SourceOptions = settings_class(
+    "SourceOptions",
+    [s for s in SOURCE_SETTINGS if not s.client],
+    [
+        ("full_refresh", bool, field(default=False)),
+        ("lookback_days", dict[str, float], field(default_factory=dict)),  # resource -> days
+        ("max_pages", int, field(default=DEFAULT_MAX_PAGES)),
+        # see `Runtime.kept_tables` and `Runtime.pushed_keys`
+        ("kept_tables", frozenset[str] | None, field(default=None)),
+        ("pushed_keys", Mapping[str, frozenset[str]], field(default_factory=dict)),
+        ("on_page", PageHook | None, field(default=None, repr=False)),  # see `Runtime.on_page`
+        ("stop", StopCheck | None, field(default=None, repr=False)),  # see `Runtime.stop`
+        # per site: the platform's clock when the customers listing that completed last began
+        # (its cursor in state); money older than that is in the customers' figures (refresh.py)
+        ("customers_read_at", dict[str | None, datetime], field(default_factory=dict)),
+    ],
+    doc="Knobs of one sync: the source's checked settings and what its call adds.",
+    namespace={"lookback_s": property(_lookback_s),
+               "full_refresh_every_s": property(_full_refresh_every_s)},
+)
 
 
 # partial: the listing stopped at a checkpoint or the budget; the next run goes on from there

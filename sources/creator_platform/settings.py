@@ -167,22 +167,7 @@ PAYOUTS_SUFFIX = "_payments_payouts"
 PAYOUTS_TYPE = f"platform{PAYOUTS_SUFFIX}"  # the base spec's neutral word; live: the brand
 DEFAULT_PAYOUTS_PATH = f"/{PAYOUTS_TYPE}"
 
-# ---------------------------------------------------------------- the source's settings
-# Each default and range is written here once: `creator_platform_source`'s signature takes them,
-# and the CLI's settings table (common/config.py) refers to them.
 SOURCE_NAME = "creator_platform"  # the dlt source, its config section and its schema
-PAGE_SIZE = 100  # page[size] asked for
-PAGE_SIZE_RANGE = (1, 1000)
-CONCURRENCY = 4  # list-page requests in flight
-CONCURRENCY_RANGE = (1, 64)
-DETAIL_CONCURRENCY = 16  # single-record (include=) reads in flight
-DETAIL_CONCURRENCY_RANGE = (1, 256)
-ADAPTIVE_RATE = True  # find the platform's unpublished limit and ride it
-MAX_ATTEMPTS = 8  # per request, retries included
-MAX_ATTEMPTS_RANGE = (1, 100)
-TIMEOUT_S = 30.0  # per request
-BACKOFF_INITIAL_S = 0.25  # first retry's wait, doubled each time
-PII_MODES = ("hash", "drop")
 
 _ADDRESS = (
     "address_line_1",
@@ -661,21 +646,9 @@ def get_resource(name: str) -> Resource:
         raise ValueError(f"unknown resource {name!r}; known resources: {known}") from None
 
 
-def normalise_api_path(value: str) -> str:
-    """A path under /v1 as the settings take it: `/<brand>_payments_payouts`.
-
-    Accepts it with or without the leading slash or `/v1`; refuses what cannot be a path.
-    """
-    text = "/" + value.strip().rstrip("/").lstrip("/")
-    if text.startswith("/v1/"):
-        text = text[3:]
-    if text == "/" or any(ch in text for ch in "?#& \t") or "//" in text:
-        raise ValueError(f"must be a path under /v1 such as /acme_payments_payouts, got {value!r}")
-    return text
-
-
 def with_paths(resource: Resource, payouts: str | None) -> Resource:
-    """The resource with its path taken from settings (today: the payouts path)."""
+    """The resource with its path taken from settings (today: the payouts path, normalised by
+    its setting's kind, `kinds.api_path`)."""
     if resource.path_setting == "payouts_path" and payouts:
-        return replace(resource, path=normalise_api_path(payouts))
+        return replace(resource, path=payouts)
     return resource

@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import dlt
-from dlt.common.typing import TSecretStrValue
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
 from .auth import Secret
 from .client import CreatorPlatformClient
+from .config import SOURCE_SETTINGS, checked_lookback, source_signature, source_values
 from .dlt_logs import quiet_hint_merge_warnings
 from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatformError
 from .listing import Listing, table_item_hints
@@ -35,25 +36,12 @@ from .payouts_path import forget_if_gone, path_for_run
 from .refresh import TARGET as TARGET_CUSTOMERS
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
-    ADAPTIVE_RATE,
-    BACKOFF_INITIAL_S,
-    CONCURRENCY,
-    CONCURRENCY_RANGE,
     DAY_S,
-    DETAIL_CONCURRENCY,
-    DETAIL_CONCURRENCY_RANGE,
     KNOWN_SCOPES,
-    MAX_ATTEMPTS,
-    MAX_ATTEMPTS_RANGE,
-    PAGE_SIZE,
-    PAGE_SIZE_RANGE,
-    PII_MODES,
     RESOURCES,
     SOURCE_NAME,
-    TIMEOUT_S,
     Resource,
     get_resource,
-    normalise_api_path,
     with_paths,
 )
 from .unchanged import STATE_KEY, hashes
@@ -280,143 +268,50 @@ def sync_run(source: Any) -> SyncRun:
     return run
 
 
-def _whole(name: str, value: Any, bounds: tuple[int, int]) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not bounds[0] <= value <= bounds[1]:
-        raise ConfigurationError(f"{name} must be a whole number from {bounds[0]} to {bounds[1]}, "
-                                 f"got {value!r}")
-    return value
-
-
-def _names(name: str, value: Sequence[str] | str | None) -> tuple[str, ...] | None:
-    """A list, or comma-separated text; None means all. Naming nothing is an error."""
-    if value is None:
-        return None
-    items = [value] if isinstance(value, str) else list(value)
-    out = tuple(dict.fromkeys(v.strip() for item in items for v in str(item).split(",") if v.strip()))
-    if not out:
-        raise ConfigurationError(f"{name} names nothing (got {value!r}); leave it out to mean all")
-    return out
-
-
-def _options(
-    *, resources: Sequence[str] | str | None, site_ids: Sequence[str] | str | None,
-    payouts_path: str | None, page_size: int, pii: str | None, pii_salt: str | None, details: bool,
-    full_refresh: bool, full_refresh_every_days: float | None,
-    lookback_days: dict[str, float] | None, freeze_finance_schema: bool, host: Runtime,
-) -> SourceOptions:
-    """The source's arguments, checked, as the options its resources read."""
-    names = _names("resources", resources)
-    unknown = [r for r in names or () if r not in RESOURCES]
-    if unknown:
-        raise ConfigurationError(f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
-    if pii is not None and pii not in PII_MODES:
-        raise ConfigurationError(f"pii must be one of {', '.join(PII_MODES)}, got {pii!r}")
-    try:
-        path = normalise_api_path(payouts_path) if payouts_path else None
-    except ValueError as exc:
-        raise ConfigurationError(f"payouts_path {exc}") from None
-    lookback = {k: v for k, v in (lookback_days or {}).items()}
-    bad = [k for k in lookback if k not in RESOURCES]
-    if bad:
-        raise ConfigurationError(f"lookback_days names unknown resource(s) {', '.join(bad)}")
+def _options(checked: dict[str, Any], *, full_refresh: bool, lookback_days: dict[str, Any] | None,
+             host: Runtime) -> SourceOptions:
+    """The source's checked settings, as the options its resources read."""
     return SourceOptions(
-        resources=names,
-        site_ids=_names("site_ids", site_ids),
-        page_size=_whole("page_size", page_size, PAGE_SIZE_RANGE),
-        pii=pii,  # type: ignore[arg-type]
-        pii_salt=pii_salt or "",
-        full_refresh=full_refresh,
-        lookback_s={k: int(float(v) * DAY_S) for k, v in lookback.items()},
-        full_refresh_every_s=(int(float(full_refresh_every_days) * DAY_S)
-                              if full_refresh_every_days is not None else None),
-        freeze_finance_schema=freeze_finance_schema,
-        details=details,
+        **{s.key: checked[s.key] for s in SOURCE_SETTINGS if not s.client and s.key != "pii_salt"},
+        pii_salt=checked["pii_salt"] or "",  # no salt: the hash is unsalted
+        full_refresh=bool(full_refresh),
+        lookback_days=checked_lookback(lookback_days),
         kept_tables=host.kept_tables,
         pushed_keys=host.pushed_keys,
-        payouts_path=path,
         on_page=host.on_page,
         stop=host.stop,
     )
 
 
-@dlt.source(name=SOURCE_NAME, section=SOURCE_NAME, max_table_nesting=0, root_key=False,
-            _impl_cls=CreatorPlatformSource)
-def creator_platform_source(
-    base_url: str = dlt.config.value,
-    client_id: str = dlt.config.value,
-    client_secret: TSecretStrValue = dlt.secrets.value,
-    site_ids: list[str] | None = None,
-    resources: list[str] | None = None,
-    payouts_path: str | None = None,
-    page_size: int = PAGE_SIZE,
-    concurrency: int = CONCURRENCY,
-    detail_concurrency: int = DETAIL_CONCURRENCY,
-    rate_limit: float | None = None,
-    adaptive_rate: bool = ADAPTIVE_RATE,
-    pii: str | None = None,
-    pii_salt: TSecretStrValue | None = None,
-    details: bool = True,
-    full_refresh: bool = False,
-    full_refresh_every_days: float | None = None,
-    lookback_days: dict[str, float] | None = None,
-    freeze_finance_schema: bool = False,
-    insecure: bool = False,
-    max_attempts: int = MAX_ATTEMPTS,
-    timeout: float = TIMEOUT_S,
-    backoff_initial: float = BACKOFF_INITIAL_S,
-    host: Runtime | None = None,
-) -> Any:
+def _creator_platform_source(*args: Any, **kwargs: Any) -> Any:
     """Every collection of every site of a Creator Platform account.
 
-    Args (each one also a key of `[sources.creator_platform]`, env
-    `SOURCES__CREATOR_PLATFORM__<KEY>`; `client_secret` and `pii_salt` belong in secrets):
-        base_url: `https://api.example.com` (`/v1` is added); plain http only to loopback
-            unless `insecure`.
-        client_id, client_secret: the OAuth client (client-credentials grant).
-        site_ids: only these sites (None: every site the account has).
-        resources: only these resources (None: all of `settings.RESOURCES`).
-        payouts_path: where the platform serves payouts under /v1 (`/<brand>_payments_payouts`);
-            None: found (`payouts_path.py`) and remembered in the payouts resource's state.
-        page_size, concurrency, detail_concurrency: page[size], list pages and single-record
-            reads in flight.
-        rate_limit, adaptive_rate: a hard cap in requests per minute (None: none); find the
-            platform's own limit and ride it.
-        pii, pii_salt: `hash` or `drop` the email/phone/address columns; the hash's salt.
-        details: read per-record includes (order items, course content, form fields).
+    Args: each key of `[sources.creator_platform]` in `config.SETTINGS` (their help is in
+    docs/setup.md; `client_secret` and `pii_salt` belong in secrets), as an argument, or resolved
+    by dlt from `.dlt/config.toml`, `.dlt/secrets.toml` or env `SOURCES__CREATOR_PLATFORM__<KEY>`;
+    each is checked by its kind (a bad one raises `BadSetting`, the line the CLI prints). Besides:
         full_refresh: re-list everything (pair it with `refresh="drop_resources"` to drop the
-            tables); full_refresh_every_days: how often a full listing happens anyway.
+            tables).
         lookback_days: per resource, how far back a deep run re-reads.
-        freeze_finance_schema: a new column fails the finance tables instead of altering them.
-        max_attempts, timeout, backoff_initial: per-request retries, seconds, first wait.
         host: what a host program passes (see `run.Runtime`); not configuration.
 
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
     do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). After
     `pipeline.run(source)`, call `pipelines.postload.finish_sync(pipeline, source)`.
     """
-    rt = host or Runtime()
+    arguments = _SIGNATURE.bind(*args, **kwargs).arguments
+    rt = arguments.get("host") or Runtime()
     quiet_hint_merge_warnings()  # json hints over arrow text are intended (see dlt_logs)
     # arrow items carry no `_dlt_load_id` by default: `_is_deleted` and the summaries need it
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
-    opts = _options(
-        resources=resources, site_ids=site_ids, payouts_path=payouts_path, page_size=page_size,
-        pii=pii, pii_salt=pii_salt, details=details, full_refresh=full_refresh,
-        full_refresh_every_days=full_refresh_every_days, lookback_days=lookback_days,
-        freeze_finance_schema=freeze_finance_schema, host=rt,
-    )
-    for name, value, bounds in (("concurrency", concurrency, CONCURRENCY_RANGE),
-                                ("detail_concurrency", detail_concurrency, DETAIL_CONCURRENCY_RANGE),
-                                ("max_attempts", max_attempts, MAX_ATTEMPTS_RANGE)):
-        _whole(name, value, bounds)
-    if rate_limit is not None and rate_limit < 0:
-        raise ConfigurationError(f"rate_limit must be at least 0, got {rate_limit!r}")
+    checked = source_values(arguments)
+    opts = _options(checked, full_refresh=arguments.get("full_refresh", False),
+                    lookback_days=arguments.get("lookback_days"), host=rt)
+    client_settings = {s.key: checked[s.key] for s in SOURCE_SETTINGS if s.client}
     try:
         client = CreatorPlatformClient(
-            base_url, client_id, Secret(client_secret), rate_limit=rate_limit or None,
-            adaptive_rate=adaptive_rate, concurrency=concurrency,
-            detail_concurrency=detail_concurrency, timeout=timeout, max_attempts=max_attempts,
-            backoff_initial=backoff_initial, insecure=insecure, verify=rt.verify,
-            stats=rt.stats, transport=rt.transport,
+            **{**client_settings, "client_secret": Secret(checked["client_secret"])},
+            verify=rt.verify, stats=rt.stats, transport=rt.transport,
         )
     except ValueError as exc:
         raise ConfigurationError(str(exc)) from None
@@ -430,6 +325,24 @@ def creator_platform_source(
         raise
     _building.run = run
     return selected
+
+
+# The signature is the settings table's (`config.source_signature`): one parameter per key,
+# declared nowhere else; dlt reads it to resolve each from `[sources.creator_platform]`.
+_SIGNATURE = source_signature([
+    inspect.Parameter("full_refresh", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=False,
+                      annotation=bool),
+    inspect.Parameter("lookback_days", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                      annotation=dict[str, float] | None),
+    inspect.Parameter("host", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                      annotation=Runtime | None),
+])
+_creator_platform_source.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
+_creator_platform_source.__name__ = _creator_platform_source.__qualname__ = "creator_platform_source"
+creator_platform_source = dlt.source(
+    name=SOURCE_NAME, section=SOURCE_NAME, max_table_nesting=0, root_key=False,
+    _impl_cls=CreatorPlatformSource,
+)(_creator_platform_source)
 
 
 def _customers_read_at(full_refresh: bool) -> dict[str | None, datetime]:

@@ -42,8 +42,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .batches import KeySet
+from .config import by_key
 from .normalize import link_columns
-from .settings import PAGE_SIZE_RANGE
 
 STATE_KEY = "row_hashes"
 KEEP_FIRST = 1  # newest-first windows, and page 1 of a tail-first read
@@ -57,7 +57,7 @@ VOLATILE = frozenset({"_extracted_at"})  # differs on every read of the same rec
 # rows would grow with the data, and hashing them all costs a third more CPU
 # (docs/performance.md#memory).
 # They come from detail reads, which the detail gate skips for unchanged records anyway.
-HELD_ROWS_MAX = PAGE_SIZE_RANGE[1]
+HELD_ROWS_MAX = by_key("page_size").check.high
 Rows = dict[str, list[dict[str, Any]]]
 Entries = dict[str, dict[str, str]]  # table -> key -> hash
 

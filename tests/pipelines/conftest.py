@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sources"))
 from fakeapi import FakeApi, record
 from pipeline_fakes import FAKE_SECRET
 
-from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import SyncSettings
 from creator_sync.sources.creator_platform.auth import Secret
 

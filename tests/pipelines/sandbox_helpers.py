@@ -7,7 +7,7 @@ from typing import Any
 
 import duckdb
 
-from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import SyncSettings, run_sync
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient

@@ -1,6 +1,6 @@
 """Issue 12 point 4: a configured key nothing reads gets a warning naming the nearest known key.
 
-The known keys come from `common.config.SETTINGS` (the list every reader goes through) and
+The known keys come from `sources.creator_platform.config.SETTINGS` (the list every reader goes through) and
 the resource table, never from a second list.
 """
 
@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from creator_sync.common.config import LOOKBACK_SECTION, SETTINGS, known_keys, unknown_key_warnings
+from creator_sync.sources.creator_platform.config import (
+    LOOKBACK_SECTION,
+    SETTINGS,
+    known_keys,
+    unknown_key_warnings,
+)
 from creator_sync.sources.creator_platform.settings import RESOURCES
 
 REPO = Path(__file__).resolve().parents[2]

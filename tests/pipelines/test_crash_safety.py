@@ -12,7 +12,7 @@ import pytest
 from sandbox_helpers import query, snapshot, sync
 
 from creator_sync.common.locking import pipeline_lock, warehouse_lock
-from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.factory import resolve_warehouse
 
 # (kill point, whether a successful sync ran before): extract (mid-page), normalize, load
 CASES = [

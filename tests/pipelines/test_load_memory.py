@@ -11,9 +11,13 @@ import sys
 import duckdb
 import pytest
 
-from creator_sync.common.warehouse import resolve_warehouse
 from creator_sync.pipelines import postload
-from creator_sync.pipelines.factory import build_pipeline, held_open, release_free_memory
+from creator_sync.pipelines.factory import (
+    build_pipeline,
+    held_open,
+    release_free_memory,
+    resolve_warehouse,
+)
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:

@@ -19,10 +19,10 @@ from dlt.common.configuration.specs import BaseConfiguration, base_configuration
 from dlt.common.typing import TSecretStrValue
 from sandbox_helpers import query, snapshot, sync
 
-from creator_sync.common.warehouse import Warehouse, resolve_warehouse
+from creator_sync.common.warehouse import Warehouse
 from creator_sync.pipelines import factory
 from creator_sync.pipelines import sync as sync_module
-from creator_sync.pipelines.factory import build_pipeline, held_open
+from creator_sync.pipelines.factory import build_pipeline, held_open, resolve_warehouse
 from creator_sync.sources.creator_platform import unchanged
 
 # edits of person records older than the look-back show up at the periodic full refresh only,

@@ -12,10 +12,9 @@ from pathlib import Path
 import duckdb
 from dlt.pipeline.pipeline import Pipeline
 
-from creator_sync.common.warehouse import resolve_warehouse
 from creator_sync.pipelines import postload
 from creator_sync.pipelines import sync as sync_module
-from creator_sync.pipelines.factory import build_pipeline
+from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
 
 
 class _NoDestination:

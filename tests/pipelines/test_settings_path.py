@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from cli_run import clean_env, run_cli
 
-from creator_sync.common.config import DEFAULT_DATASET
 from creator_sync.common.duckdb_names import connect_warehouse
+from creator_sync.sources.creator_platform.config import DEFAULT_DATASET
 
 pytestmark = pytest.mark.slow
 

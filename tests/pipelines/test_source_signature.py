@@ -1,6 +1,7 @@
-"""Issue 16 point 1: one signature. Every setting of `[sources.creator_platform]` is an argument
-of `creator_platform_source` with the same default, the CLI passes them all through it, and a
-user's call resolves them from config and environment like a dlt verified source."""
+"""Issue 33 point 1: each setting is declared once, in `config.SETTINGS`. The source's signature
+is built from the table (a parameter per key of `[sources.creator_platform]`, dlt's markers on the
+required ones), the CLI passes them all through it, a user's call resolves them from config and
+environment like a dlt verified source, and a bad value gives the CLI's one line."""
 
 from __future__ import annotations
 
@@ -10,23 +11,53 @@ from pathlib import Path
 import pytest
 from pipeline_fakes import FAKE_SECRET
 
-from creator_sync.common.config import SETTINGS, SOURCE_SECTION, known_keys
-from creator_sync.common.warehouse import resolve_warehouse
-from creator_sync.pipelines.sync import SOURCE_PARAMETERS, SyncSettings, source_arguments
-from creator_sync.sources.creator_platform import Secret, creator_platform_source, sync_run
-from creator_sync.sources.creator_platform.errors import ConfigurationError
+from creator_sync.pipelines.factory import resolve_warehouse
+from creator_sync.pipelines.sync import SyncSettings, source_arguments
+from creator_sync.sources.creator_platform import (
+    BadSetting,
+    ConfigurationError,
+    Runtime,
+    Secret,
+    SourceOptions,
+    creator_platform_source,
+    sync_run,
+)
+from creator_sync.sources.creator_platform.config import (
+    SETTINGS,
+    SOURCE_SECTION,
+    SOURCE_SETTINGS,
+    known_keys,
+)
 
-FLAG_ONLY = {"full_refresh"}  # a flag of one run (`--full-refresh`), never configured
+NOT_CONFIGURATION = ["full_refresh", "lookback_days", "host"]  # a run's flag, a subsection, the host
+PARAMETERS = inspect.signature(creator_platform_source).parameters
 
 
-def test_settings_table_and_signature_agree():
-    configured = {s.key: s for s in SETTINGS if s.section == SOURCE_SECTION}
-    # the keys the unknown-key warning knows are exactly the source's arguments
-    assert known_keys()[SOURCE_SECTION] == set(SOURCE_PARAMETERS) - FLAG_ONLY
-    for key, item in configured.items():
-        default = SOURCE_PARAMETERS[key].default
-        if item.default is not None:  # written once: the table refers to the source's constant
-            assert default == item.default, key
+def test_the_signature_is_the_table():
+    assert list(PARAMETERS) == [s.key for s in SOURCE_SETTINGS] + NOT_CONFIGURATION
+    # the keys the unknown-key warning knows are exactly the source's configured arguments
+    assert known_keys()[SOURCE_SECTION] == {*PARAMETERS} - {"full_refresh", "host"}
+    for item in SOURCE_SETTINGS:
+        default = PARAMETERS[item.key].default
+        if item.required:
+            marker = "dlt.secrets.value" if item.secret else "dlt.config.value"
+            assert marker in repr(default), item.key
+        else:
+            assert default == item.default, item.key
+
+
+def test_the_carriers_are_derived_from_the_table():
+    """No copy classes: SyncSettings and SourceOptions have a field per setting, its default the
+    table's."""
+    sync_fields = {f.name: f for f in SyncSettings.__dataclass_fields__.values()}
+    for item in SOURCE_SETTINGS:
+        assert sync_fields[item.key].default == item.default, item.key
+        assert sync_fields[item.key].repr is not item.secret, item.key
+    options = SourceOptions()
+    for item in SOURCE_SETTINGS:
+        if not item.client:
+            assert getattr(options, item.key) == item.default, item.key
+    assert {s.section for s in SETTINGS} == {SOURCE_SECTION, "creator_sync"}
 
 
 def test_cli_passes_every_argument_explicitly(tmp_path: Path):
@@ -35,9 +66,9 @@ def test_cli_passes_every_argument_explicitly(tmp_path: Path):
                             warehouse=resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")),
                             resources=("contacts",), lookback_days={"contacts": 2.5})
     args = source_arguments(settings)
-    assert set(args) == set(SOURCE_PARAMETERS)
+    assert set(args) == set(PARAMETERS) - {"host"}
     assert args["client_secret"] == "s3cret-value" and args["resources"] == ["contacts"]
-    assert args["payouts_path"] == SOURCE_PARAMETERS["payouts_path"].default
+    assert args["payouts_path"] is None and args["page_size"] == PARAMETERS["page_size"].default
     assert args["lookback_days"] == {"contacts": 2.5}
     assert "s3cret-value" not in repr(settings)
 
@@ -47,13 +78,13 @@ def test_user_call_resolves_from_environment(monkeypatch, fake_api):
     monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_ID", "cid")
     monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__CLIENT_SECRET", FAKE_SECRET)
     monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__PAGE_SIZE", "37")
-    from creator_sync.sources.creator_platform import Runtime
-
+    monkeypatch.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "v1/acme_payments_payouts/")
     source = creator_platform_source(resources=["contacts"],
                                      host=Runtime(transport=fake_api.transport()))
     run = sync_run(source)
     try:
         assert run.options.page_size == 37 and run.options.resources == ("contacts",)
+        assert run.options.payouts_path == "/acme_payments_payouts"  # normalised by its kind
         assert list(source.resources) == ["contacts"]
         assert FAKE_SECRET not in repr(run) + repr(run.options)
     finally:
@@ -61,13 +92,27 @@ def test_user_call_resolves_from_environment(monkeypatch, fake_api):
 
 
 @pytest.mark.parametrize("bad", [{"page_size": 0}, {"resources": ["nope"]}, {"pii": "blur"},
-                                 {"concurrency": 1000}, {"resources": [","]}])
+                                 {"concurrency": 1000}, {"resources": [","]},
+                                 {"payouts_path": "/a b"}, {"lookback_days": {"nope": 1}}])
 def test_bad_arguments_fail_before_any_request(bad):
     with pytest.raises(ConfigurationError):
         creator_platform_source(base_url="http://127.0.0.1:9", client_id="c", client_secret="s", **bad)
 
 
-def test_signature_has_the_dlt_markers():
-    params = inspect.signature(creator_platform_source).parameters
-    assert "dlt.secrets.value" in repr(params["client_secret"].default)
-    assert "dlt.config.value" in repr(params["base_url"].default)
+def test_a_python_caller_gets_the_cli_line():
+    """`creator_platform_source(page_size=0)` and `creator-sync sync --page-size 0` say the same,
+    each naming where the value came from."""
+    with pytest.raises(BadSetting) as caught:
+        creator_platform_source(base_url="http://127.0.0.1:9", client_id="c", client_secret="s",
+                                page_size=0)
+    assert str(caught.value) == ("page_size must be a whole number from 1 to 1000, got 0 "
+                                 "[key=sources.creator_platform.page_size]")
+    from click.testing import CliRunner
+
+    from creator_sync.cli import main
+
+    out = CliRunner().invoke(main, ["sync", "--page-size", "0", "--base-url",
+                                    "https://api.example.com", "--client-id", "x"])
+    assert out.exit_code == 2
+    assert out.output == ("error: page_size must be a whole number from 1 to 1000, got 0 "
+                          "[flag=--page-size]\n")

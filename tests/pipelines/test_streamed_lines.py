@@ -12,7 +12,7 @@ import pytest
 from test_payout_lines import PATH, SITE, line, payouts_world, query
 
 import creator_sync.pipelines.sync as sync_module
-from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import run_sync
 from creator_sync.sources.creator_platform import listing, settings, unchanged
 from creator_sync.sources.creator_platform.batches import Batches

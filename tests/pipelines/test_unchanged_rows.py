@@ -17,7 +17,7 @@ from fakeapi import record
 from sandbox_helpers import query, snapshot
 
 from creator_sync.common.locking import pipeline_lock
-from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import run_sync
 from creator_sync.sources.creator_platform.unchanged import Unchanged, group_hash
 

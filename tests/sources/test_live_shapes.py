@@ -16,7 +16,7 @@ import duckdb
 import httpx
 import vcr
 
-from creator_sync.common.warehouse import resolve_warehouse
+from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import SyncSettings, run_sync
 from creator_sync.sources.creator_platform.auth import Secret
 

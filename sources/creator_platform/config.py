@@ -1,9 +1,17 @@
-"""Every setting creator-sync reads from flags, the environment and `.dlt/*.toml`, written once.
+"""Every setting creator-sync reads, declared once: the one table, `SETTINGS`.
 
-`SETTINGS` is the one list: key, section, how a raw value is checked, default, the flag that
-overrides it, whether it is a secret. Everything that reads configuration goes through
-`setting()`, and the unknown-key warning (`unknown_key_warnings`) compares what the user wrote
-with this list, so a key cannot be read without being known, nor known without being read.
+Each key is written here with its section, kind (type and range: `kinds.py`), default, flag,
+help and whether it is a secret; nothing else declares it. From this table come
+`creator_platform_source`'s signature (`source_signature`, the keys of
+`[sources.creator_platform]`, as dlt verified sources take them), every command's click option
+(`option`), the dataclasses that carry resolved values (`settings_class`), the unknown-key
+warnings and the rows of docs/setup.md (tests/test_setup_doc.py). `[creator_sync]` keys (the
+warehouse, the sync's rounds, the models' zone) live in the same table so that no second one
+exists; the source reads only its own section.
+
+A value is checked by its kind's one function wherever it enters (`checked`): a flag, the
+environment, `.dlt/*.toml` (`Settings`, for commands) or a Python caller of the source; a bad one
+raises `BadSetting`, one line naming the key and where it came from, a usage error (exit 2).
 
 Values are looked up with dlt's accessors (env `SOURCES__CREATOR_PLATFORM__<KEY>` first, then
 `.dlt/secrets.toml`, `.dlt/config.toml`), but outside dlt's config trace: dlt records every value
@@ -14,188 +22,64 @@ secret read with the plain config accessor would be kept there in clear text.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
-import json
+import inspect
 import os
-import re
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from creator_sync.sources.creator_platform import settings as source_defaults
-from creator_sync.sources.creator_platform.settings import RESOURCES, normalise_api_path
+from .errors import ConfigurationError
+from .kinds import (
+    Check,
+    api_path,
+    boolean,
+    choice,
+    dataset_name,
+    destination_name,
+    names,
+    number,
+    resource_names,
+    text,
+    whole,
+    zone_name,
+)
+from .settings import RESOURCES, SOURCE_NAME
 
-from .duckdb_names import RESERVED_CATALOGS
-
-SOURCE_SECTION = f"sources.{source_defaults.SOURCE_NAME}"
+SOURCE_SECTION = f"sources.{SOURCE_NAME}"
 SYNC_SECTION = "creator_sync"
 LOOKBACK_SECTION = f"{SOURCE_SECTION}.lookback_days"
 
 
-class BadSetting(click.UsageError):
-    """A flag or configuration value that cannot be used: a usage error (exit 2)."""
+class BadSetting(ConfigurationError, click.UsageError):
+    """A flag or configuration value that cannot be used: a usage error (exit 2), for the CLI
+    and for a Python caller of the source alike (a `ConfigurationError`)."""
+
+    exit_code = 2
 
     def __init__(self, what: str, where: str) -> None:
-        super().__init__(f"{what} [{where}]")
         self.where = where
+        ConfigurationError.__init__(self, f"{what} [{where}]")
 
+    def __str__(self) -> str:
+        return self.message
 
-# ---------------------------------------------------------------- checks: raw value -> value
-Check = Callable[[Any], Any]
-
-
-def _number_text(raw: Any) -> Any:
-    return raw.strip() if isinstance(raw, str) else raw
-
-
-def whole(low: int, high: int | None = None) -> Check:
-    """A whole number within [low, high]."""
-    span = f"from {low} to {high}" if high is not None else f"of at least {low}"
-
-    def check(raw: Any) -> int:
-        raw = _number_text(raw)
-        if isinstance(raw, bool) or not isinstance(raw, int | str | float):
-            raise ValueError(f"must be a whole number {span}, got {raw!r}")
-        try:
-            value = int(raw) if not isinstance(raw, float) or raw.is_integer() else None
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= (high if high is not None else value):
-            raise ValueError(f"must be a whole number {span}, got {raw!r}")
-        return value
-
-    check.metavar = "INTEGER"  # type: ignore[attr-defined]  # what --help shows
-    return check
-
-
-def number(low: float, *, strict: bool = False, high: float | None = None) -> Check:
-    """A number >= low (> low when strict), and <= high when given."""
-    span = f"{'greater than' if strict else 'at least'} {low:g}"
-    if high is not None:
-        span += f" and at most {high:g}"
-
-    def check(raw: Any) -> float:
-        raw = _number_text(raw)
-        try:
-            value = float(raw) if not isinstance(raw, bool) else None
-        except (TypeError, ValueError):
-            value = None
-        if (value is None or value != value or value < low or (strict and value == low)
-                or (high is not None and value > high)):
-            raise ValueError(f"must be a number {span}, got {raw!r}")
-        return value
-
-    check.metavar = "NUMBER"  # type: ignore[attr-defined]
-    return check
-
-
-def boolean(raw: Any) -> bool:
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off"):
-        return False
-    raise ValueError(f"must be true or false, got {raw!r}")
-
-
-def choice(*options: str) -> Check:
-    def check(raw: Any) -> str:
-        if raw not in options:
-            raise ValueError(f"must be one of {', '.join(options)}, got {raw!r}")
-        return str(raw)
-
-    return check
-
-
-def text(raw: Any) -> str:
-    value = str(raw).strip()
-    if not value:
-        raise ValueError("must not be empty")
-    return value
-
-
-def names(raw: Any) -> tuple[str, ...]:
-    """A list, comma-separated text, or a JSON list as dlt writes one in an environment variable
-    (`'["sites", "me"]'`); naming nothing is an error, not "everything"."""
-    if isinstance(raw, str) and raw.strip().startswith("["):
-        try:
-            raw = json.loads(raw)
-        except ValueError:
-            raise ValueError(f"is not a list: {raw!r} (write a,b or [\"a\", \"b\"])") from None
-    items = raw if isinstance(raw, list | tuple) else [raw]
-    out = tuple(dict.fromkeys(v.strip() for item in items for v in str(item).split(",") if v.strip()))
-    if not out:
-        raise ValueError(f"names nothing (got {raw!r}); leave it out to mean all")
-    return out
-
-
-def resource_names(raw: Any) -> tuple[str, ...]:
-    out = names(raw)
-    unknown = [r for r in out if r not in RESOURCES]
-    if unknown:
-        raise ValueError(f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
-    return out
-
-
-resource_names.metavar = "NAME[,NAME...]"  # type: ignore[attr-defined]
-
-
-def destination_name(raw: Any) -> str:
-    """A dlt destination dlt can resolve (duckdb, postgres, motherduck, bigquery, ...): a typo is
-    a usage error here, not a page of dlt's resolution attempts at load time."""
-    value = text(raw)
-    from dlt.common.destination.reference import Destination  # dlt loads lazily
-
-    try:
-        Destination.from_reference(value)
-    except Exception:
-        raise ValueError(f"{value!r} is not a dlt destination (e.g. duckdb, postgres, motherduck, "
-                         "bigquery, snowflake)") from None
-    return value
-
-
-_PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def dataset_name(raw: Any) -> str:
-    value = text(raw)
-    if not _PLAIN_NAME.match(value):
-        raise ValueError(f"must be a plain SQL name (letters, digits, _), got {raw!r}")
-    if value.lower() in RESERVED_CATALOGS:
-        raise ValueError(f"{value!r} is a name DuckDB reserves for its own catalogs; pick another")
-    return value
-
-
-def zone_name(raw: Any) -> str:
-    """An IANA time zone name (`America/New_York`), checked against the zone database."""
-    import zoneinfo
-
-    value = text(raw)
-    try:
-        zoneinfo.ZoneInfo(value)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"is not an IANA time zone (e.g. UTC, America/New_York), got {raw!r}") from None
-    return value
-
-
-def api_path(raw: Any) -> str:
-    """A path under /v1, normalised (`acme_payments_payouts`, `/v1/acme_payments_payouts/` ->
-    `/acme_payments_payouts`)."""
-    return normalise_api_path(text(raw))
+    def format_message(self) -> str:
+        return self.message
 
 
 # ---------------------------------------------------------------- the settings
 @dataclass(frozen=True)
 class Setting:
-    """One key: where it lives, how a raw value is checked, its default and its flag.
+    """One key: where it lives, its kind (type and range), its default and its flag.
 
     `help` and `shown` (the default in words, when `default` alone would not say it) are what
-    `--help` prints: every command's option for the key is built from here (`option()`).
+    `--help` and docs/setup.md print. `required`: no default, the run cannot start without it.
+    `client`: a knob of the API client (`CreatorPlatformClient`), not of the resources.
     """
 
     section: str
@@ -206,6 +90,8 @@ class Setting:
     secret: bool = False
     help: str = ""
     shown: str | None = None
+    required: bool = False
+    client: bool = False
 
     @property
     def path(self) -> str:
@@ -217,6 +103,8 @@ class Setting:
 
     @property
     def default_text(self) -> str:
+        if self.required:
+            return "required"
         if self.shown is not None:
             return self.shown
         if isinstance(self.default, bool):
@@ -228,50 +116,56 @@ class Setting:
 S, W = SOURCE_SECTION, SYNC_SECTION
 DEFAULT_DATASET = "creator_platform"  # the raw tables' schema; the DuckDB file is named after it
 SETTINGS: tuple[Setting, ...] = (
-    # the API and how it is read: [sources.creator_platform]
-    Setting(S, "base_url", text, flag="--base-url",
-            help="API base URL, e.g. https://api.example.com (the /v1 is added).", shown="required"),
-    Setting(S, "client_id", text, flag="--client-id", help="OAuth client id.", shown="required"),
-    Setting(S, "client_secret", text, flag="--client-secret", secret=True,
-            help="OAuth client secret (prefer env or .dlt/secrets.toml).", shown="required"),
+    # the API and how it is read: [sources.creator_platform], the source's arguments
+    Setting(S, "base_url", text, flag="--base-url", required=True, client=True,
+            help="API base URL, e.g. https://api.example.com (the /v1 is added)."),
+    Setting(S, "client_id", text, flag="--client-id", required=True, client=True,
+            help="OAuth client id."),
+    Setting(S, "client_secret", text, flag="--client-secret", secret=True, required=True,
+            client=True, help="OAuth client secret (prefer env or .dlt/secrets.toml)."),
     Setting(S, "site_ids", names, flag="--site-id", help="Only these sites (repeatable).",
             shown="every site the credential sees"),
     Setting(S, "resources", resource_names, flag="--resources",
             help=f"Comma-separated resources to sync, of: {', '.join(RESOURCES)}.", shown="all"),
     Setting(S, "payouts_path", api_path, flag="--payouts-path",
-            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts.",
+            help="Payouts path under /v1 on your platform, /<brand>_payments_payouts; unset: "
+            "found by each sync (as `init` does), remembered in the pipeline's state and named "
+            "in the summary.",
             shown="found: the brand word of the host, of the processor in transactions, "
             "else platform"),
-    Setting(S, "concurrency", whole(*source_defaults.CONCURRENCY_RANGE), source_defaults.CONCURRENCY, flag="--concurrency",
+    Setting(S, "concurrency", whole(1, 64), 4, flag="--concurrency", client=True,
             help="List-page requests in flight."),
-    Setting(S, "detail_concurrency", whole(*source_defaults.DETAIL_CONCURRENCY_RANGE),
-            source_defaults.DETAIL_CONCURRENCY, flag="--detail-concurrency",
+    Setting(S, "detail_concurrency", whole(1, 256), 16, flag="--detail-concurrency", client=True,
             help="Single-record (include=) reads in flight; the rate limit bounds both."),
-    Setting(S, "page_size", whole(*source_defaults.PAGE_SIZE_RANGE),
-            source_defaults.PAGE_SIZE, flag="--page-size", help="page[size] to ask for."),
-    Setting(S, "rate_limit", number(0), None, flag="--rate-limit",  # 0 or none: no limit
-            help="Hard cap, requests per minute.", shown="none: find the platform's limit"),
-    # find the platform's unpublished limit and ride it (below --rate-limit when given)
-    Setting(S, "adaptive_rate", boolean, source_defaults.ADAPTIVE_RATE, flag="--adaptive-rate/--fixed-rate",
+    Setting(S, "page_size", whole(1, 1000), 100, flag="--page-size", help="page[size] to ask for."),
+    Setting(S, "rate_limit", number(0, zero_is_none=True), None, flag="--rate-limit", client=True,
+            help="Hard cap, requests per minute (0: none).", shown="none: find the platform's limit"),
+    Setting(S, "adaptive_rate", boolean, True, flag="--adaptive-rate/--fixed-rate", client=True,
             help="Find the platform's limit and ride it; fixed: pace at --rate-limit exactly, "
             "or not at all.", shown="adaptive"),
-    Setting(S, "pii", choice(*source_defaults.PII_MODES), flag="--pii",
+    Setting(S, "pii", choice("hash", "drop"), flag="--pii",
             help="hash or drop: email, phone, address and cardholder columns, and people's "
             "names (contacts, customers, form submissions).",
             shown="kept as sent"),
-    Setting(S, "pii_salt", text, secret=True),
-    Setting(S, "insecure", boolean, False, flag="--insecure",
+    Setting(S, "pii_salt", text, secret=True, help="Salt of `--pii hash` (a secret).",
+            shown="none"),
+    Setting(S, "insecure", boolean, False, flag="--insecure", client=True,
             help="Allow plain http:// to a non-loopback host."),
     Setting(S, "details", boolean, True, flag="--no-details",
             help="Skip per-record single reads: payout details with their lines, course "
             "modules/lessons/media, form fields; order items only on a platform without their list.",
             shown="read them"),
-    Setting(S, "freeze_finance_schema", boolean, False),
-    Setting(S, "full_refresh_every_days", number(0)),
-    Setting(S, "max_attempts", whole(*source_defaults.MAX_ATTEMPTS_RANGE),
-            source_defaults.MAX_ATTEMPTS),
-    Setting(S, "backoff_initial", number(0, strict=True), source_defaults.BACKOFF_INITIAL_S),
-    Setting(S, "timeout", number(0, strict=True), source_defaults.TIMEOUT_S),
+    Setting(S, "freeze_finance_schema", boolean, False,
+            help="A new column fails the finance tables instead of altering them."),
+    Setting(S, "full_refresh_every_days", number(0),
+            help="Days between full listings of look-back resources.",
+            shown="each resource's own (7)"),
+    Setting(S, "max_attempts", whole(1, 100), 8, client=True,
+            help="Attempts per request, retries included."),
+    Setting(S, "backoff_initial", number(0, strict=True), 0.25, client=True,
+            help="Seconds of the first retry's wait, doubled each time."),
+    Setting(S, "timeout", number(0, strict=True), 30.0, client=True,
+            help="Seconds per request."),
     # the warehouse and the pipeline's local state: [creator_sync]
     Setting(W, "duckdb", text, f"{DEFAULT_DATASET}.duckdb", flag="--duckdb",
             help="DuckDB file of the warehouse (when the destination is duckdb)."),
@@ -282,10 +176,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(W, "pipelines_dir", text, flag="--pipelines-dir",
             help="Where dlt keeps local pipeline state.",
             shown="<folder of the DuckDB file>/.creator-sync/<its name>"),
-    Setting(W, "duckdb_memory_limit", text, "1GB"),
-    Setting(W, "duckdb_threads", whole(1, 1024), 1),
-    Setting(W, "duckdb_vacuum_tasks", whole(0, 1024)),
-    Setting(W, "load_workers", whole(1, 64), 1),
+    Setting(W, "duckdb_memory_limit", text, "1GB", help="DuckDB's memory limit while loading."),
+    Setting(W, "duckdb_threads", whole(1, 1024), 1, help="DuckDB's threads while loading."),
+    Setting(W, "duckdb_vacuum_tasks", whole(0, 1024), help="DuckDB's vacuum tasks while loading.",
+            shown="DuckDB's own"),
+    Setting(W, "load_workers", whole(1, 64), 1, help="dlt's load workers."),
     # a long sync keeps its progress (pipelines/sync.py, docs/large-accounts.md)
     Setting(W, "checkpoint_every", number(1, high=86400), 30.0, flag="--checkpoint-every",
             help="Seconds of reading between commits of what was read (resume point)."),
@@ -300,6 +195,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(W, "timezone", zone_name, "UTC", flag="--timezone",
             help="IANA zone of the reporting day and month, e.g. America/New_York."),
 )
+SOURCE_SETTINGS = tuple(s for s in SETTINGS if s.section == SOURCE_SECTION)
 # [sources.creator_platform.lookback_days]: one key per resource, days
 LOOKBACK_CHECK = number(0)
 _BY_PATH = {s.path: s for s in SETTINGS}
@@ -343,21 +239,34 @@ def lookup(path: str, *, secret: bool = False) -> Any:
     return value
 
 
-def setting(section: str, key: str, flag_value: Any = None) -> Any:
-    """A checked value: the flag's when given, else the configured one, else the default."""
-    item = spec(section, key)
-    if flag_value is not None and flag_value != ():
-        raw, where = flag_value, f"flag={item.flag}"
-    else:  # a bad value set in the environment names the variable: no file holds it
-        raw = lookup(item.path, secret=item.secret)
-        where = f"env={item.env}" if item.env in os.environ else f"key={item.path}"
-    if raw is None:
+def checked(item: Setting, raw: Any, where: str) -> Any:
+    """`raw` through its kind's check, wherever it came from (`where`: `flag=--page-size`,
+    `env=...`, `key=sources.creator_platform.page_size`); None is the default."""
+    if raw is None or raw == ():
         return item.default
     try:
         return item.check(raw)
     except ValueError as exc:
-        name = item.flag if where.startswith("flag") else item.key
-        raise BadSetting(f"{name} {exc}", where) from None
+        raise BadSetting(f"{item.key} {exc}", where) from None
+
+
+def origin(item: Setting) -> str:
+    """Where a configured value came from: a bad value set in the environment names the
+    variable (no file holds it), else the key."""
+    return f"env={item.env}" if item.env in os.environ else f"key={item.path}"
+
+
+def setting(section: str, key: str, flag_value: Any = None) -> Any:
+    """A checked value: the flag's when given, else the configured one, else the default."""
+    item = spec(section, key)
+    if flag_value is not None and flag_value != ():
+        return checked(item, flag_value, f"flag={item.flag}")
+    return checked(item, lookup(item.path, secret=item.secret), origin(item))
+
+
+def default(key: str) -> Any:
+    """The default of setting `key` (for a function that takes the knob, e.g. the client's)."""
+    return by_key(key).default
 
 
 class Settings:
@@ -405,8 +314,9 @@ def option(
     setting's text for a command that accepts less of it (the bracket stays)."""
     item = by_key(key)
     assert item.flag, f"{key} has no flag"
-    default = "required" if item.shown == "required" else f"default {item.default_text}"
-    where = f"config {item.path}; {default}"
+    default = "required" if item.required else f"default {item.default_text}"
+    span = getattr(item.check, "span", "")
+    where = f"config {item.path}; {default}" + (f"; {span}" if span else "")
     kwargs: dict[str, Any] = {"default": None, "help": f"{help or item.help}  [{where}]"}
     metavar = getattr(item.check, "metavar", None)
     if metavar:  # checked by the setting, typed in --help (click would say TEXT)
@@ -421,15 +331,84 @@ def option(
 
 def lookback_days() -> dict[str, float]:
     """Per-resource look-back of deep runs (one lookup per resource: env cannot list keys)."""
+    return checked_lookback({name: lookup(f"{LOOKBACK_SECTION}.{name}") for name in RESOURCES})
+
+
+def checked_lookback(raw: dict[str, Any] | None) -> dict[str, float]:
+    """`lookback_days`, resource -> days, each checked (None values: not set)."""
     out = {}
-    for name in RESOURCES:
-        raw = lookup(f"{LOOKBACK_SECTION}.{name}")
-        if raw is not None:
+    for name, value in (raw or {}).items():
+        where = f"key={LOOKBACK_SECTION}.{name}"
+        if name not in RESOURCES:
+            raise BadSetting(f"lookback_days names an unknown resource {name}; known: "
+                             f"{', '.join(RESOURCES)}", where)
+        if value is not None:
             try:
-                out[name] = LOOKBACK_CHECK(raw)
+                out[name] = LOOKBACK_CHECK(value)
             except ValueError as exc:
-                raise BadSetting(f"lookback_days.{name} {exc}", f"key={LOOKBACK_SECTION}.{name}") from None
+                raise BadSetting(f"lookback_days.{name} {exc}", where) from None
     return out
+
+
+# ---------------------------------------------------------------- what the table builds
+def source_signature(extra: Iterable[inspect.Parameter]) -> inspect.Signature:
+    """`creator_platform_source`'s signature: a parameter per key of `[sources.creator_platform]`
+    in table order, as dlt verified sources write them (`dlt.config.value` for what is
+    required, `dlt.secrets.value` for a required secret, else the default; dlt then resolves
+    each from the section), followed by `extra` (arguments that are not configuration)."""
+    import dlt
+    from dlt.common.typing import TSecretStrValue
+
+    params = []
+    for item in SOURCE_SETTINGS:
+        annotation: Any = TSecretStrValue if item.secret else item.check.annotation
+        if item.required:
+            value: Any = dlt.secrets.value if item.secret else dlt.config.value
+        else:
+            value = item.default
+            if value is None:
+                annotation = annotation | None
+        params.append(inspect.Parameter(item.key, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        default=value, annotation=annotation))
+    return inspect.Signature([*params, *extra])
+
+
+def source_values(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The source's arguments (as dlt resolved them, or as a caller passed them), each through
+    its kind's check: the same function and the same one-line error as a flag's."""
+    return {item.key: checked(item, arguments.get(item.key), origin(item))
+            for item in SOURCE_SETTINGS}
+
+
+def settings_class(
+    name: str, items: Iterable[Setting], extra: Iterable[tuple[str, Any, dataclasses.Field]] = (),
+    *, doc: str = "", namespace: dict[str, Any] | None = None,
+) -> type:
+    """A keyword-only dataclass with a field per setting of `items` (its default the table's;
+    a secret kept out of the repr) and the `extra` fields (name, type, `dataclasses.field`):
+    what carries resolved values, derived from the table instead of copying it."""
+    fields: list[tuple[str, Any, dataclasses.Field]] = [
+        (item.key, Any, dataclasses.field(default=item.default, repr=not item.secret))
+        for item in items
+    ]
+    cls = dataclasses.make_dataclass(name, [*fields, *extra], kw_only=True,
+                                     namespace=namespace or {})
+    cls.__doc__ = doc
+    return cls
+
+
+def setup_doc_rows() -> list[str]:
+    """The table of docs/setup.md's "Every key", built from `SETTINGS` (the page holds it as
+    written here: tests/test_setup_doc.py)."""
+    rows = ["| key | environment variable | flag | default (range) | what it sets |",
+            "|---|---|---|---|---|"]
+    for item in SETTINGS:
+        span = getattr(item.check, "span", "")
+        default = item.default_text + (f" ({span})" if span else "")
+        flag = f"`{item.flag}`" if item.flag else ""
+        cells = [f"`{item.key}`", f"`{item.env}`", flag, default, item.help]
+        rows.append("| " + " | ".join(c.replace("<", "\\<") for c in cells) + " |")
+    return rows
 
 
 # ---------------------------------------------------------------- unknown keys
