@@ -294,12 +294,13 @@ class Settings:
         return self._values[key]
 
     def given(self, key: str) -> bool:
-        """The value came from a flag (error messages name the flag, not the key)."""
+        """The value came from a flag (an error then says `[flag=...]`)."""
         return self._flags.get(key) not in (None, ())
 
     def where(self, key: str) -> str:
+        """Where the value of `key` came from, as an error's bracket says it."""
         item = by_key(key)
-        return f"flag={item.flag}" if self.given(key) else f"key={item.path}"
+        return f"flag={item.flag}" if self.given(key) else origin(item)
 
     def __repr__(self) -> str:  # never the values: some are secrets
         return f"Settings(flags={sorted(k for k in self._flags if self.given(k))})"

@@ -346,5 +346,5 @@ def test_staleness_limit_is_a_flag_and_a_config_key(
     monkeypatch.setenv("CREATOR_SYNC__STALE_AFTER_DAYS", "soon")
     bad_key = runner.invoke(report_command, args)
     assert bad_key.exit_code == 2
-    assert "stale_after_days must be a number greater than 0 and at most 3650, got 'soon' " \
+    assert "stale_after_days must be a number greater than 0 and at most 3650, got soon " \
         "[env=CREATOR_SYNC__STALE_AFTER_DAYS]" in bad_key.output
