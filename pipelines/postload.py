@@ -20,12 +20,9 @@ import dlt
 
 from creator_sync.common.locking import warehouse_lock
 from creator_sync.sources.creator_platform import sync_run
-from creator_sync.sources.creator_platform.normalize import (
-    child_marker,
-    is_link_table,
-    link_columns,
-)
+from creator_sync.sources.creator_platform.hints import is_link_table, link_columns
 from creator_sync.sources.creator_platform.refresh import dependent_refresh
+from creator_sync.sources.creator_platform.rows import child_marker
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
@@ -339,7 +336,7 @@ def _aware(value: datetime) -> datetime:
 
 def drop_link_markers(pipeline: dlt.Pipeline) -> int:
     """Delete the marker rows that stood for an empty to-many relationship or an empty line
-    array (see normalize.py)."""
+    array (see sources/creator_platform/rows.py)."""
     removed = 0
     links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
     if not links:

@@ -36,7 +36,7 @@ from creator_sync.pipelines.webhooks.rows import (
     normalise_delivery,
     scrub_payload,
 )
-from creator_sync.sources.creator_platform.normalize import PiiMode
+from creator_sync.sources.creator_platform.pii import PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
 

@@ -22,7 +22,7 @@ from creator_sync.common.duckdb_names import quote_ident
 from creator_sync.pipelines.webhooks import warehouse
 from creator_sync.pipelines.webhooks.records import Delivery
 from creator_sync.pipelines.webhooks.rows import BatchRows, DeliveryError, normalise_delivery
-from creator_sync.sources.creator_platform.normalize import is_link_table
+from creator_sync.sources.creator_platform.hints import is_link_table
 
 log = logging.getLogger("creator_sync.webhooks")
 
