@@ -23,14 +23,10 @@ from creator_sync.sources.creator_platform import sync_run
 from creator_sync.sources.creator_platform.hints import is_link_table, link_columns
 from creator_sync.sources.creator_platform.refresh import dependent_refresh
 from creator_sync.sources.creator_platform.rows import child_marker
+from creator_sync.sources.creator_platform.tuning import REPAIR_MEMORY_LIMIT, SCAN_MEMORY_LIMIT
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-# DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
-# duplicate check after a killed run hashes every key of a table and gets more (it failed at
-# 16MB at `large`, docs/performance.md#memory)
-SCAN_MEMORY_LIMIT = "32MB"
-REPAIR_MEMORY_LIMIT = "64MB"
 
 
 def sql_client(pipeline: dlt.Pipeline) -> Any:
@@ -57,7 +53,7 @@ def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Itera
     of a `large` link table's markers ran out of memory at 32MB, docs/performance.md#memory), and a
     read the
     cap is too small for runs again without it. The previous limit is put back on the way
-    out: a database kept open (`held_open`) serves the next load with it. Other
+    out: a database kept open (`database_kept_open`) serves the next load with it. Other
     destinations: as is.
     """
     with sql_client(pipeline) as client:
@@ -385,7 +381,7 @@ def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -
     return frozenset(have)
 
 
-def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
+def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
     """Per table, the keys of rows the webhook loader wrote last (their `_dlt_load_id` is its).
 
     A run drops re-read rows whose hash matches what it read last time

@@ -334,7 +334,7 @@ def _options(
         freeze_finance_schema=freeze_finance_schema,
         details=details,
         kept_tables=host.kept_tables,
-        pushed_keys=host.pushed_keys,
+        webhook_written_keys=host.webhook_written_keys,
         payouts_path=path,
         on_page=host.on_page,
         stop=host.stop,
