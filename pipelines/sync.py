@@ -62,7 +62,8 @@ from creator_sync.sources.creator_platform.settings import RESOURCES
 from creator_sync.sources.creator_platform.stats import RunStats
 from creator_sync.sources.creator_platform.tuning import HOLD_OPEN_MAX_BYTES
 
-from .factory import build_pipeline, database_kept_open, package_bytes
+from .factory import build_pipeline
+from .kept_open import database_kept_open, package_bytes
 from .postload import (
     data_tables,
     dedupe_appended,

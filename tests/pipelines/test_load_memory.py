@@ -12,7 +12,8 @@ import pytest
 
 from creator_sync.common.warehouse import resolve_warehouse
 from creator_sync.pipelines import postload
-from creator_sync.pipelines.factory import build_pipeline, database_kept_open
+from creator_sync.pipelines.factory import build_pipeline
+from creator_sync.pipelines.kept_open import database_kept_open
 from creator_sync.pipelines.process_tuning import release_free_memory
 from creator_sync.sources.creator_platform import tuning
 

@@ -1,6 +1,6 @@
 """The nothing-new fast path (issue 15 point 2) changes how a sync runs, never what it writes.
 
-A small package loads through one open DuckDB database (`factory.database_kept_open`), and dlt's secret
+A small package loads through one open DuckDB database (`kept_open.database_kept_open`), and dlt's secret
 hint check is remembered (`process_tuning.remember_secret_hints`). These tests compare runs that take
 the fast path with a fresh full sync and with the same run taking the slow path: the same
 tables, the same rows, the same `_is_deleted` flags, the same cursors in the state.
@@ -22,7 +22,8 @@ from sandbox_helpers import query, snapshot, sync
 from creator_sync.common.warehouse import Warehouse, resolve_warehouse
 from creator_sync.pipelines import process_tuning
 from creator_sync.pipelines import sync as sync_module
-from creator_sync.pipelines.factory import build_pipeline, database_kept_open
+from creator_sync.pipelines.factory import build_pipeline
+from creator_sync.pipelines.kept_open import database_kept_open
 from creator_sync.sources.creator_platform import tuning, unchanged
 
 # edits of person records older than the look-back show up at the periodic full refresh only,
