@@ -21,12 +21,12 @@ import click
 from creator_sync.common import dlt_files
 from creator_sync.common.terminal import fail
 from creator_sync.sources.creator_platform import (
+    DEFAULTS,
     SOURCE_SECTION,
     SYNC_SECTION,
     BadSetting,
     Settings,
     by_key,
-    default,
     option,
 )
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient, api_root
@@ -103,7 +103,7 @@ def discover(base_url: str, client_id: str, secret: str, *, insecure: bool,
             who += f" <{attrs['email']}>"
         if attrs.get("role_level"):
             who += f", {attrs['role_level']}"
-        listed = [s for page in discover_sites(client, default("page_size")) for s in page.data
+        listed = [s for page in discover_sites(client, DEFAULTS.page_size) for s in page.data
                   if isinstance(s, dict) and s.get("id") is not None]
         sites = [(str(s["id"]), str((s.get("attributes") or {}).get("title")
                                     or (s.get("attributes") or {}).get("name") or ""))

@@ -20,6 +20,8 @@ import dlt
 
 from creator_sync.common.locking import warehouse_lock
 from creator_sync.sources.creator_platform import (
+    REPAIR_MEMORY_LIMIT,
+    SCAN_MEMORY_LIMIT,
     child_marker,
     dependent_refresh,
     is_link_table,
@@ -29,11 +31,6 @@ from creator_sync.sources.creator_platform import (
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-# DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
-# duplicate check after a killed run hashes every key of a table and gets more (it failed at
-# 16MB at `large`, docs/performance.md#memory)
-SCAN_MEMORY_LIMIT = "32MB"
-REPAIR_MEMORY_LIMIT = "64MB"
 
 
 def sql_client(pipeline: dlt.Pipeline) -> Any:
@@ -60,7 +57,7 @@ def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Itera
     of a `large` link table's markers ran out of memory at 32MB, docs/performance.md#memory), and a
     read the
     cap is too small for runs again without it. The previous limit is put back on the way
-    out: a database kept open (`held_open`) serves the next load with it. Other
+    out: a database kept open (`database_kept_open`) serves the next load with it. Other
     destinations: as is.
     """
     with sql_client(pipeline) as client:
@@ -339,7 +336,7 @@ def _aware(value: datetime) -> datetime:
 
 def drop_link_markers(pipeline: dlt.Pipeline) -> int:
     """Delete the marker rows that stood for an empty to-many relationship or an empty line
-    array (see normalize.py)."""
+    array (see sources/creator_platform/rows.py)."""
     removed = 0
     links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
     if not links:
@@ -388,7 +385,7 @@ def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -
     return frozenset(have)
 
 
-def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
+def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
     """Per table, the keys of rows the webhook loader wrote last (their `_dlt_load_id` is its).
 
     A run drops re-read rows whose hash matches what it read last time

@@ -36,6 +36,7 @@ from creator_sync.common.terminal import (
 )
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.sources.creator_platform import (
+    HOLD_OPEN_MAX_BYTES,
     RESOURCES,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
@@ -58,14 +59,8 @@ from creator_sync.sources.creator_platform import (
     warn_unknown_keys,
 )
 
-from .factory import (
-    HOLD_OPEN_MAX_BYTES,
-    build_pipeline,
-    held_open,
-    package_bytes,
-    release_free_memory,
-    trimmed_heap,
-)
+from .factory import build_pipeline
+from .kept_open import database_kept_open, package_bytes
 from .postload import (
     data_tables,
     dedupe_appended,
@@ -73,9 +68,10 @@ from .postload import (
     finish_sync,
     kept_tables,
     loaded_counts,
-    pushed_keys,
     row_counts,
+    webhook_written_keys,
 )
+from .process_tuning import release_free_memory, trimmed_heap
 from .progress import progress_reporter
 
 log = logging.getLogger("creator_sync.sync")
@@ -233,7 +229,7 @@ def run_sync(
         fresh = settings.full_refresh or (wh.duckdb_path is not None and not Path(wh.duckdb_path).exists())
         pipeline = build_pipeline(wh, fresh_load=fresh)
         if not destination_unchanged(wh, pipeline):
-            with _warehouse_guard(wh), held_open(wh):
+            with _warehouse_guard(wh), database_kept_open(wh):
                 pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
         clock = RunClock(settings.checkpoint_every, settings.max_duration,
@@ -348,9 +344,9 @@ def _sync_round(
     if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
         dropped = ((settings.resources or tuple(RESOURCES))
                    if settings.full_refresh and clock.rounds == 1 else ())
-        with _warehouse_guard(wh), held_open(wh):  # two reads, one open of the file
+        with _warehouse_guard(wh), database_kept_open(wh):  # two reads, one open of the file
             kept = kept_tables(pipeline, dropped)
-            pushed = pushed_keys(pipeline, kept)
+            pushed = webhook_written_keys(pipeline, kept)
     stats = result.stats  # one set of counters across rounds (progress, summary)
     args = source_arguments(settings)
     args["resources"] = list(resources) if resources is not None else args["resources"]
@@ -360,7 +356,7 @@ def _sync_round(
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
         source = creator_platform_source(**args, host=Runtime(
             stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
-            pushed_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
+            webhook_written_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
             limiter=clock.limiter))
         run = sync_run(source)
         try:
@@ -392,7 +388,7 @@ def _sync_round(
     # a small package (a scheduled incremental run, a small account's first sync) loads
     # through one open database
     small = package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
-    with _warehouse_guard(wh), held_open(wh, enabled=small, create=True):
+    with _warehouse_guard(wh), database_kept_open(wh, enabled=small, create=True):
         before = row_counts(pipeline, tables)
         info = pipeline.load() if to_load else NOTHING_LOADED
         _kill_point("loaded")

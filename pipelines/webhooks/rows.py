@@ -1,9 +1,9 @@
 """Turn a micro-batch of deliveries into per-table arrow batches, using the pipeline's normaliser.
 
-`sources.creator_platform.normalize` is the single definition of how a JSON:API resource becomes
-warehouse rows and types; this module only adds what is specific to the push path: which site a
-delivery belongs to, which columns a payload really carried, and the last-delivery-wins rule
-inside one batch (per id for resources, per parent for link sets).
+The source's `rows`, `values`, `pii`, `hints` and `arrow_tables` are the single definition of
+how a JSON:API resource becomes warehouse rows and types; this module only adds what is specific
+to the push path: which site a delivery belongs to, which columns a payload really carried, and
+the last-delivery-wins rule inside one batch (per id for resources, per parent for link sets).
 """
 
 from __future__ import annotations

@@ -12,11 +12,13 @@ the run it hands back, every setting (`config.SETTINGS`, its resolver and click 
 client and its errors, the facts table, and the normalisation shared with the webhook loader.
 """
 
+from .arrow_tables import rows_to_arrow
 from .auth import Secret, TokenManager
 from .checkpoint import is_done, place_of
 from .client import CreatorPlatformClient, api_root, is_loopback
 from .config import (
     DEFAULT_DATASET,
+    DEFAULTS,
     SETTINGS,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
@@ -25,7 +27,6 @@ from .config import (
     Setting,
     Settings,
     by_key,
-    default,
     lookback_days,
     option,
     setting,
@@ -42,37 +43,51 @@ from .errors import (
     NormalizationError,
     PaginationError,
 )
-from .normalize import (
-    LINK_MARKER,
-    PiiMode,
-    apply_pii,
-    child_marker,
-    declared_columns,
-    is_link_table,
-    link_columns,
-    normalize_resources,
-    rows_to_arrow,
-    table_hints,
-)
+from .hints import declared_columns, is_link_table, link_columns, table_hints
 from .pagination import iter_pages
+from .pii import PiiMode, apply_pii
 from .ratelimit import RateLimiter
 from .redact import redact_target_url
 from .refresh import dependent_refresh
+from .rows import LINK_MARKER, child_marker, normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import RESOURCES, SOURCE_NAME, TYPES, type_info
 from .source import creator_platform_source, sync_run
 from .stats import RunStats
+from .tuning import (
+    ARROW_POOL,
+    FILE_MAX_ITEMS,
+    FRESH_LOAD_VACUUM_TASKS,
+    GC_YOUNG_THRESHOLD,
+    HOLD_OPEN_MAX_BYTES,
+    MALLOC_ARENAS,
+    REPAIR_MEMORY_LIMIT,
+    SCAN_MEMORY_LIMIT,
+    TRIM_EVERY_S,
+    WAL_CHECKPOINT,
+)
 
 __all__ = [
+    "ARROW_POOL",
+    "DEFAULTS",
     "DEFAULT_DATASET",
+    "FILE_MAX_ITEMS",
+    "FRESH_LOAD_VACUUM_TASKS",
+    "GC_YOUNG_THRESHOLD",
+    "HOLD_OPEN_MAX_BYTES",
     "LINK_MARKER",
+    "MALLOC_ARENAS",
+    "REPAIR_MEMORY_LIMIT",
     "RESOURCES",
+    "SCAN_MEMORY_LIMIT",
     "SETTINGS",
     "SOURCE_NAME",
     "SOURCE_SECTION",
     "SOURCE_SETTINGS",
     "SYNC_SECTION",
+    "TRIM_EVERY_S",
     "TYPES",
+    "WAL_CHECKPOINT",
     "ApiError",
     "AuthError",
     "BadResponseError",
@@ -100,7 +115,6 @@ __all__ = [
     "child_marker",
     "creator_platform_source",
     "declared_columns",
-    "default",
     "dependent_refresh",
     "is_done",
     "is_link_table",

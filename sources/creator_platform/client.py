@@ -33,7 +33,7 @@ import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from .auth import Secret, TokenManager
-from .config import default
+from .config import DEFAULTS
 from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
 from .httppool import pooled_transport
 from .ratelimit import RateLimiter
@@ -127,13 +127,13 @@ class CreatorPlatformClient:
         client_secret: Secret | str,
         *,
         rate_limit: float | None = None,
-        adaptive_rate: bool = default("adaptive_rate"),
+        adaptive_rate: bool = DEFAULTS.adaptive_rate,
         throttle_patience: float = 600.0,
-        concurrency: int = default("concurrency"),
-        detail_concurrency: int = default("detail_concurrency"),
-        timeout: float = default("timeout"),
-        max_attempts: int = default("max_attempts"),
-        backoff_initial: float = default("backoff_initial"),
+        concurrency: int = DEFAULTS.concurrency,
+        detail_concurrency: int = DEFAULTS.detail_concurrency,
+        timeout: float = DEFAULTS.timeout,
+        max_attempts: int = DEFAULTS.max_attempts,
+        backoff_initial: float = DEFAULTS.backoff_initial,
         backoff_max: float = 20.0,
         insecure: bool = False,
         verify: bool = True,

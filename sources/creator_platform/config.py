@@ -27,6 +27,7 @@ import difflib
 import inspect
 import os
 import tomllib
+import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -196,6 +197,8 @@ SETTINGS: tuple[Setting, ...] = (
             help="IANA zone of the reporting day and month, e.g. America/New_York."),
 )
 SOURCE_SETTINGS = tuple(s for s in SETTINGS if s.section == SOURCE_SECTION)
+# each key's default, by name (`DEFAULTS.page_size`): for a function that takes the knob too
+DEFAULTS = types.SimpleNamespace(**{s.key: s.default for s in SETTINGS})
 # [sources.creator_platform.lookback_days]: one key per resource, days
 LOOKBACK_CHECK = number(0)
 _BY_PATH = {s.path: s for s in SETTINGS}
@@ -262,11 +265,6 @@ def setting(section: str, key: str, flag_value: Any = None) -> Any:
     if flag_value is not None and flag_value != ():
         return checked(item, flag_value, f"flag={item.flag}")
     return checked(item, lookup(item.path, secret=item.secret), origin(item))
-
-
-def default(key: str) -> Any:
-    """The default of setting `key` (for a function that takes the knob, e.g. the client's)."""
-    return by_key(key).default
 
 
 class Settings:

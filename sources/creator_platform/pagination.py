@@ -17,10 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from .client import CreatorPlatformClient
-from .config import default
+from .config import DEFAULTS
 from .errors import ApiError, BadResponseError, PaginationError
-from .normalize import parse_timestamp
 from .settings import ListOrder, Resource
+from .values import parse_timestamp
 
 DEFAULT_MAX_PAGES = 100_000
 
@@ -154,7 +154,7 @@ def iter_pages(
     resource: Resource,
     params: Mapping[str, Any],
     *,
-    page_size: int | None = default("page_size"),
+    page_size: int | None = DEFAULTS.page_size,
     concurrency: int | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
@@ -326,7 +326,7 @@ def iter_window(
     order: ListOrder,
     field: str,
     since: datetime,
-    page_size: int | None = default("page_size"),
+    page_size: int | None = DEFAULTS.page_size,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
 ) -> Iterator[Page]:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from .batches import IdSet
 from .config import SOURCE_SETTINGS, settings_class
+from .key_sets import GatheredIds
 from .pagination import DEFAULT_MAX_PAGES
 from .settings import DAY_S
 
@@ -53,9 +53,9 @@ SourceOptions = settings_class(
         ("full_refresh", bool, field(default=False)),
         ("lookback_days", dict[str, float], field(default_factory=dict)),  # resource -> days
         ("max_pages", int, field(default=DEFAULT_MAX_PAGES)),
-        # see `Runtime.kept_tables` and `Runtime.pushed_keys`
+        # see `Runtime.kept_tables` and `Runtime.webhook_written_keys`
         ("kept_tables", frozenset[str] | None, field(default=None)),
-        ("pushed_keys", Mapping[str, frozenset[str]], field(default_factory=dict)),
+        ("webhook_written_keys", Mapping[str, frozenset[str]], field(default_factory=dict)),
         ("on_page", PageHook | None, field(default=None, repr=False)),  # see `Runtime.on_page`
         ("stop", StopCheck | None, field(default=None, repr=False)),  # see `Runtime.stop`
         # per site: the platform's clock when the customers listing that completed last began
@@ -95,8 +95,8 @@ class RunReport:
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
     # (int64 arrays: millions of customers at `large`, docs/performance.md#memory)
-    customer_refs: dict[str | None, IdSet] = field(default_factory=dict)
-    customers_listed: dict[str | None, IdSet] = field(default_factory=dict)
+    customer_refs: dict[str | None, GatheredIds] = field(default_factory=dict)
+    customers_listed: dict[str | None, GatheredIds] = field(default_factory=dict)
     customers_full: set[str | None] = field(default_factory=set)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # resource -> how it ended
     rows: Counter[str] = field(default_factory=Counter)  # resource -> rows of its own table
@@ -152,7 +152,7 @@ class RunReport:
         """kind: "refs" (customers named by new money) or "listed" (customers read this run)."""
         target = self.customer_refs if kind == "refs" else self.customers_listed
         with self._lock:
-            target.setdefault(site, IdSet()).update(ids)
+            target.setdefault(site, GatheredIds()).update(ids)
 
 
 @dataclass(frozen=True)
@@ -165,9 +165,9 @@ class Runtime:
     - `kept_tables`: tables the destination holds and keeps this run: a table not in it is
       loaded with `append` by the resource that alone writes it (see `batches.Batches`);
       None means unknown, and everything is merged;
-    - `pushed_keys`: per table, the keys (see `unchanged.keyed`) of rows another writer (the
-      webhook loader) wrote last: re-read, they are loaded even when unchanged since the last
-      run, so that the pull keeps healing missed or out-of-order deliveries;
+    - `webhook_written_keys`: per table, the keys (see `unchanged.keyed`) of rows another
+      writer (the webhook loader) wrote last: re-read, they are loaded even when unchanged
+      since the last run, so that the pull keeps healing missed or out-of-order deliveries;
     - `on_page(resource, page_number)`: called before each listed page is processed (the crash
       drills kill the process there);
     - `stop()`: asked after each listed page: "checkpoint" ends listings that can resume there
@@ -180,7 +180,7 @@ class Runtime:
     transport: Any = None
     verify: bool = True
     kept_tables: frozenset[str] | None = None
-    pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_page: PageHook | None = None
     stop: StopCheck | None = None
     limiter: RateLimiter | None = None

@@ -24,16 +24,17 @@ import dlt
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
+from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
 from .config import SOURCE_SETTINGS, checked_lookback, source_signature, source_values
 from .dlt_logs import quiet_hint_merge_warnings
 from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatformError
 from .listing import Listing, table_item_hints
-from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
 from .pagination import Page, iter_pages
 from .payouts_path import forget_if_gone, path_for_run
 from .refresh import TARGET as TARGET_CUSTOMERS
+from .rows import normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
     DAY_S,
@@ -45,6 +46,7 @@ from .settings import (
     with_paths,
 )
 from .unchanged import STATE_KEY, hashes
+from .values import parse_timestamp
 
 __all__ = [
     "CreatorPlatformSource", "Outcome", "RunReport", "Runtime", "SourceOptions", "SyncRun",
@@ -277,7 +279,7 @@ def _options(checked: dict[str, Any], *, full_refresh: bool, lookback_days: dict
         full_refresh=bool(full_refresh),
         lookback_days=checked_lookback(lookback_days),
         kept_tables=host.kept_tables,
-        pushed_keys=host.pushed_keys,
+        webhook_written_keys=host.webhook_written_keys,
         on_page=host.on_page,
         stop=host.stop,
     )
