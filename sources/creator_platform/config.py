@@ -387,7 +387,9 @@ def settings_class(
     a secret kept out of the repr) and the `extra` fields (name, type, `dataclasses.field`):
     what carries resolved values, derived from the table instead of copying it."""
     fields: list[tuple[str, Any, dataclasses.Field]] = [
-        (item.key, Any, dataclasses.field(default=item.default, repr=not item.secret))
+        (item.key, item.check.annotation if item.default is not None else
+         item.check.annotation | None,
+         dataclasses.field(default=item.default, repr=not item.secret))
         for item in items
     ]
     cls = dataclasses.make_dataclass(name, [*fields, *extra], kw_only=True,
