@@ -136,7 +136,7 @@ def _resource_names(raw: Any) -> tuple[str, ...]:
     out = _names(raw)
     unknown = [r for r in out if r not in RESOURCES]
     if unknown:
-        raise ValueError(f"unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
+        raise ValueError(f"names unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
     return out
 
 
