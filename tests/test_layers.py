@@ -155,6 +155,15 @@ def test_no_import_runs_up_or_sideways() -> None:
 SOURCE = "creator_sync.sources.creator_platform"
 
 
+def test_common_is_the_bottom_layer() -> None:
+    """`common` imports nothing of ours but itself (issue 33, point 5): the settings, which need
+    the source's facts, live in the source, so the source and every command stand on it."""
+    wrong = [f"{modules()[module].relative_to(ROOT)}:{line} imports {target}"
+             for module in modules() if layer(module) == "creator_sync.common"
+             for target, line in imports(module) if layer(target) != "creator_sync.common"]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_pipelines_use_the_source_through_its_public_surface() -> None:
     """`pipelines` imports what the source's `__init__` exports, not its modules: the source
     can then rename or split a module (normalize.py, say) without the pipelines noticing."""
