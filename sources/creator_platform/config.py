@@ -374,7 +374,8 @@ def source_signature(extra: Iterable[inspect.Parameter]) -> inspect.Signature:
 
 def source_values(arguments: dict[str, Any]) -> dict[str, Any]:
     """The source's arguments (as dlt resolved them, or as a caller passed them), each through
-    its kind's check: the same function and the same one-line error as a flag's."""
+    its kind's check: the same function and the same one-line error as a flag's. Values the CLI
+    resolved already pass unchanged (a kind's result is its own fixed point)."""
     return {item.key: checked(item, arguments.get(item.key), origin(item))
             for item in SOURCE_SETTINGS}
 

@@ -26,6 +26,8 @@ from creator_sync.sources.creator_platform.config import (
     SETTINGS,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
+    by_key,
+    checked,
     known_keys,
 )
 
@@ -116,3 +118,17 @@ def test_a_python_caller_gets_the_cli_line():
     assert out.exit_code == 2
     assert out.output == ("error: page_size must be a whole number from 1 to 1000, got 0 "
                           "[flag=--page-size]\n")
+
+
+@pytest.mark.parametrize("key, raw", [("page_size", " 37 "), ("rate_limit", "0"),
+                                      ("rate_limit", "120"), ("resources", "sites, me,sites"),
+                                      ("site_ids", '["1", "2"]'), ("payouts_path", "v1/acme_payments_payouts/"),
+                                      ("adaptive_rate", "off"), ("pii", "hash"), ("timeout", "2.5")])
+def test_a_checked_value_passes_its_check_again_unchanged(key, raw):
+    """The CLI resolves a value, then hands it to the source, which checks its arguments: one
+    function per kind, whose result is its own fixed point, so the value is the same."""
+    item = by_key(key)
+    once = checked(item, raw, "flag")
+    assert checked(item, once, "argument") == once
+    as_passed = list(once) if isinstance(once, tuple) else once  # as the CLI passes it
+    assert checked(item, as_passed, "argument") == once
