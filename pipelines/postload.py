@@ -20,11 +20,7 @@ import dlt
 
 from creator_sync.common.locking import warehouse_lock
 from creator_sync.sources.creator_platform import sync_run
-from creator_sync.sources.creator_platform.normalize import (
-    child_marker,
-    is_link_table,
-    link_columns,
-)
+from creator_sync.sources.creator_platform.normalize import link_columns
 from creator_sync.sources.creator_platform.refresh import dependent_refresh
 
 log = logging.getLogger("creator_sync.postload")
@@ -337,29 +333,6 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def drop_link_markers(pipeline: dlt.Pipeline) -> int:
-    """Delete the marker rows that stood for an empty to-many relationship or an empty line
-    array (see normalize.py)."""
-    removed = 0
-    links = {t: cols for t, cols in data_tables(pipeline).items() if is_link_table(cols, t)}
-    if not links:
-        return 0
-    with scan_client(pipeline) as client:
-        for table in _existing(client, links):
-            try:
-                _, child = link_columns(table, links[table])
-            except ValueError:
-                continue
-            q = client.make_qualified_table_name(table)
-            marker = child_marker(table)
-            rows = client.execute_sql(f"SELECT COUNT(*) FROM {q} WHERE {child} = %s", marker)
-            count = int(rows[0][0])
-            if count:
-                client.execute_sql(f"DELETE FROM {q} WHERE {child} = %s", marker)
-            removed += count
-    return removed
-
-
 def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -> frozenset[str]:
     """Data tables the destination holds now and that this run's full refresh will not drop.
 
@@ -608,8 +581,7 @@ def finish_sync(
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
                                    report.listed, report.seen)
-            if load_ids:  # markers come only with a load
-                drop_link_markers(pipeline)
+            if load_ids:  # only a load can have overwritten a delivery
                 restore_pushes(pipeline, run.extract_started)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)

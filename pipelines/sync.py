@@ -72,7 +72,6 @@ from .factory import (
 from .postload import (
     data_tables,
     dedupe_appended,
-    drop_link_markers,
     finish_sync,
     kept_tables,
     loaded_counts,
@@ -504,7 +503,6 @@ def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
         repaired = dedupe_appended(pipeline)  # a job re-run after the kill appended twice
         if repaired:
             log.warning("removed rows loaded twice by an interrupted run: %s", repaired)
-        drop_link_markers(pipeline)
     return len(info.loads_ids)
 
 

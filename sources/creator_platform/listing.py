@@ -32,6 +32,7 @@ from .details import DetailGate, detail_gate, read_detail, save_gate
 from .incremental import Plan, advance, plan
 from .linestream import LineStream
 from .normalize import (
+    EMPTY_PARENT,
     StreamedLines,
     declared_columns,
     normalize_resources,
@@ -586,6 +587,9 @@ class Listing:
         hints = table_item_hints(table, tbl, self.options.freeze_finance_schema)
         if self.batches.appends(table, tbl.column_names):
             hints["write_disposition"] = "append"  # keys stay declared for later merges
+            marker = hints["columns"].get(EMPTY_PARENT)
+            if marker is not None:  # (dlt warns of `hard_delete` on an append; it has no marker)
+                hints["columns"][EMPTY_PARENT] = {k: v for k, v in marker.items() if k != "hard_delete"}
         yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
 
     # ------------------------------------------------------------------ 6. state

@@ -6,10 +6,12 @@ Pure functions with no I/O, so the pull sync and the webhook loader write identi
     tables = rows_to_arrow(rows)            # table name -> pyarrow.Table with declared types
     hints = table_hints("contacts")         # dlt hints: primary/merge key, disposition, columns
 
-Link tables: a parent whose to-many relationship carries an *empty* `data` list gets one marker
-row whose child column is `LINK_MARKER` (""), so that a merge on the parent column still deletes
-the parent's old links; the loader deletes marker rows after the load (`link_marker_cleanup_sql`).
-Line tables (an array attribute of plain objects, such as a payout detail's `transactions`, see
+Link tables are replaced per parent: dlt's `delete-insert` merge with `merge_key` = the parent
+column deletes every stored link of each parent the load carries, then inserts the new ones
+(`table_hints`). A parent whose to-many relationship carries an *empty* `data` list gets one
+marker row (child column `LINK_MARKER`, ""), so that the merge still deletes its old links; the
+marker has `EMPTY_PARENT` true, dlt's `hard_delete` column, so dlt never inserts it. Line tables
+(an array attribute of plain objects, such as a payout detail's `transactions`, see
 `settings.LineTable`) work the same way: keyed by parent and `line_number`, replaced per parent,
 an empty array written as one marker row with `line_number` 0 (`child_marker`). A line
 array still to be parsed (`linestream.LineStream`, a payout detail read as a stream) is read
@@ -53,6 +55,9 @@ if TYPE_CHECKING:
 PiiMode = Literal["hash", "drop"] | None
 LINK_MARKER = ""
 LINE_MARKER = 0  # line numbers start at 1
+# true on a marker row only: dlt's `hard_delete` column of link and line tables (the merge
+# deletes the parent's stored rows and inserts no marker), null in every stored row
+EMPTY_PARENT = "_empty_parent"
 _RESERVED = frozenset({"id", "site_id", "_extracted_at", "_is_deleted"})
 _PARENTS: Any = ("__parents__",)  # bookkeeping key inside a link bucket
 EXTRACTED_AT = "_extracted_at"
@@ -465,7 +470,9 @@ def normalize_resource(
                 del bucket[key]
         parents.add(rid)  # type: ignore[union-attr]
         if not items:
-            bucket[(rid, LINK_MARKER)] = _link_row(parent_col, rid, child_col, LINK_MARKER, row_site, extracted_at)
+            bucket[(rid, LINK_MARKER)] = {
+                **_link_row(parent_col, rid, child_col, LINK_MARKER, row_site, extracted_at),
+                EMPTY_PARENT: True}
         for item in items:
             if not isinstance(item, dict) or item.get("id") is None:
                 raise where.fail("to-many relationship item has no id", rid, rel)
@@ -488,7 +495,7 @@ def _line_rows(
         raise where.fail(f"`{lines.attribute}` must be an array, got {type(items).__name__}",
                          parent, lines.attribute)
     if not items and first == 1:  # no lines: a marker row, so that the merge still drops the old ones
-        return {(parent, LINE_MARKER): base}
+        return {(parent, LINE_MARKER): {**base, EMPTY_PARENT: True}}
     declared = lines.column_types
     out: dict[Any, dict[str, Any]] = {}
     for number, item in enumerate(items, start=first):
@@ -618,7 +625,7 @@ def declared_columns(table: str, observed: Iterable[str] = ()) -> dict[str, Colu
             cols["_is_deleted"] = "bool"
     for name in observed:
         if name not in cols:
-            cols[name] = "bool" if name == "_is_deleted" else (
+            cols[name] = "bool" if name in ("_is_deleted", EMPTY_PARENT) else (
                 "text" if name.endswith("_id") or name == "id" else column_type(name)
             )
     return cols
@@ -712,9 +719,12 @@ def table_hints(table: str, columns: Mapping[str, ColumnType] | None = None) -> 
     parent_col, child_col = link_columns(table, cols)
     for c in (parent_col, child_col):
         col_hints.setdefault(c, {"data_type": "text"})["nullable"] = False
+    # declared whether or not this item has a marker: the first item's hints make the table
+    col_hints[EMPTY_PARENT] = {"data_type": "bool", "nullable": True, "hard_delete": True}
     return {
         "table_name": table,
-        "write_disposition": "merge",
+        # a parent's rows are replaced as a set: those of each parent loaded are deleted first
+        "write_disposition": {"disposition": "merge", "strategy": "delete-insert"},
         "primary_key": [parent_col, child_col],
         "merge_key": parent_col,
         "columns": col_hints,
@@ -737,11 +747,6 @@ def child_marker(table: str) -> str | int:
     """The child-key value of a marker row (an empty relationship or array) in a link or
     line table."""
     return LINE_MARKER if table in LINE_TABLES else LINK_MARKER
-
-
-def link_marker_cleanup_sql(table: str, child_column: str, qualified_table: str) -> str:
-    """SQL that removes marker rows of an empty to-many relationship after a load."""
-    return f"DELETE FROM {qualified_table} WHERE {child_column} = {child_marker(table)!r}"
 
 
 def _dlt_type(kind: ColumnType) -> str:
