@@ -21,7 +21,7 @@ from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.sources.creator_platform import checkpoint
 from creator_sync.sources.creator_platform.settings import SOURCE_NAME
 
-from .postload import SYNC_RESOURCES
+from .sync_resources import SYNC_RESOURCES
 
 # sync_resources.status -> what status prints
 SHOWN = {"synced": "complete", "partial": "partial", "failed": "failed", "skipped": "skipped"}

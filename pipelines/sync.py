@@ -2,7 +2,7 @@
 
 Steps: lock the pipeline -> restore state from the destination -> finish any pending load
 package left by a crashed run -> extract (API) -> normalise -> load (under the warehouse lock)
--> mark deleted dimension rows, drop link markers -> revoke the token -> print a summary.
+-> mark deleted dimension rows, restore fresher pushes, record `sync_resources` -> revoke the token -> print a summary.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ from creator_sync.sources.creator_platform.refresh import dependent_refresh
 from creator_sync.sources.creator_platform.settings import RESOURCES
 from creator_sync.sources.creator_platform.stats import RunStats
 
+from .counts import loaded_counts, row_counts
+from .crash_repair import dedupe_appended
 from .factory import (
     HOLD_OPEN_MAX_BYTES,
     build_pipeline,
@@ -69,16 +71,10 @@ from .factory import (
     release_free_memory,
     trimmed_heap,
 )
-from .postload import (
-    data_tables,
-    dedupe_appended,
-    finish_sync,
-    kept_tables,
-    loaded_counts,
-    pushed_keys,
-    row_counts,
-)
+from .postload import finish_sync
 from .progress import progress_reporter
+from .warehouse_facts import kept_tables, pushed_keys
+from .warehouse_sql import data_tables
 
 log = logging.getLogger("creator_sync.sync")
 

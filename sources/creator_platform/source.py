@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import dlt
+from dlt.common.schema import Schema
 from dlt.common.typing import TSecretStrValue
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
@@ -255,21 +255,18 @@ def unreadable(resources: list[Resource], scopes: frozenset[str] | None) -> dict
 
 
 # ---------------------------------------------------------------- the source
-_building = threading.local()  # hands the SyncRun from the source function to its DltSource
-
-
 class CreatorPlatformSource(DltSource):
-    """The DltSource `creator_platform_source` returns; `.sync_run` is what the steps after
-    the load need (`pipelines.postload.finish_sync`)."""
+    """The DltSource `creator_platform_source` returns: dlt's source, plus `.sync_run`, what
+    the steps after the load need (`pipelines.postload.finish_sync(pipeline, source)`).
 
-    sync_run: SyncRun | None = None
+    The source function builds it itself, on the schema dlt made for the call
+    (`dlt.current.source_schema()`); dlt takes a DltSource returned by a source function as
+    it is."""
 
-    @classmethod
-    def from_data(cls, schema: Any, section: str, data: Any) -> Any:
-        source = super().from_data(schema, section, data)
-        source.sync_run = getattr(_building, "run", None)
-        _building.run = None
-        return source
+    def __init__(self, schema: Schema, section: str, resources: Sequence[DltResource] = (),
+                 sync_run: SyncRun | None = None) -> None:
+        super().__init__(schema, section, resources)
+        self.sync_run = sync_run
 
 
 def sync_run(source: Any) -> SyncRun:
@@ -428,8 +425,7 @@ def creator_platform_source(
     except BaseException:
         run.close()
         raise
-    _building.run = run
-    return selected
+    return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
 
 
 def _customers_read_at(full_refresh: bool) -> dict[str | None, datetime]:
