@@ -163,7 +163,7 @@ def compare_writers(batches: int = 5, size: int = 500) -> dict:
     from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
     from creator_sync.pipelines.webhooks.loader import Loader
     from creator_sync.pipelines.webhooks.records import decode, encode, parse_delivery, utcnow
-    from creator_sync.sources.creator_platform.normalize import table_hints
+    from creator_sync.sources.creator_platform.hints import table_hints
 
     with tempfile.TemporaryDirectory(prefix="webhooks-writers-") as tmp:
         journal = Journal(Path(tmp) / "journal")

@@ -9,7 +9,7 @@ from typing import Any
 
 import dlt
 
-from creator_sync.sources.creator_platform.normalize import link_columns
+from creator_sync.sources.creator_platform.hints import link_columns
 
 from .warehouse_sql import data_tables, existing_tables
 

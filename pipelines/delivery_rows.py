@@ -1,10 +1,10 @@
 """Turn a micro-batch of deliveries into per-table arrow batches, using the pipeline's normaliser
 (the webhook loader writes them; the pull's `push_restore` applies them again after its load).
 
-`sources.creator_platform.normalize` is the single definition of how a JSON:API resource becomes
-warehouse rows and types; this module only adds what is specific to the push path: which site a
-delivery belongs to, which columns a payload really carried, and the last-delivery-wins rule
-inside one batch (per id for resources, per parent for link sets).
+The source's `rows`, `values`, `pii`, `hints` and `arrow_tables` are the single definition of
+how a JSON:API resource becomes warehouse rows and types; this module only adds what is specific
+to the push path: which site a delivery belongs to, which columns a payload really carried, and
+the last-delivery-wins rule inside one batch (per id for resources, per parent for link sets).
 """
 
 from __future__ import annotations
@@ -16,15 +16,10 @@ from typing import Any
 import pyarrow as pa
 
 from creator_sync.pipelines.pushed_writes import PRESENT, TableBatch
-from creator_sync.sources.creator_platform.normalize import (
-    LINK_MARKER,
-    PiiMode,
-    apply_pii,
-    is_link_table,
-    link_columns,
-    normalize_resources,
-    rows_to_arrow,
-)
+from creator_sync.sources.creator_platform.arrow_tables import rows_to_arrow
+from creator_sync.sources.creator_platform.hints import is_link_table, link_columns
+from creator_sync.sources.creator_platform.pii import PiiMode, apply_pii
+from creator_sync.sources.creator_platform.rows import LINK_MARKER, normalize_resources
 from creator_sync.sources.creator_platform.settings import type_info
 
 LOAD_ID = "_dlt_load_id"  # the pull sync's arrow loads carry it (NOT NULL); so do ours

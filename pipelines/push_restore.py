@@ -61,7 +61,7 @@ def restore_fresher_pushes(con: duckdb.DuckDBPyConnection, dataset: str,
     deliveries = _deliveries_since(con, dataset, since)
     if not deliveries:
         return {}
-    from creator_sync.sources.creator_platform.normalize import is_link_table
+    from creator_sync.sources.creator_platform.hints import is_link_table
 
     from .delivery_rows import BatchRows, DeliveryError, normalise_delivery
     from .pushed_writes import PUSHED_LOAD_ID_PREFIX, upsert_resources

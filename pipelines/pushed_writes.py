@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from creator_sync.common.duckdb_names import quote_ident, quote_literal
-from creator_sync.sources.creator_platform.normalize import declared_columns, table_hints
+from creator_sync.sources.creator_platform.hints import declared_columns, table_hints
 
 if TYPE_CHECKING:  # imported where arrow data is built: a pull sync reads only the constants
     import pyarrow as pa

@@ -38,7 +38,7 @@ from creator_sync.pipelines.delivery_rows import (
 from creator_sync.pipelines.webhooks import warehouse
 from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
 from creator_sync.pipelines.webhooks.records import DeadLetter, decode
-from creator_sync.sources.creator_platform.normalize import PiiMode
+from creator_sync.sources.creator_platform.pii import PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
 

@@ -10,6 +10,7 @@ Other areas import from here: `CreatorPlatformClient`, `Secret`, the error types
 normalisation functions (`normalize_resources`, `rows_to_arrow`, `table_hints`).
 """
 
+from .arrow_tables import rows_to_arrow
 from .auth import Secret, TokenManager
 from .client import CreatorPlatformClient
 from .errors import (
@@ -20,7 +21,8 @@ from .errors import (
     NormalizationError,
     PaginationError,
 )
-from .normalize import normalize_resources, rows_to_arrow, table_hints
+from .hints import table_hints
+from .rows import normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import RESOURCES, TYPES
 from .source import creator_platform_source, sync_run

@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from .normalize import child_marker, is_link_table, link_columns
+from .hints import is_link_table, link_columns
+from .rows import child_marker
 from .settings import RESOURCES, Resource, type_info
 
 if TYPE_CHECKING:
@@ -322,7 +323,7 @@ class Batches:
     change feed, two groups of one page), so for those tables a record (a link or line table: a
     parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
     by an earlier page is dropped here. Their marker rows (an empty relationship or line array,
-    normalize.py) only tell a merge to drop a parent's old links, so an appended table keeps
+    rows.py) only tell a merge to drop a parent's old links, so an appended table keeps
     none (`_unmarked`; dlt would insert them, `hard_delete` is for merges). One
     parent's lines
     that come in pieces (a streamed payout's, `listing.Piece`) are one record: the first piece

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .normalize import parse_timestamp
+from .values import parse_timestamp
 
 RESUME_KEY = "resume"  # in a site's resource state
 

@@ -27,8 +27,8 @@ import orjson
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError
 from .linestream import decode_streamed
-from .normalize import parse_timestamp
 from .settings import DAY_S, Resource
+from .values import parse_timestamp
 
 log = logging.getLogger("creator_sync.details")
 MERGED_ATTEMPTS = 2  # a merged include that fails twice is read in groups (no long backoff)

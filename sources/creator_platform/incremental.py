@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .normalize import parse_timestamp
 from .settings import DAY_S, Resource
+from .values import parse_timestamp
 
 
 @dataclass(frozen=True)

@@ -26,25 +26,20 @@ from typing import TYPE_CHECKING, Any
 import dlt
 
 from . import checkpoint
+from .arrow_tables import rows_to_arrow
 from .batches import Batches, IdTally
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
+from .hints import EMPTY_PARENT, declared_columns, table_hints
 from .incremental import Plan, advance, plan
 from .linestream import LineStream
-from .normalize import (
-    EMPTY_PARENT,
-    StreamedLines,
-    declared_columns,
-    normalize_resources,
-    parse_timestamp,
-    rows_to_arrow,
-    table_hints,
-)
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
+from .rows import StreamedLines, normalize_resources
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
 from .unchanged import STATE_KEY, Unchanged, next_day_window
+from .values import parse_timestamp
 
 if TYPE_CHECKING:
     import pyarrow as pa

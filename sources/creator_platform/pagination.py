@@ -18,8 +18,8 @@ from typing import Any
 
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError, PaginationError
-from .normalize import parse_timestamp
 from .settings import PAGE_SIZE, ListOrder, Resource
+from .values import parse_timestamp
 
 DEFAULT_MAX_PAGES = 100_000
 

@@ -17,9 +17,10 @@ from typing import Any
 import dlt
 from dlt.sources import DltResource
 
+from .arrow_tables import rows_to_arrow
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError, CreatorPlatformError
-from .normalize import normalize_resources, rows_to_arrow
+from .rows import normalize_resources
 
 log = logging.getLogger("creator_sync.refresh")
 FEEDERS = ("transactions", "purchases")  # resources whose rows name a customer

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from .batches import IdSet
-from .normalize import PiiMode
 from .pagination import DEFAULT_MAX_PAGES
+from .pii import PiiMode
 from .settings import PAGE_SIZE
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import Literal
 DAY_S = 86_400
 
 # ---------------------------------------------------------------- column types
-# Logical column types; normalize.py maps them to arrow, dlt hints map them to warehouse types.
+# Logical column types; arrow_tables.py maps them to arrow, hints.py to warehouse types.
 ColumnType = Literal["text", "bigint", "bool", "timestamp", "decimal", "double", "json"]
 
 # Attribute name -> type, shared by every resource (the API names things consistently).

@@ -24,15 +24,16 @@ from dlt.common.typing import TSecretStrValue
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
+from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
 from .dlt_logs import quiet_hint_merge_warnings
 from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatformError
 from .listing import Listing, table_item_hints
-from .normalize import normalize_resources, parse_timestamp, rows_to_arrow
 from .pagination import Page, iter_pages
 from .payouts_path import forget_if_gone, path_for_run
 from .refresh import TARGET as TARGET_CUSTOMERS
+from .rows import normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
     ADAPTIVE_RATE,
@@ -57,6 +58,7 @@ from .settings import (
     with_paths,
 )
 from .unchanged import STATE_KEY, hashes
+from .values import parse_timestamp
 
 __all__ = [
     "CreatorPlatformSource", "Outcome", "RunReport", "Runtime", "SourceOptions", "SyncRun",

@@ -24,7 +24,7 @@ row keeps the hashes it was given instead (still true of the destination, and a 
 what it would keep): its state does not move, so a nothing-new run has no state row to load.
 
 Keys: an entity row by `id`; a link or line table (merged per parent: `merge_key` = parent,
-see `normalize.table_hints`) by its parent, all of that parent's rows as one group, so a
+see `hints.table_hints`) by its parent, all of that parent's rows as one group, so a
 parent is either dropped whole or loaded whole (a partial group would delete the rest).
 
 Safe by construction: the hashes travel in the resource state, which dlt commits with the
@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .batches import KeySet
-from .normalize import link_columns
+from .hints import link_columns
 from .settings import PAGE_SIZE_RANGE
 
 STATE_KEY = "row_hashes"

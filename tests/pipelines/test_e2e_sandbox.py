@@ -22,8 +22,8 @@ from sandbox_helpers import (
 )
 
 from creator_sync.sandbox.testing import start_sandbox
-from creator_sync.sources.creator_platform.normalize import parse_timestamp
 from creator_sync.sources.creator_platform.settings import RESOURCES, link_table, type_info
+from creator_sync.sources.creator_platform.values import parse_timestamp
 
 SEED = 42
 NOW = "2026-03-01T12:00:00Z"
@@ -70,7 +70,7 @@ def _expected(value, column_type):
 def test_random_records_round_trip_every_attribute_and_relationship(world):
     sandbox, db, result = world
     rng = random.Random(7)
-    from creator_sync.sources.creator_platform.normalize import declared_columns
+    from creator_sync.sources.creator_platform.hints import declared_columns
 
     checked = 0
     import duckdb

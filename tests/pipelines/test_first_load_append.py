@@ -8,7 +8,7 @@ import json
 from sandbox_helpers import query, snapshot, sync
 
 from creator_sync.sandbox.testing import start_sandbox
-from creator_sync.sources.creator_platform.normalize import link_columns
+from creator_sync.sources.creator_platform.hints import link_columns
 
 SHARED = {"contact_tags", "modules", "lessons", "media", "fields"}
 

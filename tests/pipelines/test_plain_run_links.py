@@ -19,12 +19,8 @@ from sandbox_helpers import CLIENT_ID, CLIENT_SECRET, snapshot, sync
 
 from creator_sync.sandbox.testing import start_sandbox
 from creator_sync.sources.creator_platform import creator_platform_source
-from creator_sync.sources.creator_platform.normalize import (
-    EMPTY_PARENT,
-    child_marker,
-    is_link_table,
-    link_columns,
-)
+from creator_sync.sources.creator_platform.hints import EMPTY_PARENT, is_link_table, link_columns
+from creator_sync.sources.creator_platform.rows import child_marker
 
 DATASET = "creator_platform"
 

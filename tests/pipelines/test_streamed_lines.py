@@ -15,8 +15,8 @@ import creator_sync.pipelines.sync as sync_module
 from creator_sync.common.warehouse import resolve_warehouse
 from creator_sync.pipelines.sync import run_sync
 from creator_sync.sources.creator_platform import listing, settings, unchanged
+from creator_sync.sources.creator_platform.arrow_tables import rows_to_arrow
 from creator_sync.sources.creator_platform.batches import Batches
-from creator_sync.sources.creator_platform.normalize import rows_to_arrow
 
 PART = 100
 LINES = {

@@ -21,8 +21,8 @@ import vcr
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.errors import ApiError
-from creator_sync.sources.creator_platform.normalize import normalize_resources
 from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
+from creator_sync.sources.creator_platform.rows import normalize_resources
 from creator_sync.sources.creator_platform.settings import RESOURCES
 
 CASSETTES = Path(__file__).parent / "cassettes"

@@ -9,15 +9,11 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
+from creator_sync.sources.creator_platform.arrow_tables import rows_to_arrow
 from creator_sync.sources.creator_platform.errors import NormalizationError
-from creator_sync.sources.creator_platform.normalize import (
-    EMPTY_PARENT,
-    LINK_MARKER,
-    normalize_resources,
-    parse_timestamp,
-    rows_to_arrow,
-    table_hints,
-)
+from creator_sync.sources.creator_platform.hints import EMPTY_PARENT, table_hints
+from creator_sync.sources.creator_platform.rows import LINK_MARKER, normalize_resources
+from creator_sync.sources.creator_platform.values import parse_timestamp
 
 AT = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -348,10 +344,10 @@ def test_null_values_of_typed_columns_stay_null():
 def _per_attribute(monkeypatch, fn):
     """`fn()` with every record converted attribute by attribute (`_convert_each`, the
     reference path the planned one must equal)."""
-    from creator_sync.sources.creator_platform import normalize
+    from creator_sync.sources.creator_platform import rows
 
     with monkeypatch.context() as patched:
-        patched.setattr(normalize, "_attribute_plan", lambda names, lines_attribute: None)
+        patched.setattr(rows, "_attribute_plan", lambda names, lines_attribute: None)
         return fn()
 
 

@@ -200,7 +200,7 @@ def test_site_falls_back_to_the_url_hint_when_payload_names_none(env):
 
 
 def test_pii_mode_applies_to_rows_and_raw_payloads(tmp_path):
-    from creator_sync.sources.creator_platform.normalize import apply_pii
+    from creator_sync.sources.creator_platform.pii import apply_pii
 
     journal = Journal(tmp_path / "journal")
     db = tmp_path / "pii.duckdb"

@@ -1,0 +1,156 @@
+"""Values as the API writes them -> the warehouse's types (docs/architecture.md).
+
+Pure functions with no I/O, shared by the pull sync and the webhook loader: one converter per
+logical column type (`settings.ColumnType`), each refusing what it cannot convert exactly (money
+never goes through a float; timestamps come out UTC-aware).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import orjson
+
+from .settings import DECIMAL_PRECISION
+
+_QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
+_MAX_DECIMAL = Decimal(10) ** (DECIMAL_PRECISION[0] - DECIMAL_PRECISION[1])
+_INT_RE = re.compile(r"^[+-]?\d+$")
+MIN_BIGINT, MAX_BIGINT = -(2**63), 2**63
+
+
+def parse_timestamp(value: Any) -> datetime | None:
+    """ISO 8601 with any offset (or `Z`, or a bare date) -> aware UTC datetime."""
+    if type(value) is str and value:  # the common case: one C call, already UTC ("Z")
+        dt = datetime.fromisoformat(value.strip())
+        if dt.tzinfo is UTC:
+            return dt
+    elif value is None or value == "":
+        return None
+    elif isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, date):
+        dt = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        dt = datetime.fromisoformat(value.strip())
+    else:
+        raise ValueError(f"expected an ISO 8601 string, got {type(value).__name__}")
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def to_decimal(value: Any) -> Decimal | None:
+    """Exact major-unit amount. Floats go through their shortest repr, never binary arithmetic."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    if isinstance(value, Decimal):
+        dec = value
+    elif isinstance(value, int):
+        dec = Decimal(value)
+    elif isinstance(value, float):
+        dec = Decimal(repr(value))
+    elif isinstance(value, str):
+        dec = Decimal(value.strip())
+    else:
+        raise ValueError(f"expected a decimal number, got {type(value).__name__}")
+    if not dec.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    if abs(dec) >= _MAX_DECIMAL:
+        raise ValueError(f"number too large for DECIMAL{DECIMAL_PRECISION}: {value!r}")
+    quantized = dec.quantize(_QUANT)
+    if quantized != dec:
+        raise ValueError(f"more than {DECIMAL_PRECISION[1]} decimal places: {value!r}")
+    return quantized
+
+
+def to_bigint(value: Any) -> int | None:
+    """Integers only: an integral float or a string of digits is accepted, 12.5 is refused."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected an integer, got a boolean")
+    if isinstance(value, int):
+        result = value
+    elif (isinstance(value, float) and value.is_integer()) or (isinstance(value, Decimal) and value == value.to_integral_value()):
+        result = int(value)
+    elif isinstance(value, str) and _INT_RE.match(value.strip()):
+        result = int(value.strip())
+    else:
+        raise ValueError(f"expected an integer, got {value!r}")
+    if not MIN_BIGINT <= result < MAX_BIGINT:
+        raise ValueError(f"integer out of BIGINT range: {value!r}")
+    return result
+
+
+def to_bool(value: Any) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise ValueError(f"expected a boolean, got {value!r}")
+
+
+def to_double(value: Any) -> float | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError("expected a number, got a boolean")
+    if isinstance(value, int | float | Decimal):
+        return float(value)
+    if isinstance(value, str):
+        return float(value)
+    raise ValueError(f"expected a number, got {type(value).__name__}")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    raise TypeError
+
+
+def to_json_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def to_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return to_json_text(value)
+    return str(value)
+
+
+CONVERTERS = {
+    "text": to_text,
+    "bigint": to_bigint,
+    "bool": to_bool,
+    "timestamp": parse_timestamp,
+    "decimal": to_decimal,
+    "double": to_double,
+    "json": to_json_text,
+}
+
+
+
+def normal_word(value: str) -> str:
+    """A provider, type or status as compared (A8): lower case, spaces and underscores alike
+    (`In Transit` -> `in_transit`, `Platform Payments` -> `platform_payments`)."""
+    return "_".join(value.strip().lower().replace("_", " ").split())
