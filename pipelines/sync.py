@@ -188,10 +188,13 @@ def resolve_settings(**flags: Any) -> SyncSettings:
     })
 
 
-# the source's arguments (its one signature); `host` is the host's, not a setting
+# arguments of the source that are no setting: what the warehouse holds (read before each
+# round, `warehouse_facts`) and the host's hooks
+HOST_ARGUMENTS = ("kept_tables", "pushed_keys", "host")
+# the source's arguments (its one signature) that are settings
 SOURCE_PARAMETERS = {
     name: param for name, param in inspect.signature(creator_platform_source).parameters.items()
-    if name != "host"
+    if name not in HOST_ARGUMENTS
 }
 
 
@@ -382,10 +385,9 @@ def _sync_round(
     # places the first one kept (the dropped state left every other listing a first sync)
     args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-        source = creator_platform_source(**args, host=Runtime(
-            stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
-            pushed_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
-            limiter=clock.limiter))
+        source = creator_platform_source(**args, kept_tables=kept, pushed_keys=pushed, host=Runtime(
+            stats=stats, transport=transport, verify=settings.verify,
+            on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
         run = sync_run(source)
         try:
             pipeline.extract(

@@ -3,7 +3,8 @@
 - `SourceOptions`: the knobs the resources read (built by `creator_platform_source`).
 - `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
-  the tables the destination keeps, a hook called per page): never configuration.
+  a hook called per page): never configuration, never state (what the warehouse holds comes as
+  the source's arguments `kept_tables` and `pushed_keys`; what earlier runs learnt, as dlt state).
 - `SyncRun`: one call of the source: its client, options and report, until `close()`.
 """
 
@@ -48,7 +49,7 @@ class SourceOptions:
     # per-record include reads (order_items, course modules/lessons/media, form fields): one
     # request per record; False skips them (faster, those tables stay empty)
     details: bool = True
-    # see `Runtime.kept_tables` and `Runtime.pushed_keys`
+    # the source's arguments `kept_tables` and `pushed_keys`
     kept_tables: frozenset[str] | None = None
     pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
@@ -149,17 +150,11 @@ class RunReport:
 
 @dataclass(frozen=True)
 class Runtime:
-    """What a host program hands the source besides its settings (never read from config).
+    """A host program's hooks and plumbing for the source (never read from config, never state).
 
     - `stats`: counters the caller shows as progress (a fresh one otherwise);
     - `transport`: an httpx transport (tests serve the API in memory);
     - `verify`: TLS verification (tests with their own certificates);
-    - `kept_tables`: tables the destination holds and keeps this run: a table not in it is
-      loaded with `append` by the resource that alone writes it (see `batches.Batches`);
-      None means unknown, and everything is merged;
-    - `pushed_keys`: per table, the keys (see `unchanged.keyed`) of rows another writer (the
-      webhook loader) wrote last: re-read, they are loaded even when unchanged since the last
-      run, so that the pull keeps healing missed or out-of-order deliveries;
     - `on_page(resource, page_number)`: called before each listed page is processed (the crash
       drills kill the process there);
     - `stop()`: asked after each listed page: "checkpoint" ends listings that can resume there
@@ -171,8 +166,6 @@ class Runtime:
     stats: RunStats | None = None
     transport: Any = None
     verify: bool = True
-    kept_tables: frozenset[str] | None = None
-    pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_page: PageHook | None = None
     stop: StopCheck | None = None
     limiter: RateLimiter | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -301,7 +301,9 @@ def _options(
     *, resources: Sequence[str] | str | None, site_ids: Sequence[str] | str | None,
     payouts_path: str | None, page_size: int, pii: str | None, pii_salt: str | None, details: bool,
     full_refresh: bool, full_refresh_every_days: float | None,
-    lookback_days: dict[str, float] | None, freeze_finance_schema: bool, host: Runtime,
+    lookback_days: dict[str, float] | None, freeze_finance_schema: bool,
+    kept_tables: Iterable[str] | None, pushed_keys: Mapping[str, Iterable[str]] | None,
+    host: Runtime,
 ) -> SourceOptions:
     """The source's arguments, checked, as the options its resources read."""
     names = _names("resources", resources)
@@ -330,8 +332,8 @@ def _options(
                               if full_refresh_every_days is not None else None),
         freeze_finance_schema=freeze_finance_schema,
         details=details,
-        kept_tables=host.kept_tables,
-        pushed_keys=host.pushed_keys,
+        kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
+        pushed_keys={table: frozenset(keys) for table, keys in (pushed_keys or {}).items()},
         payouts_path=path,
         on_page=host.on_page,
         stop=host.stop,
@@ -363,6 +365,8 @@ def creator_platform_source(
     max_attempts: int = MAX_ATTEMPTS,
     timeout: float = TIMEOUT_S,
     backoff_initial: float = BACKOFF_INITIAL_S,
+    kept_tables: Sequence[str] | None = None,
+    pushed_keys: Mapping[str, Sequence[str]] | None = None,
     host: Runtime | None = None,
 ) -> Any:
     """Every collection of every site of a Creator Platform account.
@@ -387,7 +391,13 @@ def creator_platform_source(
         lookback_days: per resource, how far back a deep run re-reads.
         freeze_finance_schema: a new column fails the finance tables instead of altering them.
         max_attempts, timeout, backoff_initial: per-request retries, seconds, first wait.
-        host: what a host program passes (see `run.Runtime`); not configuration.
+        kept_tables, pushed_keys: what the destination holds, for a host that read it before
+            the run (`pipelines.warehouse_facts`); not configuration. `kept_tables`: the tables
+            it has and keeps this run (a table not in it that one resource alone writes is
+            loaded with `append`; None: unknown, everything is merged). `pushed_keys`: per
+            table, the keys of rows another writer (the webhook loader) wrote last: re-read,
+            they are loaded even when unchanged since the last run.
+        host: a host program's hooks and plumbing (see `run.Runtime`); not configuration.
 
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
     do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). After
@@ -401,7 +411,8 @@ def creator_platform_source(
         resources=resources, site_ids=site_ids, payouts_path=payouts_path, page_size=page_size,
         pii=pii, pii_salt=pii_salt, details=details, full_refresh=full_refresh,
         full_refresh_every_days=full_refresh_every_days, lookback_days=lookback_days,
-        freeze_finance_schema=freeze_finance_schema, host=rt,
+        freeze_finance_schema=freeze_finance_schema, kept_tables=kept_tables,
+        pushed_keys=pushed_keys, host=rt,
     )
     for name, value, bounds in (("concurrency", concurrency, CONCURRENCY_RANGE),
                                 ("detail_concurrency", detail_concurrency, DETAIL_CONCURRENCY_RANGE),

@@ -71,3 +71,32 @@ def test_signature_has_the_dlt_markers():
     params = inspect.signature(creator_platform_source).parameters
     assert "dlt.secrets.value" in repr(params["client_secret"].default)
     assert "dlt.config.value" in repr(params["base_url"].default)
+
+
+def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
+    """State reaches the source one way (issue 33, point 2): what the warehouse holds comes as
+    arguments, what earlier runs learnt as dlt state; `Runtime` carries hooks only."""
+    from dataclasses import fields
+
+    from creator_sync.sources.creator_platform import Runtime
+
+    assert {f.name for f in fields(Runtime)} == {
+        "stats", "transport", "verify", "on_page", "stop", "limiter"}
+    source = creator_platform_source(
+        base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
+        resources=["contacts"], kept_tables=["contacts", "sites"],
+        pushed_keys={"contacts": ["3000000201"]}, host=Runtime(transport=fake_api.transport()))
+    run = sync_run(source)
+    try:
+        assert run.options.kept_tables == frozenset({"contacts", "sites"})
+        assert run.options.pushed_keys == {"contacts": frozenset({"3000000201"})}
+    finally:
+        run.close()
+    plain = creator_platform_source(base_url="http://127.0.0.1:9", client_id="cid",
+                                    client_secret=FAKE_SECRET, resources=["contacts"],
+                                    host=Runtime(transport=fake_api.transport()))
+    run = sync_run(plain)
+    try:  # a plain call knows nothing of the warehouse: every table is merged
+        assert run.options.kept_tables is None and run.options.pushed_keys == {}
+    finally:
+        run.close()
