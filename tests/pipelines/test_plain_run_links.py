@@ -5,7 +5,8 @@ a row with an empty key (the marker of an empty relationship), on the first run 
 every table it does not know) nor on an incremental one; and after the platform changed links
 (`POST /_sandbox/activity` removes and adds contact tags), the second plain run's link tables
 equal those of a fresh `creator-sync sync` of the same data, row for row: a parent whose links
-changed or emptied lost its old ones.
+changed or emptied lost its old ones. The CLI's own first sync (new tables appended) and its
+incremental one are held to the same.
 """
 
 from __future__ import annotations
@@ -80,20 +81,27 @@ def test_plain_runs_leave_exact_link_tables(sandbox, tmp_path):
     assert placeholders(db) == {}
     before = snapshot(db)
     assert sum(len(before[t]) for t in tables) > 100  # the sandbox really had links
+    cli = tmp_path / "cli" / "cli.duckdb"  # the CLI's first sync: new tables are appended
+    cli.parent.mkdir()
+    sync(sandbox, cli)
+    assert placeholders(cli) == {}
 
     changed = sandbox.activity(300)
     assert changed  # new records, moved links
     db = plain_run(sandbox, tmp_path)  # the second plain run: an incremental merge
     assert placeholders(db) == {}
+    sync(sandbox, cli)  # and the CLI's incremental sync (merged, then `finish_sync`)
+    assert placeholders(cli) == {}
 
     fresh = tmp_path / "fresh" / "fresh.duckdb"  # the same data, synced from scratch
     fresh.parent.mkdir()
     sync(sandbox, fresh)
     assert placeholders(fresh) == {}
-    ours, theirs = snapshot(db), snapshot(fresh)
+    ours, theirs, cli_rows = snapshot(db), snapshot(fresh), snapshot(cli)
     assert set(link_tables(fresh)) == set(tables)
     for table in tables:
         assert ours[table] == theirs[table], f"{table}: the incremental plain run is not exact"
+        assert cli_rows[table] == theirs[table], f"{table}: the incremental CLI sync is not exact"
     # the activity did change links the first run had loaded (else the check proves nothing)
     assert before["contacts_tags"] != theirs["contacts_tags"]
     assert not set(theirs["contacts_tags"]) >= set(before["contacts_tags"])  # some were removed
