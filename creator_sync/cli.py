@@ -66,7 +66,7 @@ def _imports_frozen() -> Iterator[None]:
     that live as long as the process: 0.05-0.2 s of a nothing-new sync's ~1.7 s CPU
     (docs/performance.md#nothing-new). Imports leave ~600 objects of cyclic garbage, kept by the
     freeze. Once per process (a
-    command's first import): `pipelines.factory.settle_gc` does the same for what a sync
+    command's first import): `pipelines.process_tuning.settle_gc` does the same for what a sync
     builds after; a process that turned the collector off itself keeps it off.
     """
     if getattr(_imports_frozen, "done", False) or not gc.isenabled():

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dlt
 
-from .warehouse_sql import REPAIR_MEMORY_LIMIT, existing_tables, is_duckdb, scan_client
+from creator_sync.sources.creator_platform.tuning import REPAIR_MEMORY_LIMIT
+
+from .warehouse_sql import existing_tables, is_duckdb, scan_client
 
 
 def dedupe_appended(pipeline: dlt.Pipeline) -> dict[str, int]:

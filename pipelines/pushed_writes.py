@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # imported where arrow data is built: a pull sync reads only 
     import pyarrow as pa
 
 # the `_dlt_load_id` of every row the webhook loader writes starts so: the pull sync reloads such
-# rows when it re-reads them, even unchanged (see `pipelines.warehouse_facts.pushed_keys`)
+# rows when it re-reads them, even unchanged (see `pipelines.warehouse_facts.webhook_written_keys`)
 PUSHED_LOAD_ID_PREFIX = "webhooks."
 PRESENT = "__present"  # list<string> column: which columns this row's payload actually carried
 # dlt's DuckDB types for our logical types (timestamps are UTC-aware: TIMESTAMPTZ).

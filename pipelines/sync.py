@@ -60,20 +60,16 @@ from creator_sync.sources.creator_platform.ratelimit import RateLimiter
 from creator_sync.sources.creator_platform.refresh import dependent_refresh
 from creator_sync.sources.creator_platform.settings import RESOURCES
 from creator_sync.sources.creator_platform.stats import RunStats
+from creator_sync.sources.creator_platform.tuning import HOLD_OPEN_MAX_BYTES
 
 from .counts import loaded_counts, row_counts
 from .crash_repair import dedupe_appended
-from .factory import (
-    HOLD_OPEN_MAX_BYTES,
-    build_pipeline,
-    held_open,
-    package_bytes,
-    release_free_memory,
-    trimmed_heap,
-)
+from .factory import build_pipeline
+from .kept_open import database_kept_open, package_bytes
 from .postload import finish_sync
+from .process_tuning import release_free_memory, trimmed_heap
 from .progress import progress_reporter
-from .warehouse_facts import kept_tables, pushed_keys
+from .warehouse_facts import kept_tables, webhook_written_keys
 from .warehouse_sql import data_tables
 
 log = logging.getLogger("creator_sync.sync")
@@ -190,7 +186,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
 
 # arguments of the source that are no setting: what the warehouse holds (read before each
 # round, `warehouse_facts`) and the host's hooks
-HOST_ARGUMENTS = ("kept_tables", "pushed_keys", "host")
+HOST_ARGUMENTS = ("kept_tables", "webhook_written_keys", "host")
 # the source's arguments (its one signature) that are settings
 SOURCE_PARAMETERS = {
     name: param for name, param in inspect.signature(creator_platform_source).parameters.items()
@@ -260,7 +256,7 @@ def run_sync(
         fresh = settings.full_refresh or (wh.duckdb_path is not None and not Path(wh.duckdb_path).exists())
         pipeline = build_pipeline(wh, fresh_load=fresh)
         if not destination_unchanged(wh, pipeline):
-            with _warehouse_guard(wh), held_open(wh):
+            with _warehouse_guard(wh), database_kept_open(wh):
                 pipeline.sync_destination()
         pending_loaded = _finish_pending(pipeline, wh)
         clock = RunClock(settings.checkpoint_every, settings.max_duration,
@@ -375,9 +371,9 @@ def _sync_round(
     if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
         dropped = ((settings.resources or tuple(RESOURCES))
                    if settings.full_refresh and clock.rounds == 1 else ())
-        with _warehouse_guard(wh), held_open(wh):  # two reads, one open of the file
+        with _warehouse_guard(wh), database_kept_open(wh):  # two reads, one open of the file
             kept = kept_tables(pipeline, dropped)
-            pushed = pushed_keys(pipeline, kept)
+            pushed = webhook_written_keys(pipeline, kept)
     stats = result.stats  # one set of counters across rounds (progress, summary)
     args = source_arguments(settings)
     args["resources"] = list(resources) if resources is not None else args["resources"]
@@ -385,9 +381,10 @@ def _sync_round(
     # places the first one kept (the dropped state left every other listing a first sync)
     args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-        source = creator_platform_source(**args, kept_tables=kept, pushed_keys=pushed, host=Runtime(
-            stats=stats, transport=transport, verify=settings.verify,
-            on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
+        source = creator_platform_source(
+            **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
+                stats=stats, transport=transport, verify=settings.verify,
+                on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
         run = sync_run(source)
         try:
             pipeline.extract(
@@ -418,7 +415,7 @@ def _sync_round(
     # a small package (a scheduled incremental run, a small account's first sync) loads
     # through one open database
     small = package_bytes(wh) <= HOLD_OPEN_MAX_BYTES
-    with _warehouse_guard(wh), held_open(wh, enabled=small, create=True):
+    with _warehouse_guard(wh), database_kept_open(wh, enabled=small, create=True):
         before = row_counts(pipeline, tables)
         info = pipeline.load() if to_load else NOTHING_LOADED
         _kill_point("loaded")

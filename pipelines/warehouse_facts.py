@@ -40,7 +40,7 @@ def kept_tables(pipeline: dlt.Pipeline, dropped_resources: Iterable[str] = ()) -
     return frozenset(have)
 
 
-def pushed_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
+def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -> dict[str, frozenset[str]]:
     """Per table, the keys of rows the webhook loader wrote last (their `_dlt_load_id` is its).
 
     A run drops re-read rows whose hash matches what it read last time

@@ -17,14 +17,10 @@ from typing import Any
 import dlt
 
 from creator_sync.common.locking import warehouse_lock
+from creator_sync.sources.creator_platform.tuning import SCAN_MEMORY_LIMIT
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-# DuckDB's buffer pool while the steps below scan whole tables (see `scan_client`); the
-# duplicate check after a killed run hashes every key of a table and gets more (it failed at
-# 16MB at `large`, docs/performance.md#memory)
-SCAN_MEMORY_LIMIT = "32MB"
-REPAIR_MEMORY_LIMIT = "64MB"
 
 
 def sql_client(pipeline: dlt.Pipeline) -> Any:
@@ -51,7 +47,7 @@ def scan_client(pipeline: dlt.Pipeline, limit: str = SCAN_MEMORY_LIMIT) -> Itera
     of a `large` link table's markers ran out of memory at 32MB, docs/performance.md#memory), and a
     read the
     cap is too small for runs again without it. The previous limit is put back on the way
-    out: a database kept open (`held_open`) serves the next load with it. Other
+    out: a database kept open (`database_kept_open`) serves the next load with it. Other
     destinations: as is.
     """
     with sql_client(pipeline) as client:

@@ -27,17 +27,19 @@ import dlt
 
 from . import checkpoint
 from .arrow_tables import rows_to_arrow
-from .batches import Batches, IdTally
+from .batches import Batches
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
 from .hints import EMPTY_PARENT, declared_columns, table_hints
 from .incremental import Plan, advance, plan
+from .key_sets import DistinctIdCount
 from .linestream import LineStream
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
 from .rows import StreamedLines, normalize_resources
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
+from .tuning import BATCH_ROWS, DETAIL_RECENT_WEIGHT, DETAIL_ROWS_AHEAD, PAGE_PART_ROWS
 from .unchanged import STATE_KEY, Unchanged, next_day_window
 from .values import parse_timestamp
 
@@ -46,18 +48,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("creator_sync.source")
 MAX_PASSES = 3
-BATCH_ROWS = 5_000  # rows per yielded arrow table (bounded memory, few dlt items)
-# a page whose detail reads carry more rows than this is normalised and batched in parts of
-# about this many rows, whole records each (a payout's lines: thousands each at `large`, so
-# mostly one payout a part); rows as dicts cost ~2 KB each, and 5,000 (BATCH_ROWS) held
-# ~18 MiB more at `medium`'s extraction (docs/performance.md#memory). A streamed line array
-# (`stream_lines`)
-# longer than this comes in parts of this many lines, parsed one part at a time
-# (docs/performance.md#memory)
-PAGE_PART_ROWS = 1_000
-# rows the detail reads running ahead of normalisation carry at most, about (DetailWindow):
-# at `large` (~1,700 lines a payout) one read ahead; `small`'s reads still run 16 ahead
-DETAIL_ROWS_AHEAD = 2 * PAGE_PART_ROWS
 # a part of a page's rows: 0, whole groups; 1, the first part of one parent's lines that
 # come in several parts (a streamed payout's); 2, a later part of them
 Piece = int
@@ -88,17 +78,17 @@ class DetailWindow:
     """How many of one resource's detail reads run ahead of the record being normalised: as
     many as the pool takes, fewer when each read carries many rows (a payout's lines: ~1,700 on
     average and up to 14,401 at `large`), so that the reads held at once stay near
-    `DETAIL_ROWS_AHEAD` rows whatever the data size (docs/performance.md#memory). A read's rows are
-    counted
-    when it is taken (`carried`: its records and lines), before it is normalised, and no read
-    is started while the reads done ahead carry the whole budget (`_with_details`).
+    `DETAIL_ROWS_AHEAD` rows whatever the data size (docs/performance.md#memory). A read's
+    rows are counted when it is taken (`carried`: its records and lines), before it is
+    normalised, and no read is started while the reads done ahead carry the whole budget
+    (`_with_details`).
 
     Rows per read are estimated by the larger of the mean and a moving average that follows
     the recent reads (weight `RECENT_WEIGHT`): a listing in date order reads ever bigger
     payouts at `large`, and the mean of all reads so far lagged behind them
     (docs/performance.md#memory)."""
 
-    RECENT_WEIGHT = 0.25
+    RECENT_WEIGHT = DETAIL_RECENT_WEIGHT
 
     def __init__(self, most: int) -> None:
         self.most = most
@@ -394,7 +384,8 @@ class Listing:
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
                 anchor=next_day_window(res, started),
-                pushed=self.options.pushed_keys, newest=(self._newest_first(), 2 * opts.page_size)),
+                webhook_written=self.options.webhook_written_keys,
+                newest=(self._newest_first(), 2 * opts.page_size)),
         )
 
     def _newest_first(self) -> tuple[str, ...]:
@@ -421,14 +412,14 @@ class Listing:
         passes = 0
         while True:
             passes += 1
-            seen = IdTally()
+            distinct_ids = DistinctIdCount()
             end: list[Page] = []
             # a resumed listing's first pass starts at its place: the records before it count
             start = run.resumed.page if run.resumed is not None and passes == 1 else 1
             before = run.resumed.before if start > 1 and run.resumed is not None else 0
             for page in prefetched if prefetched is not None else self._one_pass(run, end, start):
-                run.before_last = before + seen.distinct()
-                seen.add(page.data)
+                run.before_last = before + distinct_ids.distinct()
+                distinct_ids.add(page.data)
                 if run.listed_ids is not None:
                     run.listed_ids.update(str(i["id"]) for i in page.data
                                           if isinstance(i, dict) and i.get("id") is not None)
@@ -441,7 +432,7 @@ class Listing:
                 run.stopped_at = run.last_page  # a checkpoint ended the pass: not complete
                 return
             total = total_count(end[0].doc.get("meta")) if end else None
-            distinct = before + seen.distinct()
+            distinct = before + distinct_ids.distinct()
             if total is None or distinct >= total or passes >= MAX_PASSES:
                 if total is not None and distinct < total:
                     log.warning("%s site=%s: %s of %s records after %s passes", res.name,

@@ -4,7 +4,7 @@
 - `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
   a hook called per page): never configuration, never state (what the warehouse holds comes as
-  the source's arguments `kept_tables` and `pushed_keys`; what earlier runs learnt, as dlt state).
+  the source's arguments `kept_tables` and `webhook_written_keys`; what earlier runs learnt, as dlt state).
 - `SyncRun`: one call of the source: its client, options and report, until `close()`.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from .batches import IdSet
+from .key_sets import GatheredIds
 from .pagination import DEFAULT_MAX_PAGES
 from .pii import PiiMode
 from .settings import PAGE_SIZE
@@ -49,9 +49,9 @@ class SourceOptions:
     # per-record include reads (order_items, course modules/lessons/media, form fields): one
     # request per record; False skips them (faster, those tables stay empty)
     details: bool = True
-    # the source's arguments `kept_tables` and `pushed_keys`
+    # the source's arguments `kept_tables` and `webhook_written_keys`
     kept_tables: frozenset[str] | None = None
-    pushed_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # where the platform serves payouts under /v1: `/<brand>_payments_payouts` (addendum A1)
     payouts_path: str | None = None
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
@@ -88,8 +88,8 @@ class RunReport:
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
     # (int64 arrays: millions of customers at `large`, docs/performance.md#memory)
-    customer_refs: dict[str | None, IdSet] = field(default_factory=dict)
-    customers_listed: dict[str | None, IdSet] = field(default_factory=dict)
+    customer_refs: dict[str | None, GatheredIds] = field(default_factory=dict)
+    customers_listed: dict[str | None, GatheredIds] = field(default_factory=dict)
     customers_full: set[str | None] = field(default_factory=set)
     outcomes: dict[str, Outcome] = field(default_factory=dict)  # resource -> how it ended
     rows: Counter[str] = field(default_factory=Counter)  # resource -> rows of its own table
@@ -145,7 +145,7 @@ class RunReport:
         """kind: "refs" (customers named by new money) or "listed" (customers read this run)."""
         target = self.customer_refs if kind == "refs" else self.customers_listed
         with self._lock:
-            target.setdefault(site, IdSet()).update(ids)
+            target.setdefault(site, GatheredIds()).update(ids)
 
 
 @dataclass(frozen=True)

@@ -302,7 +302,7 @@ def _options(
     payouts_path: str | None, page_size: int, pii: str | None, pii_salt: str | None, details: bool,
     full_refresh: bool, full_refresh_every_days: float | None,
     lookback_days: dict[str, float] | None, freeze_finance_schema: bool,
-    kept_tables: Iterable[str] | None, pushed_keys: Mapping[str, Iterable[str]] | None,
+    kept_tables: Iterable[str] | None, webhook_written_keys: Mapping[str, Iterable[str]] | None,
     host: Runtime,
 ) -> SourceOptions:
     """The source's arguments, checked, as the options its resources read."""
@@ -333,7 +333,7 @@ def _options(
         freeze_finance_schema=freeze_finance_schema,
         details=details,
         kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
-        pushed_keys={table: frozenset(keys) for table, keys in (pushed_keys or {}).items()},
+        webhook_written_keys={table: frozenset(keys) for table, keys in (webhook_written_keys or {}).items()},
         payouts_path=path,
         on_page=host.on_page,
         stop=host.stop,
@@ -366,7 +366,7 @@ def creator_platform_source(
     timeout: float = TIMEOUT_S,
     backoff_initial: float = BACKOFF_INITIAL_S,
     kept_tables: Sequence[str] | None = None,
-    pushed_keys: Mapping[str, Sequence[str]] | None = None,
+    webhook_written_keys: Mapping[str, Sequence[str]] | None = None,
     host: Runtime | None = None,
 ) -> Any:
     """Every collection of every site of a Creator Platform account.
@@ -391,10 +391,10 @@ def creator_platform_source(
         lookback_days: per resource, how far back a deep run re-reads.
         freeze_finance_schema: a new column fails the finance tables instead of altering them.
         max_attempts, timeout, backoff_initial: per-request retries, seconds, first wait.
-        kept_tables, pushed_keys: what the destination holds, for a host that read it before
+        kept_tables, webhook_written_keys: what the destination holds, for a host that read it before
             the run (`pipelines.warehouse_facts`); not configuration. `kept_tables`: the tables
             it has and keeps this run (a table not in it that one resource alone writes is
-            loaded with `append`; None: unknown, everything is merged). `pushed_keys`: per
+            loaded with `append`; None: unknown, everything is merged). `webhook_written_keys`: per
             table, the keys of rows another writer (the webhook loader) wrote last: re-read,
             they are loaded even when unchanged since the last run.
         host: a host program's hooks and plumbing (see `run.Runtime`); not configuration.
@@ -412,7 +412,7 @@ def creator_platform_source(
         pii=pii, pii_salt=pii_salt, details=details, full_refresh=full_refresh,
         full_refresh_every_days=full_refresh_every_days, lookback_days=lookback_days,
         freeze_finance_schema=freeze_finance_schema, kept_tables=kept_tables,
-        pushed_keys=pushed_keys, host=rt,
+        webhook_written_keys=webhook_written_keys, host=rt,
     )
     for name, value, bounds in (("concurrency", concurrency, CONCURRENCY_RANGE),
                                 ("detail_concurrency", detail_concurrency, DETAIL_CONCURRENCY_RANGE),

@@ -15,10 +15,9 @@ by (a full listing by `created_at`, then `-updated_at` or a change feed's `-fulf
 each such field (`newest`) the rows of the `2 x page size` records newest by it are kept too,
 wherever they were listed (else the first run after a full sync loads ~440 unchanged rows at
 `small`, docs/performance.md#nothing-new). The next run drops a row whose key and hash match.
-Bounded: at most
-`MAX_PAGES` pages and `2 x page size` records per field per (resource, site), whatever the
-data size. A key read twice in a run keeps no hash if the reads differ, or if one of them was
-let go and cannot be compared (`_Reads`): which read the destination holds is not the later
+Bounded: at most `HASHED_PAGES_MAX` pages (tuning.py) and `2 x page size` records per field per
+(resource, site), whatever the data size. A key read twice in a run keeps no hash if the reads differ, or if one of them was
+let go and cannot be compared (`_RereadKeys`): which read the destination holds is not the later
 one (an append keeps the first, a merge any), so the next run loads it. A listing that loads no
 row keeps the hashes it was given instead (still true of the destination, and a superset of
 what it would keep): its state does not move, so a nothing-new run has no state row to load.
@@ -41,23 +40,16 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from .batches import KeySet
 from .hints import link_columns
-from .settings import PAGE_SIZE_RANGE
+from .key_sets import RecordKeySet
+from .tuning import HASHED_PAGE_ROWS_MAX, HASHED_PAGES_MAX
 
 STATE_KEY = "row_hashes"
 KEEP_FIRST = 1  # newest-first windows, and page 1 of a tail-first read
 KEEP_LAST = 2  # the tail of a tail-first read, the newest rows of an oldest-first listing
 RECENT_S = 3600  # pages with a record this close to the newest one are kept too
-MAX_PAGES = 12  # pages kept per listing at most (the oldest recent ones go first)
 ANCHORED = 2  # pages kept from where the next run's day-filtered window starts
 VOLATILE = frozenset({"_extracted_at"})  # differs on every read of the same record
-# a kept page's table with more rows than this (never a listed table: at most the biggest
-# page size; detail lines: a payout carries thousands at `large`) is not remembered: held, the
-# rows would grow with the data, and hashing them all costs a third more CPU
-# (docs/performance.md#memory).
-# They come from detail reads, which the detail gate skips for unchanged records anyway.
-HELD_ROWS_MAX = PAGE_SIZE_RANGE[1]
 Rows = dict[str, list[dict[str, Any]]]
 Entries = dict[str, dict[str, str]]  # table -> key -> hash
 
@@ -127,7 +119,7 @@ class Unchanged:
     may rows of this table be dropped (it exists in the destination, no full refresh);
     `on_seen(table, keys)`: the keys dropped, for `_is_deleted` marking; `recent`: (the primary
     table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension;
-    `anchor`: where the next run's window starts when the server filters by day; `pushed`:
+    `anchor`: where the next run's window starts when the server filters by day; `webhook_written`:
     per table, keys another writer (the webhook loader) wrote last, never dropped (the stored
     row may not be what this run read); `newest`: (fields of the primary table the next run
     lists newest first by, how many of the newest records by each to keep).
@@ -137,10 +129,10 @@ class Unchanged:
         self, known: Mapping[str, Mapping[str, str]] | None, may_skip: Callable[[str], bool],
         on_seen: Callable[[str, set[str]], None], *, recent: tuple[str, str] | None = None,
         keep_all: bool = False, anchor: datetime | None = None,
-        pushed: Mapping[str, frozenset[str]] | None = None,
+        webhook_written: Mapping[str, frozenset[str]] | None = None,
         newest: tuple[tuple[str, ...], int] = ((), 0),
     ) -> None:
-        self._pushed = pushed or {}
+        self._webhook_written = webhook_written or {}
         self._known = known or {}
         self._may_skip = may_skip
         self._on_seen = on_seen
@@ -151,9 +143,9 @@ class Unchanged:
         # the pages worth keeping
         self._pages: dict[int, tuple[datetime | None, Rows, set[str]]] = {}
         self._newest: datetime | None = None
-        self._top = _Newest(recent[0] if recent else "", *newest)
+        self._newest_records = _NewestRecordRows(recent[0] if recent else "", *newest)
         self._passed = False  # a row went on to be loaded
-        self._reads = _Reads()
+        self._rereads = _RereadKeys()
 
     def filter(self, number: int, rows: Rows) -> Rows:
         """`rows` of page `number` without the groups stored unchanged."""
@@ -166,10 +158,10 @@ class Unchanged:
                 continue
             kept: list[dict[str, Any]] = []
             dropped: set[str] = set()
-            pushed = self._pushed.get(table, frozenset())
+            webhook_written = self._webhook_written.get(table, frozenset())
             for key, group in keyed(table, table_rows).items():
                 old = known.get(key)
-                if old is not None and key not in pushed and old == group_hash(group):
+                if old is not None and key not in webhook_written and old == group_hash(group):
                     dropped.add(key)
                 else:
                     kept.extend(group)
@@ -185,8 +177,8 @@ class Unchanged:
         lines): all loaded, since a piece is not the group a hash was of, and not remembered
         (read and let go, as a table too big to hold), so the group keeps no hash."""
         for table, table_rows in rows.items():
-            self._reads.note(table, row_keys(table, table_rows), {}, self._pages.values())
-            self._reads.let_go(table, table_rows)
+            self._rereads.note(table, row_keys(table, table_rows), {}, self._pages.values())
+            self._rereads.let_go(table, table_rows)
         self._passed = self._passed or any(rows.values())
         return rows
 
@@ -200,24 +192,26 @@ class Unchanged:
     def _remember(self, number: int, rows: Rows) -> None:
         """Keep the rows of the pages worth keeping (a page read twice, by a drift pass or a
         change feed, adds to its number's rows); the rest are let go as the listing goes."""
-        self._top.add(rows)
+        self._newest_records.add(rows)
         newest = self._page_newest(rows)
         old_newest, page, too_big = self._pages.get(number, (None, {}, set()))
         for table, table_rows in rows.items():
-            self._reads.note(table, row_keys(table, table_rows), page, self._pages.values())
+            self._rereads.note(table, row_keys(table, table_rows), page, self._pages.values())
             if table in too_big:
                 continue
             held = page.setdefault(table, [])
             held.extend(table_rows)
-            if len(held) > HELD_ROWS_MAX:  # the whole table of this page, or none of it
+            # a table bigger than a page (detail lines) is not remembered: its rows come from
+            # detail reads, which the detail gate skips for unchanged records anyway
+            if len(held) > HASHED_PAGE_ROWS_MAX:  # the whole table of this page, or none of it
                 too_big.add(table)
-                self._reads.let_go(table, page.pop(table))
+                self._rereads.let_go(table, page.pop(table))
         if old_newest is not None and (newest is None or old_newest > newest):
             newest = old_newest
         self._pages[number] = (newest, page, too_big)
         if newest is not None and (self._newest is None or newest > self._newest):
             self._newest = newest
-        if self._keep_all and len(self._pages) <= MAX_PAGES:
+        if self._keep_all and len(self._pages) <= HASHED_PAGES_MAX:
             return
         numbers = sorted(self._pages)
         edges = set(numbers[:KEEP_FIRST]) | set(numbers[-KEEP_LAST:])
@@ -226,7 +220,7 @@ class Unchanged:
             (n for n in numbers if n not in edges and floor is not None
              and self._pages[n][0] is not None and self._pages[n][0] >= floor),  # type: ignore[operator]
             key=lambda n: self._pages[n][0], reverse=True)  # type: ignore[arg-type, return-value]
-        keep = edges | set(recent[:max(0, MAX_PAGES - len(edges))])
+        keep = edges | set(recent[:max(0, HASHED_PAGES_MAX - len(edges))])
         if self._anchor is not None:  # the first pages at or after the anchor, by cursor
             after = [n for n in numbers if self._pages[n][0] is not None
                      and self._pages[n][0] >= self._anchor]  # type: ignore[operator]
@@ -234,19 +228,19 @@ class Unchanged:
         for n in numbers:
             if n not in keep:
                 for table, table_rows in self._pages.pop(n)[1].items():
-                    self._reads.let_go(table, table_rows)
+                    self._rereads.let_go(table, table_rows)
 
     def save(self, state: dict[str, Any]) -> None:
         """The hashes of the kept pages become the state the next run compares with; a listing
         that loads nothing leaves the hashes it was given (see `_keeps_known`)."""
         if self._keeps_known():
             self._pages.clear()
-            self._top.groups()
-            self._reads = _Reads()
+            self._newest_records.groups()
+            self._rereads = _RereadKeys()
             return
         merged: Entries = {}
         torn: set[tuple[str, str]] = set()  # (table, key) read with different rows
-        parts = [self._pages[number][1] for number in sorted(self._pages)] + self._top.groups()
+        parts = [self._pages[number][1] for number in sorted(self._pages)] + self._newest_records.groups()
         for part in parts:
             for table, entries in hashes(part).items():
                 have = merged.setdefault(table, {})
@@ -254,7 +248,7 @@ class Unchanged:
                     if have.setdefault(key, digest) != digest:
                         torn.add((table, key))
         for table, entries in merged.items():  # read more than once, a read let go
-            torn.update((table, key) for key in self._reads.torn(table, list(entries)))
+            torn.update((table, key) for key in self._rereads.torn(table, list(entries)))
         for table, key in torn:
             del merged[table][key]
         merged = {table: entries for table, entries in merged.items() if entries}
@@ -263,7 +257,7 @@ class Unchanged:
         else:
             state.pop(STATE_KEY, None)
         self._pages.clear()
-        self._reads = _Reads()
+        self._rereads = _RereadKeys()
 
     def _keeps_known(self) -> bool:
         """Every row this listing read matched a hash it was given and none is loaded: the
@@ -275,35 +269,34 @@ class Unchanged:
         return bool(self._known) and not self._passed
 
 
-class _Reads:
+class _RereadKeys:
     """Keys of one listing read more than once with a read let go (its page was not kept):
     they keep no hash, since which read the destination holds is not known to match the one
     hashed. A first load appends a key's first read (`Batches` drops the later ones) and a
     merge keeps any one of them (dlt's dedupe by primary key has no order), so keeping the hash
     of a later read alone would let the next run drop the changed record as unchanged, and the
-    warehouse would keep the first read for good (docs/performance.md#nothing-new). Both reads held
-    (kept
-    pages): `save` compares them, and an identical re-read (a change feed's page and a
+    warehouse would keep the first read for good (docs/performance.md#nothing-new). Both reads
+    held (kept pages): `save` compares them, and an identical re-read (a change feed's page and a
     window's) keeps its hash, so a run with nothing new still loads nothing.
 
-    Every key read is held (`KeySet`: a set while few, then about a bit per id in sequence, 8
+    Every key read is held (`RecordKeySet`: a set while few, then about a bit per id in sequence, 8
     bytes at most) until `save`; re-reads are rare (a drift pass, a change feed, a record moved
     while listed), so only they cost more: `watch`, re-read keys whose reads are all held so
     far (torn if one is let go), and `lost`, the torn ones."""
 
     def __init__(self) -> None:
-        self._read: dict[str, KeySet] = {}
+        self._read: dict[str, RecordKeySet] = {}
         self._watch: dict[str, set[str]] = {}
-        self._lost: dict[str, KeySet] = {}
+        self._lost: dict[str, RecordKeySet] = {}
 
     def note(self, table: str, keys: list[str], page: Rows, held: Iterable[tuple[Any, Rows, Any]]) -> None:
         """A read of `keys` of `table`, about to join `page` (a held page's rows; `held`: every
         held page). A first re-read is watched if its earlier read is held, else torn."""
-        again = self._read.setdefault(table, KeySet()).add(keys)
+        again = self._read.setdefault(table, RecordKeySet()).add(keys)
         if not again:
             return
         watch = self._watch.setdefault(table, set())
-        lost = self._lost.setdefault(table, KeySet())
+        lost = self._lost.setdefault(table, RecordKeySet())
         torn = set(lost.having(again))
         first = [k for k in again if k not in watch and k not in torn]
         if not first:
@@ -318,14 +311,14 @@ class _Reads:
         if watch:
             gone = [k for k in row_keys(table, rows) if k in watch]
             watch.difference_update(gone)
-            self._lost.setdefault(table, KeySet()).add(gone)
+            self._lost.setdefault(table, RecordKeySet()).add(gone)
 
     def torn(self, table: str, keys: list[str]) -> list[str]:
         lost = self._lost.get(table)
         return lost.having(keys) if lost is not None else []
 
 
-class _Newest:
+class _NewestRecordRows:
     """The rows of the `count` records newest by each of `fields` of the primary `table`, with
     their link and line rows (keyed by that record), wherever in the listing they came: what
     the next run's newest-first first page re-reads. A record read twice keeps both reads."""

@@ -10,8 +10,10 @@ import importlib
 import re
 import sys
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = "creator_sync"
 DOC = (ROOT / "docs" / "performance.md").read_text()
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -52,12 +54,36 @@ def test_every_judged_figure_has_its_row_with_the_harness_target(tmp_path) -> No
     assert not stale, f"rows for figures the harness no longer judges: {stale}"
 
 
+TUNING = "sources/creator_platform/tuning.py"
+
+
+def _module(path: str) -> ModuleType:
+    """The installed module of a repository file (`sources/x.py` is `creator_sync.sources.x`)."""
+    return importlib.import_module(f"{PACKAGE}.{re.sub(r'[.]py$', '', path).replace('/', '.')}")
+
+
 def test_every_tuning_constant_has_the_value_the_code_has() -> None:
     rows = _rows(_section("Tuning"))
     assert len(rows) >= 20
     for name, module, value, _why in rows:
         path = module.strip("`")
-        target: object = importlib.import_module(re.sub(r"\.py$", "", path).replace("/", "."))
+        target: object = _module(path)
         for part in name.strip("`").split("."):
             target = getattr(target, part)
         assert target == ast.literal_eval(value.strip("`")), (name, path, value, target)
+
+
+def test_every_constant_of_the_tuning_module_has_its_row_with_a_reason() -> None:
+    """Tuning in one place (issue 33, point 3): what tuning.py holds, the doc explains."""
+    tree = ast.parse((ROOT / TUNING).read_text())
+    constants = {target.id for node in tree.body if isinstance(node, ast.Assign | ast.AnnAssign)
+                 for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                 if isinstance(target, ast.Name) and target.id.isupper()}
+    assert len(constants) >= 15, constants
+    rows = {row[0].strip("`"): row for row in _rows(_section("Tuning"))}
+    missing = sorted(constants - set(rows))
+    assert not missing, f"docs/performance.md's tuning table lacks {missing}"
+    for name in constants:
+        _, module, _, why = rows[name]
+        assert module == f"`{TUNING}`", (name, module)
+        assert len(why) > 20, (name, why)

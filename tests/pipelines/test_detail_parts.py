@@ -40,7 +40,7 @@ def test_pages_in_parts_load_what_whole_pages_load_first_and_after_activity(
     with monkeypatch.context() as patched:
         patched.setattr(listing, "PAGE_PART_ROWS", 3)
         patched.setattr(listing, "DETAIL_ROWS_AHEAD", 6)
-        patched.setattr(unchanged, "HELD_ROWS_MAX", 4)
+        patched.setattr(unchanged, "HASHED_PAGE_ROWS_MAX", 4)
         patched.setattr(listing.Listing, "_page_rows", counted)
         patched.setattr(listing.DetailWindow, "size", recorded)
         first = sync(sandbox, parts, resources=DETAIL)
@@ -66,7 +66,7 @@ def test_a_page_table_past_the_held_limit_is_not_remembered_whole_or_in_part():
     """Its rows would grow with the data (a payout's lines): forgotten for the whole page, even
     when the rest of it comes in a later part; the page's other tables are remembered."""
     keep = unchanged.Unchanged(None, lambda t: True, lambda t, k: None)
-    most = unchanged.HELD_ROWS_MAX
+    most = unchanged.HASHED_PAGE_ROWS_MAX
     lines = [{"payout_id": str(p), "line_number": n} for p in range(2) for n in range(most // 2 + 1)]
     keep.filter(1, {"payouts": [{"id": "0"}, {"id": "1"}], "payout_lines": lines})
     keep.filter(1, {"payouts": [{"id": "2"}],  # the page's next part

@@ -1,4 +1,4 @@
-"""dlt's `validate_dict` with its type hints remembered (`factory.remember_type_hints`, issue 15):
+"""dlt's `validate_dict` with its type hints remembered (`process_tuning.remember_type_hints`, issue 15):
 the same verdicts, each TypedDict's hints resolved once."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dlt.common import validation
 from dlt.common.exceptions import DictValidationException
 from dlt.common.schema.typing import TColumnSchema, TTableSchema
 
-from creator_sync.pipelines import factory
+from creator_sync.pipelines import process_tuning
 
 
 def _table(**columns):
@@ -56,8 +56,8 @@ def test_same_verdicts_with_hints_remembered_and_resolved_once(restore_validatio
         return original(obj, *args, **kwargs)
 
     monkeypatch.setattr(validation, "get_type_hints", counting)
-    factory.remember_type_hints()
-    factory.remember_type_hints()  # idempotent: wraps once
+    process_tuning.remember_type_hints()
+    process_tuning.remember_type_hints()  # idempotent: wraps once
     assert getattr(validation.get_type_hints, "remembered", False)
     assert _verdicts() == before
     assert _verdicts() == before
@@ -66,7 +66,7 @@ def test_same_verdicts_with_hints_remembered_and_resolved_once(restore_validatio
 
 def test_calls_in_another_namespace_are_not_remembered(restore_validation, monkeypatch):
     monkeypatch.setattr(validation, "get_type_hints", dlt_typing.get_type_hints)
-    factory.remember_type_hints()
+    process_tuning.remember_type_hints()
     patched = validation.get_type_hints
     class Spec:
         x: int

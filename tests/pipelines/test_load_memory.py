@@ -1,6 +1,5 @@
 """Load-step memory knobs (docs/performance.md#memory): DuckDB's checkpoint vacuum is off while a
-new warehouse
-is filled, configurable; freed C heap is handed back to the OS before the load."""
+new warehouse is filled, configurable; freed C heap is handed back to the OS before the load."""
 
 from __future__ import annotations
 
@@ -13,7 +12,10 @@ import pytest
 
 from creator_sync.common.warehouse import resolve_warehouse
 from creator_sync.pipelines import counts, crash_repair, warehouse_facts, warehouse_sql
-from creator_sync.pipelines.factory import build_pipeline, held_open, release_free_memory
+from creator_sync.pipelines.factory import build_pipeline
+from creator_sync.pipelines.kept_open import database_kept_open
+from creator_sync.pipelines.process_tuning import release_free_memory
+from creator_sync.sources.creator_platform import tuning
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:
@@ -64,14 +66,14 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
         return str(scratch.execute("SELECT current_setting('memory_limit')").fetchone()[0])
 
     monkeypatch.setattr(client_type, "execute_sql", recording)
-    with held_open(wh):  # one database instance across the steps, as a small package's load
+    with database_kept_open(wh):  # one database instance across the steps, as a small package's load
         assert counts.row_counts(pipeline, ["items"]) == {"items": 3}
         assert counts.loaded_counts(pipeline, ["items"], list(info.loads_ids)) == {"items": 3}
-        assert warehouse_facts.pushed_keys(pipeline, ["items"]) == {}
-        assert limits and set(limits) == {shown(warehouse_sql.SCAN_MEMORY_LIMIT)}, limits
+        assert warehouse_facts.webhook_written_keys(pipeline, ["items"]) == {}
+        assert limits and set(limits) == {shown(tuning.SCAN_MEMORY_LIMIT)}, limits
         limits.clear()
         assert crash_repair.dedupe_appended(pipeline) == {"items": 1}
-        assert limits and set(limits) == {shown(warehouse_sql.REPAIR_MEMORY_LIMIT)}, limits
+        assert limits and set(limits) == {shown(tuning.REPAIR_MEMORY_LIMIT)}, limits
         # the repair's DELETE keeps undo data a small pool cannot spill: the database's limit
         assert len(write_limits) == 1 and float(write_limits[0].split()[0]) > 900, write_limits
         monkeypatch.setattr(client_type, "execute_sql", original)
@@ -152,19 +154,19 @@ def test_trimmed_heap_trims_while_the_block_runs_and_stops_after(monkeypatch):
     import threading
     import time
 
-    import creator_sync.pipelines.factory as factory
+    import creator_sync.pipelines.process_tuning as process_tuning
 
     calls: list[int] = []
-    monkeypatch.setattr(factory, "_malloc_trim", lambda: calls.append)
-    with factory.trimmed_heap(every_s=0.01):
+    monkeypatch.setattr(process_tuning, "_malloc_trim", lambda: calls.append)
+    with process_tuning.trimmed_heap(every_s=0.01):
         time.sleep(0.2)
         assert any(t.name == "creator-sync-trim" for t in threading.enumerate())
     during = len(calls)
     time.sleep(0.1)
     assert during >= 3 and calls == [0] * during  # malloc_trim(0), and nothing after the block
     assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
-    monkeypatch.setattr(factory, "_malloc_trim", lambda: None)  # not glibc: the block just runs
-    with factory.trimmed_heap(every_s=0.01):
+    monkeypatch.setattr(process_tuning, "_malloc_trim", lambda: None)  # not glibc: the block just runs
+    with process_tuning.trimmed_heap(every_s=0.01):
         assert not any(t.name == "creator-sync-trim" for t in threading.enumerate())
 
 
@@ -203,7 +205,7 @@ def test_a_users_smaller_duckdb_limit_is_not_raised_by_the_scan_cap(tmp_path, mo
     wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
     pipeline = build_pipeline(wh, fresh_load=True)
     pipeline.run([{"id": 1}], table_name="items")
-    with held_open(wh):
+    with database_kept_open(wh):
         with pipeline.sql_client() as client:
             configured = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
         with warehouse_sql.scan_client(pipeline) as client:
@@ -213,7 +215,7 @@ def test_a_users_smaller_duckdb_limit_is_not_raised_by_the_scan_cap(tmp_path, mo
 
 _ALLOCATORS_PROBE = r"""
 import ctypes, os, sys, tempfile, threading
-from creator_sync.pipelines.factory import tune_allocators
+from creator_sync.pipelines.process_tuning import tune_allocators
 tune_allocators()
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
@@ -247,16 +249,16 @@ def test_a_sync_keeps_two_malloc_arenas_and_gives_arrow_jemalloc_unless_told(poo
     import subprocess
     from pathlib import Path
 
-    import creator_sync.pipelines.factory as factory
+    import creator_sync.pipelines.process_tuning as process_tuning
 
     if not hasattr(ctypes.CDLL(None), "malloc_info"):
         pytest.skip("not glibc")
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     if pool:
         env["ARROW_DEFAULT_MEMORY_POOL"] = pool  # the user's choice wins
-    root = Path(factory.__file__).resolve().parents[1]
+    root = Path(process_tuning.__file__).resolve().parents[1]
     env["PYTHONPATH"] = str(root)
     out = subprocess.run([sys.executable, "-c", _ALLOCATORS_PROBE], env=env, cwd=root,
                          capture_output=True, text=True, check=True).stdout.split()
-    assert int(out[0]) <= factory.MALLOC_ARENAS, out
-    assert out[1] == (pool or factory.ARROW_POOL)
+    assert int(out[0]) <= tuning.MALLOC_ARENAS, out
+    assert out[1] == (pool or tuning.ARROW_POOL)

@@ -1,7 +1,7 @@
 """The nothing-new fast path (issue 15 point 2) changes how a sync runs, never what it writes.
 
-A small package loads through one open DuckDB database (`factory.held_open`), and dlt's secret
-hint check is remembered (`factory.remember_secret_hints`). These tests compare runs that take
+A small package loads through one open DuckDB database (`kept_open.database_kept_open`), and dlt's secret
+hint check is remembered (`process_tuning.remember_secret_hints`). These tests compare runs that take
 the fast path with a fresh full sync and with the same run taking the slow path: the same
 tables, the same rows, the same `_is_deleted` flags, the same cursors in the state.
 """
@@ -20,10 +20,11 @@ from dlt.common.typing import TSecretStrValue
 from sandbox_helpers import query, snapshot, sync
 
 from creator_sync.common.warehouse import Warehouse, resolve_warehouse
-from creator_sync.pipelines import factory
+from creator_sync.pipelines import process_tuning
 from creator_sync.pipelines import sync as sync_module
-from creator_sync.pipelines.factory import build_pipeline, held_open
-from creator_sync.sources.creator_platform import unchanged
+from creator_sync.pipelines.factory import build_pipeline
+from creator_sync.pipelines.kept_open import database_kept_open
+from creator_sync.sources.creator_platform import tuning, unchanged
 
 # edits of person records older than the look-back show up at the periodic full refresh only,
 # by design (see test_e2e_sandbox.py): a small delta is compared without them
@@ -94,13 +95,13 @@ def _assert_a_fresh_sync_writes_the_same(sandbox: Any, db: Path, tmp_path: Path)
 def held(monkeypatch):
     """Records whether each sync's load ran through one open database."""
     calls: list[bool] = []
-    real = sync_module.held_open
+    real = sync_module.database_kept_open
 
     def spy(wh: Warehouse, enabled: bool = True, create: bool = False):
         calls.append(enabled)
         return real(wh, enabled, create)
 
-    monkeypatch.setattr(sync_module, "held_open", spy)
+    monkeypatch.setattr(sync_module, "database_kept_open", spy)
     return calls
 
 
@@ -138,7 +139,7 @@ def test_the_first_run_after_a_full_sync_loads_nothing_when_nothing_is_new(sandb
     """A full listing is sorted by `created_at`; the next run reads contact notes newest first
     by `updated_at` and orders and order items by `-fulfilled_at` (the change feed), records
     spread over pages a full listing does not keep. Their hashes are kept all the same
-    (`unchanged._Newest`), so that run loads nothing, and it leaves the state as it was (no
+    (`unchanged._NewestRecordRows`), so that run loads nothing, and it leaves the state as it was (no
     state row to load); a delta after it still equals a fresh sync. At `demo`, where a page holds fewer than those records (at `tiny` it does not)."""
     sandbox = sandbox_factory(sites=2, scale="demo")
     db = tmp_path / "inc.duckdb"
@@ -185,7 +186,7 @@ def _assert_held_and_job_by_job_write_the_same(sandbox: Any, fast: Path, slow: P
 
 
 @pytest.mark.slow
-def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tmp_path, held,
+def test_database_kept_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tmp_path, held,
                                                              monkeypatch):
     """The same incremental run, once through one open database and once with the file
     closed after every job, from copies of one warehouse: identical results."""
@@ -201,7 +202,7 @@ def test_held_open_run_writes_what_the_job_by_job_run_writes(sandbox_factory, tm
 
 
 @pytest.mark.slow
-def test_a_first_sync_held_open_writes_what_the_job_by_job_first_sync_writes(
+def test_a_first_sync_database_kept_open_writes_what_the_job_by_job_first_sync_writes(
         sandbox_factory, tmp_path, held, monkeypatch):
     """A new warehouse filled through one open database (a small package) equals one filled
     with the file closed after every job (a big package), and the next run agrees too."""
@@ -209,19 +210,19 @@ def test_a_first_sync_held_open_writes_what_the_job_by_job_first_sync_writes(
     fast, slow = tmp_path / "fast.duckdb", tmp_path / "slow.duckdb"
     first = _assert_held_and_job_by_job_write_the_same(sandbox, fast, slow, held, monkeypatch)
     assert sum(new for new, _ in first.tables.values()) > 0
-    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", factory.HOLD_OPEN_MAX_BYTES)
+    monkeypatch.setattr(sync_module, "HOLD_OPEN_MAX_BYTES", tuning.HOLD_OPEN_MAX_BYTES)
     sandbox.activity(30)
     assert sync(sandbox, fast).tables == sync(sandbox, slow).tables
 
 
-def test_held_open_makes_reopening_cheap_and_closes_on_exit(tmp_path):
+def test_database_kept_open_makes_reopening_cheap_and_closes_on_exit(tmp_path):
     """While held, a second open of the file is the same database (a write through one is seen
     by the other at once); after it, the file is closed so another process may open it."""
     import duckdb
 
     wh = resolve_warehouse(duckdb=str(tmp_path / "w.duckdb"))
     duckdb.connect(wh.duckdb_path).close()  # the file exists
-    with held_open(wh):
+    with database_kept_open(wh):
         with duckdb.connect(database=wh.duckdb_path, read_only=False, config={}) as con:
             con.execute("create table t as select 1 as x")
         with duckdb.connect(database=wh.duckdb_path, read_only=False, config={}) as con:
@@ -232,15 +233,15 @@ def test_held_open_makes_reopening_cheap_and_closes_on_exit(tmp_path):
         assert con.execute("select x from t").fetchall() == [(1,)]
 
 
-def test_held_open_does_nothing_without_a_file_unless_asked_or_when_disabled(tmp_path):
+def test_database_kept_open_does_nothing_without_a_file_unless_asked_or_when_disabled(tmp_path):
     wh = resolve_warehouse(duckdb=str(tmp_path / "none.duckdb"))
-    with held_open(wh):
+    with database_kept_open(wh):
         pass
     assert not Path(wh.duckdb_path).exists()  # a fresh run's file is dlt's to create
-    with held_open(wh, enabled=False, create=True):
+    with database_kept_open(wh, enabled=False, create=True):
         pass
     assert not Path(wh.duckdb_path).exists()
-    with held_open(wh, create=True):  # a load's: the file it is about to fill
+    with database_kept_open(wh, create=True):  # a load's: the file it is about to fill
         assert Path(wh.duckdb_path).exists()
     import duckdb
 
@@ -254,13 +255,13 @@ def test_wal_checkpoint_threshold_reaches_every_connection(tmp_path, monkeypatch
     pipeline = build_pipeline(resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")))
     with pipeline.sql_client() as client:
         rows = client.execute_sql("SELECT current_setting('checkpoint_threshold')")
-    assert str(rows[0][0]) == "250.0 KiB"  # DuckDB prints factory.WAL_CHECKPOINT (256KB) so
-    assert factory.WAL_CHECKPOINT == "256KB"
+    assert str(rows[0][0]) == "250.0 KiB"  # DuckDB prints tuning.WAL_CHECKPOINT (256KB) so
+    assert tuning.WAL_CHECKPOINT == "256KB"
 
 
 def test_remembered_secret_hints_answer_as_dlt_does(monkeypatch):
-    factory.remember_secret_hints()
-    factory.remember_secret_hints()  # idempotent: wraps once
+    process_tuning.remember_secret_hints()
+    process_tuning.remember_secret_hints()  # idempotent: wraps once
     check = base_configuration.is_secret_hint
     assert getattr(check, "remembered", False)
     for _ in range(2):  # the cached answer equals the first one

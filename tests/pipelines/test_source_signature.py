@@ -85,11 +85,11 @@ def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
     source = creator_platform_source(
         base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
         resources=["contacts"], kept_tables=["contacts", "sites"],
-        pushed_keys={"contacts": ["3000000201"]}, host=Runtime(transport=fake_api.transport()))
+        webhook_written_keys={"contacts": ["3000000201"]}, host=Runtime(transport=fake_api.transport()))
     run = sync_run(source)
     try:
         assert run.options.kept_tables == frozenset({"contacts", "sites"})
-        assert run.options.pushed_keys == {"contacts": frozenset({"3000000201"})}
+        assert run.options.webhook_written_keys == {"contacts": frozenset({"3000000201"})}
     finally:
         run.close()
     plain = creator_platform_source(base_url="http://127.0.0.1:9", client_id="cid",
@@ -97,6 +97,6 @@ def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
                                     host=Runtime(transport=fake_api.transport()))
     run = sync_run(plain)
     try:  # a plain call knows nothing of the warehouse: every table is merged
-        assert run.options.kept_tables is None and run.options.pushed_keys == {}
+        assert run.options.kept_tables is None and run.options.webhook_written_keys == {}
     finally:
         run.close()

@@ -182,7 +182,7 @@ def test_hashes_leave_out_the_extraction_time_and_stay_bounded():
     keep.save(state)
     kept = set(state[unchanged.STATE_KEY]["t"])
     assert "1" in kept and "199" in kept and "198" in kept
-    assert len(kept) <= unchanged.MAX_PAGES
+    assert len(kept) <= unchanged.HASHED_PAGES_MAX
 
 
 def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
@@ -229,7 +229,7 @@ def test_the_newest_records_by_another_field_are_kept_wherever_listed_and_bounde
     newest = {str(n) for n in sorted(range(1, 200), key=lambda n: (n * 37) % 199)[-3:]}
     kept = state[unchanged.STATE_KEY]
     assert newest <= set(kept["t"]) and newest <= set(kept["t_tags"])
-    assert len(kept["t"]) <= unchanged.MAX_PAGES + 3
+    assert len(kept["t"]) <= unchanged.HASHED_PAGES_MAX + 3
 
 
 def test_a_key_read_twice_with_different_rows_keeps_no_hash():
@@ -326,7 +326,7 @@ def test_a_row_a_webhook_wrote_since_is_reloaded_even_when_the_api_did_not_chang
 
 
 def _listing(**kw):
-    """An oldest-first listing whose middle pages are let go (`MAX_PAGES`, no recent pages)."""
+    """An oldest-first listing whose middle pages are let go (`HASHED_PAGES_MAX`, no recent pages)."""
     return Unchanged(None, lambda t: True, lambda t, k: None, recent=("t", "created_at"), **kw)
 
 
@@ -361,7 +361,7 @@ def test_a_key_whose_first_read_was_let_go_keeps_no_hash_when_read_again():
     kept = _kept(keep)
     assert "30" in kept and "1" in kept  # the edges are still kept
     assert "5" not in kept
-    assert len(kept) <= unchanged.MAX_PAGES
+    assert len(kept) <= unchanged.HASHED_PAGES_MAX
 
 
 def test_a_key_read_on_a_kept_page_then_on_a_page_let_go_keeps_no_hash():
@@ -379,8 +379,8 @@ def test_a_key_read_on_a_kept_page_then_on_a_page_let_go_keeps_no_hash():
 
 
 def test_a_key_pruned_from_the_newest_then_read_again_keeps_no_hash():
-    """The first read was held by `_Newest` only, and pruned before the second came; the
-    second is held by `_Newest` alone (its page is let go: a drift pass's middle page)."""
+    """The first read was held by `_NewestRecordRows` only, and pruned before the second came; the
+    second is held by `_NewestRecordRows` alone (its page is let go: a drift pass's middle page)."""
     from datetime import UTC, datetime, timedelta
 
     t0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -408,7 +408,7 @@ def test_a_key_read_twice_identically_on_kept_pages_keeps_its_hash():
 
 
 def _moved(api, *, edited: str | None) -> None:
-    """30 products, page size 2 (15 pages, more than `MAX_PAGES`): product 4 on page 3; with
+    """30 products, page size 2 (15 pages, more than `HASHED_PAGES_MAX`): product 4 on page 3; with
     `edited`, listed again on a last page of its own with that title, as a record edited while
     the listing ran and moved to its end (the final total counts it once: no drift pass)."""
     products = [record("products", 3000000100 + i, site=SITE, title=f"P{i}") for i in range(30)]

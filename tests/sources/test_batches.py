@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from creator_sync.sources.creator_platform.batches import Batches, IdSet, KeySet, SeenKeys
+from creator_sync.sources.creator_platform.batches import Batches
+from creator_sync.sources.creator_platform.key_sets import CompactKeySet, GatheredIds, RecordKeySet
 from creator_sync.sources.creator_platform.settings import RESOURCES
 
 
@@ -97,11 +98,11 @@ def test_tables_other_resources_may_write_keep_merge():
 
 
 def test_seen_keys_across_the_bulk_merge_and_non_integer_keys():
-    seen = SeenKeys()
-    first = [str(i) for i in range(0, 3 * SeenKeys.PENDING_MAX, 3)]
+    seen = CompactKeySet()
+    first = [str(i) for i in range(0, 3 * CompactKeySet.PENDING_MAX, 3)]
     seen.remember(set(first))
     seen.remember({"007", "abc"})
-    probe = ["0", "3", "1", "7", "007", "abc", "abd", str(3 * SeenKeys.PENDING_MAX), str(2**70)]
+    probe = ["0", "3", "1", "7", "007", "abc", "abd", str(3 * CompactKeySet.PENDING_MAX), str(2**70)]
     assert seen.seen(probe).tolist() == [True, True, False, False, True, True, False, False, False]
     seen.remember({"1"})
     assert seen.seen(["1", "2"]).tolist() == [True, False]
@@ -117,7 +118,7 @@ def test_seen_keys_dense_and_sparse_chunks_answer_like_a_set():
     rng = random.Random(5)
     base = 3_900_000_000
     for spread, dense in ((1, True), (3, True), (2_000, False)):  # ids 1, 3, 2,000 apart
-        seen, ref = SeenKeys(), set()
+        seen, ref = CompactKeySet(), set()
         for _ in range(200):
             keys = [str(base + rng.randrange(0, 150_000) * spread) for _ in range(rng.randrange(1, 300))]
             probe = keys + [str(base + rng.randrange(0, 150_000) * spread) for _ in range(40)]
@@ -134,22 +135,22 @@ def test_seen_keys_dense_and_sparse_chunks_answer_like_a_set():
             edges = 2 * max(seen.CHUNK // 8, 8 * seen.DENSE_MIN)
             assert held <= (max(ints) - min(ints)) // 8 + edges < 8 * len(ref)
     # a chunk turning dense keeps the keys it held in the array, and a key on a chunk edge
-    seen = SeenKeys()
-    edge = SeenKeys.CHUNK * 100
-    keys = [str(edge + i) for i in range(-1, SeenKeys.DENSE_MIN + SeenKeys.PENDING_MAX)]
+    seen = CompactKeySet()
+    edge = CompactKeySet.CHUNK * 100
+    keys = [str(edge + i) for i in range(-1, CompactKeySet.DENSE_MIN + CompactKeySet.PENDING_MAX)]
     for start in range(0, len(keys), 1_000):
         seen.remember(keys[start:start + 1_000])
-    seen.remember([str(i) for i in range(SeenKeys.PENDING_MAX)])  # force the last merge
+    seen.remember([str(i) for i in range(CompactKeySet.PENDING_MAX)])  # force the last merge
     assert seen.seen(keys).all()
-    assert not seen.seen([str(edge - 2), str(edge + len(keys)), str(SeenKeys.PENDING_MAX)]).any()
+    assert not seen.seen([str(edge - 2), str(edge + len(keys)), str(CompactKeySet.PENDING_MAX)]).any()
 
 
 def test_seen_keys_answers_pages_at_and_beyond_the_edges_of_the_keys_it_holds():
     """A page wholly below or above the keys held is answered without a lookup (the usual page:
     ids in sequence, newest or oldest first); a page touching the least or greatest key held,
     or reaching across the held range, still finds them, pending or merged."""
-    seen, ref = SeenKeys(), set()
-    low, high = 10**12, 10**12 + 3 * SeenKeys.PENDING_MAX
+    seen, ref = CompactKeySet(), set()
+    low, high = 10**12, 10**12 + 3 * CompactKeySet.PENDING_MAX
     pages = [list(range(n, n + 100)) for n in range(low, high, 100)]
     for page in pages[:len(pages) // 2] + list(reversed(pages[len(pages) // 2:])):  # both ways
         keys = [str(n) for n in page]
@@ -164,14 +165,14 @@ def test_seen_keys_answers_pages_at_and_beyond_the_edges_of_the_keys_it_holds():
         assert seen.seen(keys).tolist() == [k in ref for k in keys]
     seen.remember(["x"])  # a text key only: integer pages still answered as before
     assert seen.seen([str(lo - 1), str(lo)]).tolist() == [False, True]
-    assert SeenKeys().seen(["1", "2"]).tolist() == [False, False]
+    assert CompactKeySet().seen(["1", "2"]).tolist() == [False, False]
 
 
 def test_key_set_and_id_tally_share_the_small_set_then_seen_keys():
-    """One mechanism: both hold a set up to their `SMALL` and `SeenKeys` past it, and count alike."""
-    from creator_sync.sources.creator_platform.batches import IdTally
+    """One mechanism: both hold a set up to their `SMALL` and `CompactKeySet` past it, and count alike."""
+    from creator_sync.sources.creator_platform.key_sets import DistinctIdCount
 
-    keys, tally = KeySet(), IdTally()
+    keys, tally = RecordKeySet(), DistinctIdCount()
     keys.SMALL = tally.SMALL = 100
     for start in range(0, 300, 50):
         page = list(range(start, start + 60))  # 10 overlap with the page before
@@ -183,7 +184,7 @@ def test_key_set_and_id_tally_share_the_small_set_then_seen_keys():
 
 def test_canonical_ints_is_canonical_int_for_the_whole_page():
     """The one-regex page path agrees with the per-key rule, and falls back on any odd key."""
-    from creator_sync.sources.creator_platform.batches import canonical_int, canonical_ints
+    from creator_sync.sources.creator_platform.key_sets import canonical_int, canonical_ints
 
     page = ["0", "7", "10", "999999999999999999", "2400000001"]
     assert canonical_ints(page) == [canonical_int(k) for k in page]
@@ -218,7 +219,7 @@ def test_dedupe_matches_the_per_key_rule_on_mixed_keys_across_many_pages():
     odd = ["007", "cus_é", "٧", "7", "", "x,1", str(2**70), "0"]
     for link in (False, True):
         pages = []
-        for _ in range(60):  # enough pages to cross SeenKeys.PENDING_MAX
+        for _ in range(60):  # enough pages to cross CompactKeySet.PENDING_MAX
             size = rng.randrange(1, 150)
             page = [(str(rng.randrange(0, 20_000)), f"t{rng.randrange(4)}") for _ in range(size)]
             if rng.random() < 0.3:
@@ -244,7 +245,7 @@ def test_id_set_matches_a_set_of_strings_across_merges():
     listed_ids = [str(rng.randrange(2_400_000_000, 2_400_300_000)) for _ in range(200_000)]
     named_ids = [str(rng.randrange(2_400_000_000, 2_400_400_000)) for _ in range(65_536)]
     odd = ["007", "7", "cus_abc", str(2**70), "0"]
-    listed, named = IdSet(), IdSet()
+    listed, named = GatheredIds(), GatheredIds()
     for start in range(0, len(listed_ids), 1000):  # page by page, as the listing adds them
         listed.update(listed_ids[start:start + 1000])
     listed.update(odd[:2])
@@ -254,11 +255,11 @@ def test_id_set_matches_a_set_of_strings_across_merges():
     assert named.without(None) == sorted(set(named_ids + odd))
     assert "7" in listed and "007" in listed and "07" not in listed and "cus_abc" not in listed
     assert listed_ids[5] in listed and str(2_400_400_001) not in listed and 7 not in listed
-    assert not IdSet() and IdSet(["cus_abc"]) and IdSet(["7"])
+    assert not GatheredIds() and GatheredIds(["cus_abc"]) and GatheredIds(["7"])
     scattered = [str(10**15 + rng.randrange(10**6) * 10**6) for _ in range(20_000)]  # sparse
-    far = IdSet(scattered)
+    far = GatheredIds(scattered)
     assert far.without(listed) == sorted(set(scattered)) and scattered[0] in far
-    assert IdSet(scattered[:5]).without(far) == []
+    assert GatheredIds(scattered[:5]).without(far) == []
 
 
 def test_id_set_of_ids_in_sequence_holds_about_a_bit_per_id():
@@ -276,7 +277,7 @@ def test_id_set_of_ids_in_sequence_holds_about_a_bit_per_id():
     try:
         start = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()
-        named = IdSet()
+        named = GatheredIds()
         for _ in range(1_000):  # 100,000 pages' worth of references, in pages of 100 as listed
             named.update({str(base + rng.randrange(span)) for _ in range(1_000)})
         held, peak = (n - start for n in tracemalloc.get_traced_memory())
@@ -310,11 +311,11 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
     digit ids by value ("007" is 7), the rest as text, dense and scattered ids alike."""
     import random
 
-    from creator_sync.sources.creator_platform.batches import IdTally
+    from creator_sync.sources.creator_platform.key_sets import DistinctIdCount
 
     rng = random.Random(7)
-    tally, ref = IdTally(), set()
-    tally.SMALL = 1_000  # a set up to this many ids, SeenKeys after: both paths are counted
+    tally, ref = DistinctIdCount(), set()
+    tally.SMALL = 1_000  # a set up to this many ids, CompactKeySet after: both paths are counted
     for _ in range(120):
         ids: list[object] = [rng.choice((rng.randrange(0, 50_000), 10**12 + 997 * rng.randrange(0, 9_000)))
                              for _ in range(rng.randrange(0, 200))]
@@ -326,14 +327,14 @@ def test_id_tally_counts_distinct_ids_across_merges_as_the_digit_rule_says():
         if len(ref) < 900:
             assert tally._small is not None and tally.distinct() == len(ref)
     assert tally._small is None
-    assert tally.distinct() == len(ref) > SeenKeys.PENDING_MAX
+    assert tally.distinct() == len(ref) > CompactKeySet.PENDING_MAX
 
 
 def test_key_set_answers_like_a_set_before_and_after_it_outgrows_one(monkeypatch):
-    """`add` returns the keys held already, in the small set and once moved to `SeenKeys`
+    """`add` returns the keys held already, in the small set and once moved to `CompactKeySet`
     (mixed keys: integers in and out of sequence, text)."""
-    monkeypatch.setattr(KeySet, "SMALL", 50)
-    keys, want = KeySet(), set()
+    monkeypatch.setattr(RecordKeySet, "SMALL", 50)
+    keys, want = RecordKeySet(), set()
     pages = [[str(n) for n in range(i * 7, i * 7 + 10)] + [f"k{i % 5}", str(10**12 + i % 3)]
              for i in range(40)]
     for page in pages:
