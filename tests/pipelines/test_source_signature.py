@@ -100,3 +100,32 @@ def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
         assert run.options.kept_tables is None and run.options.webhook_written_keys == {}
     finally:
         run.close()
+
+
+def test_each_source_carries_its_own_run(fake_api):
+    """The run reaches `finish_sync` through the source object the call returned, built by the
+    source function itself (no thread-local hand-over, no override of dlt's `from_data`): sources
+    built at once on several threads each carry their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from creator_sync.sources.creator_platform import Runtime
+    from creator_sync.sources.creator_platform.source import CreatorPlatformSource
+
+    assert "from_data" not in vars(CreatorPlatformSource)
+
+    def build(name: str):
+        return creator_platform_source(base_url="http://127.0.0.1:9", client_id="cid",
+                                       client_secret=FAKE_SECRET, resources=[name],
+                                       host=Runtime(transport=fake_api.transport()))
+
+    names = ["contacts", "products", "sites", "contacts"]
+    with ThreadPoolExecutor(4) as pool:
+        sources = list(pool.map(build, names))
+    runs = [sync_run(s) for s in sources]
+    try:
+        assert len({id(r) for r in runs}) == len(runs)
+        assert [list(s.resources) for s in sources] == [[n] for n in names]
+        assert [r.options.resources for r in runs] == [(n,) for n in names]
+    finally:
+        for r in runs:
+            r.close()
