@@ -159,10 +159,10 @@ def compare_writers(batches: int = 5, size: int = 500) -> dict:
     dlt merge of the very same arrow tables, side by side on the same machine."""
     import dlt
 
+    from creator_sync.pipelines.delivery_rows import PRESENT, BatchRows, normalise_delivery
     from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
     from creator_sync.pipelines.webhooks.loader import Loader
     from creator_sync.pipelines.webhooks.records import decode, encode, parse_delivery, utcnow
-    from creator_sync.pipelines.webhooks.rows import PRESENT, BatchRows, normalise_delivery
     from creator_sync.sources.creator_platform.hints import table_hints
 
     with tempfile.TemporaryDirectory(prefix="webhooks-writers-") as tmp:

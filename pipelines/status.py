@@ -19,7 +19,7 @@ from creator_sync.common.terminal import reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.sources.creator_platform import SOURCE_NAME, Settings, is_done, option, place_of
 
-from .postload import SYNC_RESOURCES
+from .sync_resources import SYNC_RESOURCES
 
 # sync_resources.status -> what status prints
 SHOWN = {"synced": "complete", "partial": "partial", "failed": "failed", "skipped": "skipped"}

@@ -2,7 +2,7 @@
 
 Steps: lock the pipeline -> restore state from the destination -> finish any pending load
 package left by a crashed run -> extract (API) -> normalise -> load (under the warehouse lock)
--> mark deleted dimension rows, drop link markers -> revoke the token -> print a summary.
+-> mark deleted dimension rows, restore fresher pushes, record `sync_resources` -> revoke the token -> print a summary.
 """
 
 from __future__ import annotations
@@ -59,20 +59,15 @@ from creator_sync.sources.creator_platform import (
     warn_unknown_keys,
 )
 
+from .counts import loaded_counts, row_counts
+from .crash_repair import dedupe_appended
 from .factory import build_pipeline
 from .kept_open import database_kept_open, package_bytes
-from .postload import (
-    data_tables,
-    dedupe_appended,
-    drop_link_markers,
-    finish_sync,
-    kept_tables,
-    loaded_counts,
-    row_counts,
-    webhook_written_keys,
-)
+from .postload import finish_sync
 from .process_tuning import release_free_memory, trimmed_heap
 from .progress import progress_reporter
+from .warehouse_facts import kept_tables, webhook_written_keys
+from .warehouse_sql import data_tables
 
 log = logging.getLogger("creator_sync.sync")
 
@@ -354,10 +349,10 @@ def _sync_round(
     # places the first one kept (the dropped state left every other listing a first sync)
     args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-        source = creator_platform_source(**args, host=Runtime(
-            stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
-            webhook_written_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
-            limiter=clock.limiter))
+        source = creator_platform_source(
+            **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
+                stats=stats, transport=transport, verify=settings.verify,
+                on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
         run = sync_run(source)
         try:
             pipeline.extract(
@@ -471,7 +466,6 @@ def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
         repaired = dedupe_appended(pipeline)  # a job re-run after the kill appended twice
         if repaired:
             log.warning("removed rows loaded twice by an interrupted run: %s", repaired)
-        drop_link_markers(pipeline)
     return len(info.loads_ids)
 
 

@@ -179,6 +179,21 @@ def test_the_public_surface_checker_sees_a_module_import() -> None:
     assert f"{SOURCE}.config" in found  # `from .config import ...`
 
 
+WEBHOOKS = "creator_sync.pipelines.webhooks"  # the push side (`creator-sync listen`, hooks)
+
+
+def test_the_pull_sync_imports_nothing_of_the_webhook_side() -> None:
+    """The push side stands on the pull's modules, never the other way (issue 33, point 5):
+    what both need (a delivery's rows, their upsert, their re-application after a pull) lives
+    beside the pull, in `pipelines`; a pull that never saw a webhook loads no webhook code."""
+    wrong = [f"{modules()[module].relative_to(ROOT)}:{line} {module} imports {target}"
+             for module in modules()
+             if module.startswith("creator_sync.pipelines") and not module.startswith(WEBHOOKS)
+             for target, line in imports(module)
+             if target == WEBHOOKS or target.startswith(f"{WEBHOOKS}.")]
+    assert not wrong, "\n".join(wrong)
+
+
 def test_no_import_cycles() -> None:
     graph = {module: sorted({target for target, _ in imports(module)}) for module in modules()}
     cycles = _cycles(graph)

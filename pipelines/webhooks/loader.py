@@ -25,16 +25,18 @@ import orjson
 
 from creator_sync.common.duckdb_names import connect_warehouse
 from creator_sync.common.locking import LockTimeout, warehouse_lock
-from creator_sync.pipelines.webhooks import warehouse
-from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
-from creator_sync.pipelines.webhooks.records import DeadLetter, Delivery, decode
-from creator_sync.pipelines.webhooks.rows import (
+from creator_sync.pipelines import pushed_writes
+from creator_sync.pipelines.delivery_rows import (
     BatchRows,
+    Delivery,
     DeliveryError,
     delivery_site_id,
     normalise_delivery,
     scrub_payload,
 )
+from creator_sync.pipelines.webhooks import warehouse
+from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
+from creator_sync.pipelines.webhooks.records import DeadLetter, decode
 from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
@@ -219,13 +221,13 @@ class Loader:
                         continue
                     events.append(self._event_row(seq, delivery))
                 loaded_at = datetime.now(UTC)
-                load_id = f"{warehouse.PUSHED_LOAD_ID_PREFIX}{loaded_at.timestamp():.6f}"
+                load_id = f"{pushed_writes.PUSHED_LOAD_ID_PREFIX}{loaded_at.timestamp():.6f}"
                 rows_written: dict[str, int] = {}
                 for table in rows.table_batches(load_id, self.pii):
                     if table.parent_column is None:
-                        count = warehouse.upsert_resources(con, self.dataset, table)
+                        count = pushed_writes.upsert_resources(con, self.dataset, table)
                     else:
-                        count = warehouse.replace_links(con, self.dataset, table)
+                        count = pushed_writes.replace_links(con, self.dataset, table)
                     rows_written[table.name] = rows_written.get(table.name, 0) + count
                 if events:
                     warehouse.insert_events(

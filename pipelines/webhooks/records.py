@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from creator_sync.pipelines.delivery_rows import Delivery
 from creator_sync.pipelines.webhooks.events import EVENTS
 
 DEAD_BODY_LIMIT = 64 * 1024  # bytes of a rejected body kept for inspection
@@ -27,21 +28,6 @@ class BadDelivery(ValueError):
         self.reason = reason
         self.detail = detail
         self.event = event
-
-
-@dataclass(frozen=True)
-class Delivery:
-    event: str
-    resource_id: str
-    payload: list[dict[str, Any]]
-    payload_hash: str
-    received_at: datetime
-    site_id: str | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str]:
-        """Redeliveries of the same event for the same resource with the same payload collapse."""
-        return (self.event, self.resource_id, self.payload_hash)
 
 
 @dataclass(frozen=True)

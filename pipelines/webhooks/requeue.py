@@ -13,10 +13,10 @@ from pathlib import Path
 import orjson
 
 from creator_sync.common.duckdb_names import connect_warehouse, quote_ident
+from creator_sync.pipelines.pushed_writes import existing_columns
 from creator_sync.pipelines.webhooks.journal import Journal
 from creator_sync.pipelines.webhooks.loader import LockFactory, default_lock
 from creator_sync.pipelines.webhooks.records import BadDelivery, encode, parse_delivery
-from creator_sync.pipelines.webhooks.warehouse import existing_columns
 from creator_sync.sources.creator_platform import DEFAULT_DATASET
 
 REQUEUE_REASONS = ("normalize_failed", "load_failed")

@@ -48,8 +48,7 @@ class Batches:
     parent's links or lines, keyed (parent, child) or (parent, `line_number`)) already emitted
     by an earlier page is dropped here. Their marker rows (an empty relationship or line array,
     rows.py) only tell a merge to drop a parent's old links, so an appended table keeps
-    none once it has rows (`_unmarked`): the load then leaves none behind to delete (deleting
-    a `large` table's markers cost +83 MiB after the load, docs/performance.md#memory). One
+    none (`_unmarked`; dlt would insert them, `hard_delete` is for merges). One
     parent's lines
     that come in pieces (a streamed payout's, `listing.Piece`) are one record: the first piece
     is deduped, the later ones follow it (kept or dropped as it was).
@@ -121,8 +120,9 @@ class Batches:
         return tbl.filter(pa.array(keep, type=pa.bool_()))
 
     def _unmarked(self, table: str, tbl: pa.Table) -> pa.Table:
-        """`tbl` (of an appended link or line table, deduped) without its marker rows, unless
-        they are all the table would have: then they stay, so that the load creates it."""
+        """`tbl` (of an appended link or line table, deduped) without its marker rows: an
+        append has no old rows to replace, and dlt applies `hard_delete` to merges only. A
+        table's first part keeps its columns with no rows, so that the load still creates it."""
         import pyarrow.compute as pc
 
         if "id" in tbl.column_names:
@@ -132,8 +132,7 @@ class Batches:
         if not pc.any(marks).as_py():
             return tbl  # most pages: no marker, no copy
         # a null child is no marker (equal() gives null, which filter would drop)
-        rows = tbl.filter(pc.invert(pc.fill_null(marks, False)))
-        return rows if rows.num_rows or table in self._started else tbl
+        return tbl.filter(pc.invert(pc.fill_null(marks, False)))
 
     def add(self, table: str, tbl: pa.Table, piece: int = 0) -> None:
         """`piece`: 0, whole records; 1, the first piece of one parent's lines; 2, a later one."""
@@ -145,7 +144,7 @@ class Batches:
                 tbl = self._unmarked(table, self._dedupe(table, tbl))
                 if piece:
                     self._first_kept[table] = tbl.num_rows > 0
-            if not tbl.num_rows:
+            if not tbl.num_rows and table in self._started:
                 return
         self._started.add(table)
         parts = self._parts.setdefault(table, [])

@@ -20,6 +20,10 @@ from .settings import (
 )
 
 EXTRACTED_AT = "_extracted_at"
+# true on a marker row only (an empty relationship or line array, `rows.py`): dlt's `hard_delete`
+# column of link and line tables (the merge deletes the parent's stored rows and inserts no
+# marker), null in every stored row
+EMPTY_PARENT = "_empty_parent"
 META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", EXTRACTED_AT: "timestamp"}
 
 
@@ -52,7 +56,7 @@ def declared_columns(table: str, observed: Iterable[str] = ()) -> dict[str, Colu
             cols["_is_deleted"] = "bool"
     for name in observed:
         if name not in cols:
-            cols[name] = "bool" if name == "_is_deleted" else (
+            cols[name] = "bool" if name in ("_is_deleted", EMPTY_PARENT) else (
                 "text" if name.endswith("_id") or name == "id" else column_type(name)
             )
     return cols
@@ -80,9 +84,12 @@ def table_hints(table: str, columns: Mapping[str, ColumnType] | None = None) -> 
     parent_col, child_col = link_columns(table, cols)
     for c in (parent_col, child_col):
         col_hints.setdefault(c, {"data_type": "text"})["nullable"] = False
+    # declared whether or not this item has a marker: the first item's hints make the table
+    col_hints[EMPTY_PARENT] = {"data_type": "bool", "nullable": True, "hard_delete": True}
     return {
         "table_name": table,
-        "write_disposition": "merge",
+        # a parent's rows are replaced as a set: those of each parent loaded are deleted first
+        "write_disposition": {"disposition": "merge", "strategy": "delete-insert"},
         "primary_key": [parent_col, child_col],
         "merge_key": parent_col,
         "columns": col_hints,

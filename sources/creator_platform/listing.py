@@ -30,7 +30,7 @@ from .arrow_tables import rows_to_arrow
 from .batches import Batches
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, read_detail, save_gate
-from .hints import declared_columns, table_hints
+from .hints import EMPTY_PARENT, declared_columns, table_hints
 from .incremental import Plan, advance, plan
 from .key_sets import DistinctIdCount
 from .linestream import LineStream
@@ -573,6 +573,9 @@ class Listing:
         hints = table_item_hints(table, tbl, self.options.freeze_finance_schema)
         if self.batches.appends(table, tbl.column_names):
             hints["write_disposition"] = "append"  # keys stay declared for later merges
+            marker = hints["columns"].get(EMPTY_PARENT)
+            if marker is not None:  # (dlt warns of `hard_delete` on an append; it has no marker)
+                hints["columns"][EMPTY_PARENT] = {k: v for k, v in marker.items() if k != "hard_delete"}
         yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
 
     # ------------------------------------------------------------------ 6. state

@@ -8,9 +8,11 @@ Pure functions with no I/O, so the pull sync and the webhook loader write identi
 
 Values are converted by `values`, PII hashed or dropped and credentials masked by `pii`.
 
-Link tables: a parent whose to-many relationship carries an *empty* `data` list gets one marker
-row whose child column is `LINK_MARKER` (""), so that a merge on the parent column still deletes
-the parent's old links; the loader deletes marker rows after the load (`link_marker_cleanup_sql`).
+Link tables are replaced per parent: dlt's `delete-insert` merge with `merge_key` = the parent
+column deletes every stored link of each parent the load carries, then inserts the new ones
+(`hints.table_hints`). A parent whose to-many relationship carries an *empty* `data` list gets
+one marker row (child column `LINK_MARKER`, ""), so that the merge still deletes its old links;
+the marker has `EMPTY_PARENT` true, dlt's `hard_delete` column, so dlt never inserts it.
 Line tables (an array attribute of plain objects, such as a payout detail's `transactions`, see
 `settings.LineTable`) work the same way: keyed by parent and `line_number`, replaced per parent,
 an empty array written as one marker row with `line_number` 0 (`child_marker`). A line
@@ -30,6 +32,7 @@ from decimal import InvalidOperation
 from typing import Any
 
 from .errors import NormalizationError
+from .hints import EMPTY_PARENT
 from .linestream import LineStream
 from .pii import PiiMode, apply_pii, redact_credentials
 from .settings import (
@@ -296,7 +299,9 @@ def normalize_resource(
                 del bucket[key]
         parents.add(rid)  # type: ignore[union-attr]
         if not items:
-            bucket[(rid, LINK_MARKER)] = _link_row(parent_col, rid, child_col, LINK_MARKER, row_site, extracted_at)
+            bucket[(rid, LINK_MARKER)] = {
+                **_link_row(parent_col, rid, child_col, LINK_MARKER, row_site, extracted_at),
+                EMPTY_PARENT: True}
         for item in items:
             if not isinstance(item, dict) or item.get("id") is None:
                 raise where.fail("to-many relationship item has no id", rid, rel)
@@ -319,7 +324,7 @@ def _line_rows(
         raise where.fail(f"`{lines.attribute}` must be an array, got {type(items).__name__}",
                          parent, lines.attribute)
     if not items and first == 1:  # no lines: a marker row, so that the merge still drops the old ones
-        return {(parent, LINE_MARKER): base}
+        return {(parent, LINE_MARKER): {**base, EMPTY_PARENT: True}}
     declared = lines.column_types
     out: dict[Any, dict[str, Any]] = {}
     for number, item in enumerate(items, start=first):
@@ -395,6 +400,3 @@ def child_marker(table: str) -> str | int:
     return LINE_MARKER if table in LINE_TABLES else LINK_MARKER
 
 
-def link_marker_cleanup_sql(table: str, child_column: str, qualified_table: str) -> str:
-    """SQL that removes marker rows of an empty to-many relationship after a load."""
-    return f"DELETE FROM {qualified_table} WHERE {child_column} = {child_marker(table)!r}"

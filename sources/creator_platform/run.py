@@ -4,7 +4,9 @@
   from the settings table.
 - `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
-  the tables the destination keeps, a hook called per page): never configuration.
+  a hook called per page): never configuration, never state (what the warehouse holds comes as
+  the source's arguments `kept_tables` and `webhook_written_keys`; what earlier runs learnt, as
+  dlt state).
 - `SyncRun`: one call of the source: its client, options and report, until `close()`.
 """
 
@@ -53,7 +55,7 @@ SourceOptions = settings_class(
         ("full_refresh", bool, field(default=False)),
         ("lookback_days", dict[str, float], field(default_factory=dict)),  # resource -> days
         ("max_pages", int, field(default=DEFAULT_MAX_PAGES)),
-        # see `Runtime.kept_tables` and `Runtime.webhook_written_keys`
+        # the source's arguments `kept_tables` and `webhook_written_keys`
         ("kept_tables", frozenset[str] | None, field(default=None)),
         ("webhook_written_keys", Mapping[str, frozenset[str]], field(default_factory=dict)),
         ("on_page", PageHook | None, field(default=None, repr=False)),  # see `Runtime.on_page`
@@ -157,17 +159,11 @@ class RunReport:
 
 @dataclass(frozen=True)
 class Runtime:
-    """What a host program hands the source besides its settings (never read from config).
+    """A host program's hooks and plumbing for the source (never read from config, never state).
 
     - `stats`: counters the caller shows as progress (a fresh one otherwise);
     - `transport`: an httpx transport (tests serve the API in memory);
     - `verify`: TLS verification (tests with their own certificates);
-    - `kept_tables`: tables the destination holds and keeps this run: a table not in it is
-      loaded with `append` by the resource that alone writes it (see `batches.Batches`);
-      None means unknown, and everything is merged;
-    - `webhook_written_keys`: per table, the keys (see `unchanged.keyed`) of rows another
-      writer (the webhook loader) wrote last: re-read, they are loaded even when unchanged
-      since the last run, so that the pull keeps healing missed or out-of-order deliveries;
     - `on_page(resource, page_number)`: called before each listed page is processed (the crash
       drills kill the process there);
     - `stop()`: asked after each listed page: "checkpoint" ends listings that can resume there
@@ -179,8 +175,6 @@ class Runtime:
     stats: RunStats | None = None
     transport: Any = None
     verify: bool = True
-    kept_tables: frozenset[str] | None = None
-    webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
     on_page: PageHook | None = None
     stop: StopCheck | None = None
     limiter: RateLimiter | None = None

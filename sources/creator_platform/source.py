@@ -14,13 +14,13 @@ import contextlib
 import copy
 import inspect
 import logging
-import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import dlt
+from dlt.common.schema import Schema
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
@@ -245,21 +245,18 @@ def unreadable(resources: list[Resource], scopes: frozenset[str] | None) -> dict
 
 
 # ---------------------------------------------------------------- the source
-_building = threading.local()  # hands the SyncRun from the source function to its DltSource
-
-
 class CreatorPlatformSource(DltSource):
-    """The DltSource `creator_platform_source` returns; `.sync_run` is what the steps after
-    the load need (`pipelines.postload.finish_sync`)."""
+    """The DltSource `creator_platform_source` returns: dlt's source, plus `.sync_run`, what
+    the steps after the load need (`pipelines.postload.finish_sync(pipeline, source)`).
 
-    sync_run: SyncRun | None = None
+    The source function builds it itself, on the schema dlt made for the call
+    (`dlt.current.source_schema()`); dlt takes a DltSource returned by a source function as
+    it is."""
 
-    @classmethod
-    def from_data(cls, schema: Any, section: str, data: Any) -> Any:
-        source = super().from_data(schema, section, data)
-        source.sync_run = getattr(_building, "run", None)
-        _building.run = None
-        return source
+    def __init__(self, schema: Schema, section: str, resources: Sequence[DltResource] = (),
+                 sync_run: SyncRun | None = None) -> None:
+        super().__init__(schema, section, resources)
+        self.sync_run = sync_run
 
 
 def sync_run(source: Any) -> SyncRun:
@@ -271,6 +268,8 @@ def sync_run(source: Any) -> SyncRun:
 
 
 def _options(checked: dict[str, Any], *, full_refresh: bool, lookback_days: dict[str, Any] | None,
+             kept_tables: Iterable[str] | None,
+             webhook_written_keys: Mapping[str, Iterable[str]] | None,
              host: Runtime) -> SourceOptions:
     """The source's checked settings, as the options its resources read."""
     return SourceOptions(
@@ -278,8 +277,9 @@ def _options(checked: dict[str, Any], *, full_refresh: bool, lookback_days: dict
         pii_salt=checked["pii_salt"] or "",  # no salt: the hash is unsalted
         full_refresh=bool(full_refresh),
         lookback_days=checked_lookback(lookback_days),
-        kept_tables=host.kept_tables,
-        webhook_written_keys=host.webhook_written_keys,
+        kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
+        webhook_written_keys={table: frozenset(keys)
+                              for table, keys in (webhook_written_keys or {}).items()},
         on_page=host.on_page,
         stop=host.stop,
     )
@@ -295,7 +295,13 @@ def _creator_platform_source(*args: Any, **kwargs: Any) -> Any:
         full_refresh: re-list everything (pair it with `refresh="drop_resources"` to drop the
             tables).
         lookback_days: per resource, how far back a deep run re-reads.
-        host: what a host program passes (see `run.Runtime`); not configuration.
+        kept_tables, webhook_written_keys: what the destination holds, for a host that read it
+            before the run (`pipelines.warehouse_facts`); not configuration. `kept_tables`: the
+            tables it has and keeps this run (a table not in it that one resource alone writes
+            is loaded with `append`; None: unknown, everything is merged).
+            `webhook_written_keys`: per table, the keys of rows another writer (the webhook
+            loader) wrote last: re-read, they are loaded even when unchanged since the last run.
+        host: a host program's hooks and plumbing (see `run.Runtime`); not configuration.
 
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
     do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). After
@@ -308,7 +314,9 @@ def _creator_platform_source(*args: Any, **kwargs: Any) -> Any:
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
     checked = source_values(arguments)
     opts = _options(checked, full_refresh=arguments.get("full_refresh", False),
-                    lookback_days=arguments.get("lookback_days"), host=rt)
+                    lookback_days=arguments.get("lookback_days"),
+                    kept_tables=arguments.get("kept_tables"),
+                    webhook_written_keys=arguments.get("webhook_written_keys"), host=rt)
     client_settings = {s.key: checked[s.key] for s in SOURCE_SETTINGS if s.client}
     try:
         client = CreatorPlatformClient(
@@ -325,8 +333,7 @@ def _creator_platform_source(*args: Any, **kwargs: Any) -> Any:
     except BaseException:
         run.close()
         raise
-    _building.run = run
-    return selected
+    return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
 
 
 # The signature is the settings table's (`config.source_signature`): one parameter per key,
@@ -336,6 +343,10 @@ _SIGNATURE = source_signature([
                       annotation=bool),
     inspect.Parameter("lookback_days", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
                       annotation=dict[str, float] | None),
+    inspect.Parameter("kept_tables", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
+                      annotation=Sequence[str] | None),
+    inspect.Parameter("webhook_written_keys", inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      default=None, annotation=Mapping[str, Sequence[str]] | None),
     inspect.Parameter("host", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
                       annotation=Runtime | None),
 ])

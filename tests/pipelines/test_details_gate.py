@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import duckdb
 from fakeapi import record
 
+from creator_sync.pipelines.deletion_marking import mark_deleted
 from creator_sync.pipelines.factory import build_pipeline
-from creator_sync.pipelines.postload import mark_deleted
 from creator_sync.pipelines.sync import run_sync
 
 SITE = "2147483650"

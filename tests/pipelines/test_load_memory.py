@@ -10,7 +10,7 @@ import sys
 import duckdb
 import pytest
 
-from creator_sync.pipelines import postload
+from creator_sync.pipelines import counts, crash_repair, warehouse_facts, warehouse_sql
 from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
 from creator_sync.pipelines.kept_open import database_kept_open
 from creator_sync.pipelines.process_tuning import release_free_memory
@@ -66,13 +66,13 @@ def test_scans_after_a_load_cap_duckdbs_pool_and_give_the_database_its_limit_bac
 
     monkeypatch.setattr(client_type, "execute_sql", recording)
     with database_kept_open(wh):  # one database instance across the steps, as a small package's load
-        assert postload.row_counts(pipeline, ["items"]) == {"items": 3}
-        assert postload.loaded_counts(pipeline, ["items"], list(info.loads_ids)) == {"items": 3}
-        assert postload.webhook_written_keys(pipeline, ["items"]) == {}
-        assert limits and set(limits) == {shown(postload.SCAN_MEMORY_LIMIT)}, limits
+        assert counts.row_counts(pipeline, ["items"]) == {"items": 3}
+        assert counts.loaded_counts(pipeline, ["items"], list(info.loads_ids)) == {"items": 3}
+        assert warehouse_facts.webhook_written_keys(pipeline, ["items"]) == {}
+        assert limits and set(limits) == {shown(tuning.SCAN_MEMORY_LIMIT)}, limits
         limits.clear()
-        assert postload.dedupe_appended(pipeline) == {"items": 1}
-        assert limits and set(limits) == {shown(postload.REPAIR_MEMORY_LIMIT)}, limits
+        assert crash_repair.dedupe_appended(pipeline) == {"items": 1}
+        assert limits and set(limits) == {shown(tuning.REPAIR_MEMORY_LIMIT)}, limits
         # the repair's DELETE keeps undo data a small pool cannot spill: the database's limit
         assert len(write_limits) == 1 and float(write_limits[0].split()[0]) > 900, write_limits
         monkeypatch.setattr(client_type, "execute_sql", original)
@@ -186,7 +186,7 @@ def test_a_scan_the_cap_is_too_small_for_runs_again_at_the_databases_limit(tmp_p
         with pytest.raises(duckdb.OutOfMemoryException):
             cur.execute(big).fetchall()
     caplog.set_level("DEBUG", logger="creator_sync.postload")
-    with postload.scan_client(pipeline, "2MB") as client:
+    with warehouse_sql.scan_client(pipeline, "2MB") as client:
         assert client.execute_sql(big)[0][0] == 20_000_000
         after_retry = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
     assert "repeated at" in caplog.text
@@ -207,7 +207,7 @@ def test_a_users_smaller_duckdb_limit_is_not_raised_by_the_scan_cap(tmp_path, mo
     with database_kept_open(wh):
         with pipeline.sql_client() as client:
             configured = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
-        with postload.scan_client(pipeline) as client:
+        with warehouse_sql.scan_client(pipeline) as client:
             inside = str(client.execute_sql("SELECT current_setting('memory_limit')")[0][0])
     assert configured == inside == "15.2 MiB", (configured, inside)  # DuckDB's 16MB
 

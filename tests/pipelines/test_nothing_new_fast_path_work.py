@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from dlt.pipeline.pipeline import Pipeline
 
-from creator_sync.pipelines import postload
+from creator_sync.pipelines import counts
 from creator_sync.pipelines import sync as sync_module
 from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
 
@@ -30,9 +30,9 @@ class _NoDestination:
 
 def test_counting_no_tables_opens_no_connection():
     pipeline = _NoDestination()
-    assert postload.row_counts(pipeline, []) == {}  # type: ignore[arg-type]
-    assert postload.loaded_counts(pipeline, [], ["1700000000.1"]) == {}  # type: ignore[arg-type]
-    assert postload.loaded_counts(pipeline, iter(()), ["1700000000.1"]) == {}  # type: ignore[arg-type]
+    assert counts.row_counts(pipeline, []) == {}  # type: ignore[arg-type]
+    assert counts.loaded_counts(pipeline, [], ["1700000000.1"]) == {}  # type: ignore[arg-type]
+    assert counts.loaded_counts(pipeline, iter(()), ["1700000000.1"]) == {}  # type: ignore[arg-type]
 
 
 def test_the_destination_mark_follows_the_state_file_without_decoding_it(tmp_path, monkeypatch):

@@ -132,3 +132,67 @@ def test_a_checked_value_passes_its_check_again_unchanged(key, raw):
     assert checked(item, once, "argument") == once
     as_passed = list(once) if isinstance(once, tuple) else once  # as the CLI passes it
     assert checked(item, as_passed, "argument") == once
+
+
+def test_signature_has_the_dlt_markers():
+    params = inspect.signature(creator_platform_source).parameters
+    assert "dlt.secrets.value" in repr(params["client_secret"].default)
+    assert "dlt.config.value" in repr(params["base_url"].default)
+
+
+def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
+    """State reaches the source one way (issue 33, point 2): what the warehouse holds comes as
+    arguments, what earlier runs learnt as dlt state; `Runtime` carries hooks only."""
+    from dataclasses import fields
+
+    from creator_sync.sources.creator_platform import Runtime
+
+    assert {f.name for f in fields(Runtime)} == {
+        "stats", "transport", "verify", "on_page", "stop", "limiter"}
+    source = creator_platform_source(
+        base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
+        resources=["contacts"], kept_tables=["contacts", "sites"],
+        webhook_written_keys={"contacts": ["3000000201"]}, host=Runtime(transport=fake_api.transport()))
+    run = sync_run(source)
+    try:
+        assert run.options.kept_tables == frozenset({"contacts", "sites"})
+        assert run.options.webhook_written_keys == {"contacts": frozenset({"3000000201"})}
+    finally:
+        run.close()
+    plain = creator_platform_source(base_url="http://127.0.0.1:9", client_id="cid",
+                                    client_secret=FAKE_SECRET, resources=["contacts"],
+                                    host=Runtime(transport=fake_api.transport()))
+    run = sync_run(plain)
+    try:  # a plain call knows nothing of the warehouse: every table is merged
+        assert run.options.kept_tables is None and run.options.webhook_written_keys == {}
+    finally:
+        run.close()
+
+
+def test_each_source_carries_its_own_run(fake_api):
+    """The run reaches `finish_sync` through the source object the call returned, built by the
+    source function itself (no thread-local hand-over, no override of dlt's `from_data`): sources
+    built at once on several threads each carry their own."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from creator_sync.sources.creator_platform import Runtime
+    from creator_sync.sources.creator_platform.source import CreatorPlatformSource
+
+    assert "from_data" not in vars(CreatorPlatformSource)
+
+    def build(name: str):
+        return creator_platform_source(base_url="http://127.0.0.1:9", client_id="cid",
+                                       client_secret=FAKE_SECRET, resources=[name],
+                                       host=Runtime(transport=fake_api.transport()))
+
+    names = ["contacts", "products", "sites", "contacts"]
+    with ThreadPoolExecutor(4) as pool:
+        sources = list(pool.map(build, names))
+    runs = [sync_run(s) for s in sources]
+    try:
+        assert len({id(r) for r in runs}) == len(runs)
+        assert [list(s.resources) for s in sources] == [[n] for n in names]
+        assert [r.options.resources for r in runs] == [(n,) for n in names]
+    finally:
+        for r in runs:
+            r.close()

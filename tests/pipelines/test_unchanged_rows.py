@@ -302,7 +302,7 @@ def test_a_row_a_webhook_wrote_since_is_reloaded_even_when_the_api_did_not_chang
     a row the webhook loader wrote last is loaded again when re-read, hash or no hash."""
     import duckdb
 
-    from creator_sync.pipelines.webhooks.warehouse import PUSHED_LOAD_ID_PREFIX
+    from creator_sync.pipelines.pushed_writes import PUSHED_LOAD_ID_PREFIX
 
     _world(fake_api, tags=["4000000001"])
     settings = settings_for(resources=("products",))

@@ -11,7 +11,7 @@ import pytest
 
 from creator_sync.sources.creator_platform.arrow_tables import rows_to_arrow
 from creator_sync.sources.creator_platform.errors import NormalizationError
-from creator_sync.sources.creator_platform.hints import table_hints
+from creator_sync.sources.creator_platform.hints import EMPTY_PARENT, table_hints
 from creator_sync.sources.creator_platform.rows import LINK_MARKER, normalize_resources
 from creator_sync.sources.creator_platform.values import parse_timestamp
 
@@ -142,8 +142,14 @@ def test_to_many_relationships_become_link_rows_with_natural_keys():
 def test_empty_to_many_emits_one_marker_row_so_old_links_are_replaced():
     rows = normalize_resources([res("contacts", "c1", {}, {"tags": {"data": []}})], site_id="1", extracted_at=AT)
     assert rows["contacts_tags"] == [
-        {"contact_id": "c1", "contact_tag_id": LINK_MARKER, "site_id": "1", "_extracted_at": AT}
+        {"contact_id": "c1", "contact_tag_id": LINK_MARKER, "site_id": "1", "_extracted_at": AT,
+         EMPTY_PARENT: True}
     ]
+    # dlt deletes the parent's stored links (merge_key) and never inserts the marker (hard_delete)
+    hints = table_hints("contacts_tags", dict.fromkeys(["contact_id", "contact_tag_id"], "text"))
+    assert hints["columns"][EMPTY_PARENT] == {"data_type": "bool", "nullable": True, "hard_delete": True}
+    assert hints["write_disposition"] == {"disposition": "merge", "strategy": "delete-insert"}
+    assert hints["merge_key"] == "contact_id"
 
 
 def test_included_records_are_routed_by_type_and_deduplicated_on_id():

@@ -3,32 +3,41 @@
 A pull lists without the warehouse lock and loads under it; a delivery the receiver loaded in
 between (it takes the same lock per micro-batch) is fresher than what the pull listed, yet dlt's
 merge has no keep-newer rule and would replace it. So, right after the pull's load and under the
-same lock, the deliveries loaded since the pull began are applied again, each row only where its
-`updated_at` is later than the row the pull just wrote. Records without `updated_at` stand as the
-pull wrote them: a completed transaction does not change, so the pull's row is the same
-transaction with every listed attribute. Payloads are stored already under `--pii`, so they are
-applied as stored.
+same lock (`postload.finish_sync`), the deliveries loaded since the pull began are applied again,
+each row only where its `updated_at` is later than the row the pull just wrote. Records without
+`updated_at` stand as the pull wrote them: a completed transaction does not change, so the pull's
+row is the same transaction with every listed attribute. Payloads are stored already under
+`--pii`, so they are applied as stored.
+
+The pull reads the receiver's event log (`webhook_events`) and writes through the modules both
+sides share (`delivery_rows`, `pushed_writes`): it imports nothing of `pipelines.webhooks`.
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-import duckdb
+import dlt
 import orjson
 
 from creator_sync.common.duckdb_names import quote_ident
-from creator_sync.pipelines.webhooks import warehouse
-from creator_sync.pipelines.webhooks.records import Delivery
-from creator_sync.pipelines.webhooks.rows import BatchRows, DeliveryError, normalise_delivery
-from creator_sync.sources.creator_platform import is_link_table
+
+from .warehouse_sql import is_duckdb
+
+if TYPE_CHECKING:  # (pyarrow and duckdb come with them: imported when there is work)
+    import duckdb
+
+    from .delivery_rows import Delivery
 
 log = logging.getLogger("creator_sync.webhooks")
 
 
 def _deliveries_since(con: duckdb.DuckDBPyConnection, dataset: str,
                       since: datetime) -> list[Delivery]:
+    from .delivery_rows import Delivery
+
     schema = quote_ident(dataset)
     found = con.execute(
         "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? "
@@ -52,6 +61,11 @@ def restore_fresher_pushes(con: duckdb.DuckDBPyConnection, dataset: str,
     deliveries = _deliveries_since(con, dataset, since)
     if not deliveries:
         return {}
+    from creator_sync.sources.creator_platform import is_link_table
+
+    from .delivery_rows import BatchRows, DeliveryError, normalise_delivery
+    from .pushed_writes import PUSHED_LOAD_ID_PREFIX, upsert_resources
+
     batch = BatchRows()
     for delivery in deliveries:
         try:
@@ -61,11 +75,20 @@ def restore_fresher_pushes(con: duckdb.DuckDBPyConnection, dataset: str,
         dated = {table: [r for r in rows if r.get("updated_at") is not None]
                  for table, rows in tables.items() if rows and not is_link_table(rows[0])}
         batch.add(delivery, {t: rows for t, rows in dated.items() if rows})
-    load_id = f"{warehouse.PUSHED_LOAD_ID_PREFIX}{datetime.now(UTC).timestamp():.6f}"
+    load_id = f"{PUSHED_LOAD_ID_PREFIX}{datetime.now(UTC).timestamp():.6f}"
     done: dict[str, int] = {}
     for table in batch.table_batches(load_id):
         if table.parent_column is None and table.rows is not None:
-            done[table.name] = warehouse.upsert_resources(con, dataset, table, strictly_newer=True)
+            done[table.name] = upsert_resources(con, dataset, table, strictly_newer=True)
     if done:
         log.info("re-applied deliveries loaded during the pull where newer: %s", done)
     return done
+
+
+def restore_pushes(pipeline: dlt.Pipeline, since: datetime) -> dict[str, int]:
+    """`restore_fresher_pushes` on the pipeline's warehouse (DuckDB, where the receiver
+    writes; nothing elsewhere)."""
+    if not is_duckdb(pipeline):
+        return {}
+    with pipeline.sql_client() as client:
+        return restore_fresher_pushes(client.native_connection, pipeline.dataset_name, since)

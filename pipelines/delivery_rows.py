@@ -1,4 +1,5 @@
-"""Turn a micro-batch of deliveries into per-table arrow batches, using the pipeline's normaliser.
+"""Turn a micro-batch of deliveries into per-table arrow batches, using the pipeline's normaliser
+(the webhook loader writes them; the pull's `push_restore` applies them again after its load).
 
 The source's `rows`, `values`, `pii`, `hints` and `arrow_tables` are the single definition of
 how a JSON:API resource becomes warehouse rows and types; this module only adds what is specific
@@ -9,12 +10,12 @@ the last-delivery-wins rule inside one batch (per id for resources, per parent f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 
-from creator_sync.pipelines.webhooks.records import Delivery
-from creator_sync.pipelines.webhooks.warehouse import PRESENT, TableBatch
+from creator_sync.pipelines.pushed_writes import PRESENT, TableBatch
 from creator_sync.sources.creator_platform import (
     LINK_MARKER,
     PiiMode,
@@ -28,6 +29,23 @@ from creator_sync.sources.creator_platform import (
 
 LOAD_ID = "_dlt_load_id"  # the pull sync's arrow loads carry it (NOT NULL); so do ours
 ALWAYS_PRESENT = ("id", "site_id", "_extracted_at", "_is_deleted", LOAD_ID)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One accepted delivery: its event, the resource it is about, and its payload."""
+
+    event: str
+    resource_id: str
+    payload: list[dict[str, Any]]
+    payload_hash: str
+    received_at: datetime
+    site_id: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Redeliveries of the same event for the same resource with the same payload collapse."""
+        return (self.event, self.resource_id, self.payload_hash)
 
 
 class DeliveryError(ValueError):
