@@ -31,14 +31,16 @@ from creator_sync.sources.creator_platform.config import (
     known_keys,
 )
 
-NOT_CONFIGURATION = ["full_refresh", "lookback_days", "host"]  # a run's flag, a subsection, the host
+# a run's flag, a subsection, what the warehouse holds (read by the host), the host's hooks
+NOT_CONFIGURATION = ["full_refresh", "lookback_days", "kept_tables", "webhook_written_keys", "host"]
+WAREHOUSE_FACTS = {"kept_tables", "webhook_written_keys"}
 PARAMETERS = inspect.signature(creator_platform_source).parameters
 
 
 def test_the_signature_is_the_table():
     assert list(PARAMETERS) == [s.key for s in SOURCE_SETTINGS] + NOT_CONFIGURATION
     # the keys the unknown-key warning knows are exactly the source's configured arguments
-    assert known_keys()[SOURCE_SECTION] == {*PARAMETERS} - {"full_refresh", "host"}
+    assert known_keys()[SOURCE_SECTION] == {*PARAMETERS} - {"full_refresh", "host"} - WAREHOUSE_FACTS
     for item in SOURCE_SETTINGS:
         default = PARAMETERS[item.key].default
         if item.required:
@@ -68,7 +70,7 @@ def test_cli_passes_every_argument_explicitly(tmp_path: Path):
                             warehouse=resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")),
                             resources=("contacts",), lookback_days={"contacts": 2.5})
     args = source_arguments(settings)
-    assert set(args) == set(PARAMETERS) - {"host"}
+    assert set(args) == set(PARAMETERS) - {"host"} - WAREHOUSE_FACTS
     assert args["client_secret"] == "s3cret-value" and args["resources"] == ["contacts"]
     assert args["payouts_path"] is None and args["page_size"] == PARAMETERS["page_size"].default
     assert args["lookback_days"] == {"contacts": 2.5}
