@@ -406,6 +406,8 @@ def _sync_round(
                     pipeline.extract(refresh)
             if clock.spent() is not None:  # stopping: reads still waiting are not sent
                 clock.limiter.close()
+            else:  # a checkpoint: the reads its listings abandoned are not sent either
+                clock.limiter.cut_waits()
         finally:
             run.close()  # revoke the session before the long local steps
     report = run.report

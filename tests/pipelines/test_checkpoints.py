@@ -4,9 +4,14 @@ to the same warehouse as one uninterrupted sync."""
 
 from __future__ import annotations
 
-from sandbox_helpers import query, snapshot, sync
+import threading
+import time
+
+import httpx
+from sandbox_helpers import query, settings, snapshot, sync
 
 from creator_sync.pipelines.status import status_rows
+from creator_sync.pipelines.sync import run_sync
 from creator_sync.sandbox.testing import start_sandbox
 from creator_sync.sources.creator_platform.checkpoint import RESUME_KEY
 
@@ -95,3 +100,62 @@ def test_a_budget_ends_partial_and_the_next_runs_complete_it(tmp_path):
         assert requests <= reference.stats.requests + runs * (fixed + 10), (runs, fixed)
     finally:
         handle.stop()
+
+
+class HeldPayoutDetails(httpx.BaseTransport):
+    """The sandbox over HTTP; once the first round has read `free` payout details, the next
+    one is refused for `HOLD_S` seconds (429, Retry-After), as a platform's rate limit refuses
+    every request for its window. `round_two_at`: when the second round took its token (the
+    first round had committed), on the same clock as `hold_until`."""
+
+    HOLD_S = 20.0
+
+    def __init__(self, free: int) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.free = free
+        self.sent = self.tokens = 0
+        self.hold_until: float | None = None
+        self.round_two_at: float | None = None
+        self.lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        now = time.monotonic()
+        with self.lock:
+            if request.url.path.endswith("/oauth/token"):
+                self.tokens += 1
+                if self.tokens == 2:
+                    self.round_two_at = now
+            elif "_payments_payouts/" in request.url.path:
+                self.sent += 1
+                if self.sent > self.free and self.hold_until is None:
+                    self.hold_until = now + self.HOLD_S
+                if self.hold_until is not None and now < self.hold_until:
+                    return httpx.Response(429, headers={"retry-after": str(int(self.HOLD_S))},
+                                          request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_checkpoint_does_not_wait_out_a_rate_limit_hold_and_loses_no_payout(tmp_path):
+    """A checkpoint due while a 429 holds payout detail reads does not wait for the platform's
+    window: the round commits the payouts handed on (each with its lines) before the hold
+    ends, the place names only those, and a later round reads the others, so the warehouse
+    equals one uninterrupted sync."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    transport = HeldPayoutDetails(free=7)  # page 1 (5 payouts) and 2 of page 2
+    try:
+        whole = tmp_path / "whole.duckdb"
+        sync(handle, whole, page_size=5)
+        db = tmp_path / "held.duckdb"
+        result = run_sync(settings(handle, db, page_size=5, checkpoint_every=2.0),
+                          transport=transport, show_progress=False)
+    finally:
+        handle.stop()
+    assert transport.hold_until is not None, "no read was held: the drill proved nothing"
+    assert transport.round_two_at is not None, "the run committed in one round"
+    assert transport.round_two_at < transport.hold_until, "the first round waited out the hold"
+    assert not result.partial
+    assert snapshot(db) == snapshot(whole)
+    assert places(db) == 0
