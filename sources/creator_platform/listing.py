@@ -289,10 +289,10 @@ class Listing:
             run = self._start(site, site_state)
             full = run.plan.full
             yield from self._read(run, prefetched if prefetched is not None and site is None else None)
-            if run.stopped_at is None and run.resumed is not None and (
-                    self.resource.incremental.strategy != "full"):
+            if run.stopped_at is None and run.resumed is not None:
                 # a listing resumed across rounds or runs spans time: what changed behind its
-                # place meanwhile is read now, as the next incremental run would read it
+                # place meanwhile is read now, as the next incremental run would read it (a
+                # small collection read whole every run: whole again)
                 self._finish(run)
                 site_state.pop(checkpoint.RESUME_KEY, None)
                 run = self._start(site, site_state)
@@ -378,10 +378,8 @@ class Listing:
         return self.report.advanced > 0 and self._stop(resumable=True) == "checkpoint"
 
     def _resumable(self, run: SiteListing) -> bool:
-        """Can a stopped listing go on from its page? A complete listing, not of a small
-        collection read whole every run (that restarts whole: records changed on pages before
-        the place would be missed otherwise)."""
-        return run.plan.since is None and self.resource.incremental.strategy != "full"
+        """Can a stopped listing go on from its page? A complete listing (not a window)."""
+        return run.plan.since is None
 
     def _halted(self) -> bool:
         """The run stops (budget, signal): every listing ends at once."""
