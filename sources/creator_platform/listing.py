@@ -15,6 +15,7 @@ Per site (`SiteListing`, the explicit state of one listing):
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -242,6 +243,17 @@ class SiteListing:
     handed: set[str] = field(default_factory=set)
     advanced: int = 0  # pages past the place read whole this run (progress)
     before_last: int = 0  # records listed (this run and before a resume) before the last page
+    # the lowest sort-field value on the last page read, where a listing sorted by a field
+    # updates change goes on from (`checkpoint.Place.since`)
+    last_floor: datetime | None = None
+
+    @property
+    def resume_page(self) -> int:
+        """The page a resumed listing reads first: its place's, or page 1 of the listing
+        filtered from the place's `since`."""
+        if self.resumed is None or self.resumed.since is not None:
+            return 1
+        return self.resumed.page
 
 
 class Listing:
@@ -338,7 +350,7 @@ class Listing:
             yield from self._page_items(run, page)
             cut = not run.handed.issuperset(run.last_ids)  # detail reads were left out
             # a page past the place, read whole: the round went forward
-            if not cut and (run.resumed is None or page.number > run.resumed.page):
+            if not cut and (run.resumed is None or page.number > run.resume_page):
                 run.advanced += 1
                 self.report.note_advanced()
             if self._halted() or cut:
@@ -395,7 +407,16 @@ class Listing:
         checkpoint.keep_place(run.state, checkpoint.Place(
             page=run.stopped_at, before=run.before_last, started=run.started,
             cursor=run.cursor, reason=run.plan.reason,
-            ids=tuple(i for i in run.last_ids if i in run.handed)))
+            ids=tuple(i for i in run.last_ids if i in run.handed),
+            since=run.last_floor if self._sorted_by_changes() else None))
+
+    def _sorted_by_changes(self) -> bool:
+        """Is the listing sorted (oldest first) by the field updates change, with a server
+        filter on it? A stopped one then goes on from a value of it, not a page number (see
+        `checkpoint.Place.since`)."""
+        inc = self.resource.incremental
+        return (inc.strategy == "updated_since" and inc.filter_param is not None
+                and self.resource.sort == self.cursor_field)
 
     # ------------------------------------------------------------------ 1. plan
     def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
@@ -415,6 +436,10 @@ class Listing:
             params["filter[site_id]"] = site
         if res.sort:
             params["sort"] = res.sort
+        if resumed is not None and resumed.since is not None and self._sorted_by_changes():
+            params[res.incremental.filter_param] = resumed.since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        elif resumed is not None and resumed.since is not None:  # settings changed: by page
+            resumed = dataclasses.replace(resumed, since=None)
         if res.include and res.include_via == "list":
             params["include"] = ",".join(name for group in res.include for name in group)
         started = resumed.started if resumed is not None else self.client.server_now
@@ -439,7 +464,8 @@ class Listing:
                         else None),
             resumed=resumed,
             cursor=resumed.cursor if resumed is not None else None,
-            last_page=resumed.page if resumed is not None else 1,
+            last_page=resumed.page if resumed is not None and resumed.since is None else 1,
+            last_floor=resumed.since if resumed is not None else None,
             # no page read yet: the place stays as it was
             last_ids=resumed.ids if resumed is not None else (),
             handed=set(resumed.ids) if resumed is not None else set(),
@@ -480,7 +506,7 @@ class Listing:
             seen = IdTally()
             end: list[Page] = []
             # a resumed listing's first pass starts at its place: the records before it count
-            start = run.resumed.page if run.resumed is not None and passes == 1 else 1
+            start = run.resume_page if passes == 1 else 1
             before = run.resumed.before if start > 1 and run.resumed is not None else 0
             for page in prefetched if prefetched is not None else self._one_pass(run, end, start):
                 run.before_last = before + seen.distinct()
@@ -490,6 +516,8 @@ class Listing:
                                           if isinstance(i, dict) and i.get("id") is not None)
                 run.last_ids = tuple(str(i["id"]) for i in page.data
                                      if isinstance(i, dict) and i.get("id") is not None)
+                if self._sorted_by_changes():
+                    run.last_floor = self._floor(page) or run.last_floor
                 run.handed = set()
                 if passes == 1 and page.number == start and run.resumed is not None:
                     loaded = set(run.resumed.ids)  # handed on before the stop
@@ -508,6 +536,13 @@ class Listing:
                 return
             log.info("%s site=%s: %s of %s records listed, re-reading (records moved)",
                      res.name, run.site or "*", distinct, total)
+
+    def _floor(self, page: Page) -> datetime | None:
+        """The lowest value of the cursor field on `page` (None without any)."""
+        values = [parse_timestamp(r["attributes"].get(self.cursor_field)) for r in page.data
+                  if isinstance(r, dict) and isinstance(r.get("attributes"), dict)
+                  and r["attributes"].get(self.cursor_field)]
+        return min((v for v in values if v is not None), default=None)
 
     def _one_pass(self, run: SiteListing, end: list[Page], start: int = 1) -> Iterator[Page]:
         """One pass over the listing, from page `start` (a complete listing going on from its

@@ -159,3 +159,36 @@ def test_a_checkpoint_does_not_wait_out_a_rate_limit_hold_and_loses_no_payout(tm
     assert not result.partial
     assert snapshot(db) == snapshot(whole)
     assert places(db) == 0
+
+
+def test_a_listing_by_updated_at_resumed_after_activity_skips_no_record(tmp_path, monkeypatch):
+    """Purchases are listed oldest `updated_at` first. Activity between a stop and the rerun
+    moves the records it updates from before the place to the end, so the records after the
+    place move onto earlier pages, more than the one page read again. The rerun goes on from
+    the place's `updated_at` (the server filter), not its page number: the warehouse holds every
+    purchase a fresh sync after the same activity holds."""
+    from creator_sync.pipelines import sync as sync_module
+
+    handle = start_sandbox(scale="tiny", sites=1, seed=42, now=NOW)
+    try:
+        db = tmp_path / "resumed.duckdb"
+        pages: list[tuple[str, int]] = []
+        monkeypatch.setattr(sync_module, "_page_kill_hook",
+                            lambda: lambda resource, number: pages.append((resource, number)))
+        spent = sync_module.RunClock.spent
+        monkeypatch.setattr(sync_module.RunClock, "spent",
+                            lambda self: "budget" if len(pages) >= 14 else spent(self))
+        first = sync(handle, db, page_size=3, resources=("purchases",))
+        assert "purchases" in first.partial and places(db) == 1
+        monkeypatch.undo()
+        handle.activity(200)
+        sync(handle, db, page_size=3, resources=("purchases",))
+        fresh = tmp_path / "fresh.duckdb"
+        sync(handle, fresh, page_size=3, resources=("purchases",))
+    finally:
+        handle.stop()
+    have = {r[0] for r in query(db, "select id from creator_platform.purchases")}
+    want = {r[0] for r in query(fresh, "select id from creator_platform.purchases")}
+    assert want - have == set()
+    assert snapshot(db)["purchases"] == snapshot(fresh)["purchases"]
+    assert places(db) == 0
