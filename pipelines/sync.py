@@ -16,6 +16,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -56,7 +57,7 @@ from creator_sync.sources.creator_platform import (
 )
 from creator_sync.sources.creator_platform.client import api_root
 from creator_sync.sources.creator_platform.dlt_logs import quiet_hint_merge_warnings
-from creator_sync.sources.creator_platform.ratelimit import RateLimiter
+from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, RateLimiter
 from creator_sync.sources.creator_platform.refresh import dependent_refresh
 from creator_sync.sources.creator_platform.settings import RESOURCES
 from creator_sync.sources.creator_platform.stats import RunStats
@@ -299,6 +300,9 @@ class RunClock:
         self.rounds = 0
         self.signum: int | None = None
         self.limiter = limiter  # one for every round: what it learnt of the limit stays
+        # a round is building its source (token, site discovery) and reads nothing yet: a
+        # signal then closes the limiter (during the extract, listings stop by `verdict`)
+        self.starting = False
 
     def next_round(self) -> None:
         self.rounds += 1
@@ -328,6 +332,10 @@ class RunClock:
                 os._exit(EXIT_SIGNAL_BASE + signum)
             self.signum = signum
             note_signal(signum)
+            if self.starting:  # a round's first requests (its sites) may wait on a 429 hold:
+                # refused now, not when the hold ends; from a thread, since the handler may
+                # have interrupted this thread inside the limiter's lock
+                threading.Thread(target=self.limiter.close, daemon=True).start()
             log.warning("%s: stopping the reading, committing what was read",
                         signal.Signals(signum).name)
 
@@ -387,10 +395,25 @@ def _sync_round(
     # places the first one kept (the dropped state left every other listing a first sync)
     args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-        source = creator_platform_source(**args, host=Runtime(
-            stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
-            pushed_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
-            limiter=clock.limiter))
+        clock.starting = clock.rounds > 1  # (a first round has seen no 429 to wait on)
+        try:
+            source = creator_platform_source(**args, host=Runtime(
+                stats=stats, transport=transport, verify=settings.verify, kept_tables=kept,
+                pushed_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
+                limiter=clock.limiter))
+        except Exception as exc:
+            if clock.signum is None or not _caused_by(exc, LimiterClosed):
+                raise
+            source = None  # its sites were refused: the source closed its session
+        finally:
+            clock.starting = False
+        if source is None or clock.signum is not None:
+            # a signal before this round read anything: the rounds before it committed what
+            # they read, this one has nothing to commit
+            if source is not None:
+                sync_run(source).close()
+            log.info("stopping before the round's first listing")
+            return {}
         run = sync_run(source)
         try:
             pipeline.extract(
@@ -443,6 +466,18 @@ def _sync_round(
     for name, count in report.without_lines.items():
         result.without_lines[name] = result.without_lines.get(name, 0) + count
     return dict(report.outcomes)
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Is `exc`, or an exception it was raised from or during, a `kind`?"""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, kind):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 NOTHING_LOADED = types.SimpleNamespace(loads_ids=[])  # `finish_sync`'s load info of no load

@@ -192,3 +192,36 @@ def test_a_listing_by_updated_at_resumed_after_activity_skips_no_record(tmp_path
     assert want - have == set()
     assert snapshot(db)["purchases"] == snapshot(fresh)["purchases"]
     assert places(db) == 0
+
+
+def test_a_signal_refuses_the_requests_a_429_holds_at_once():
+    """SIGTERM while a 429 holds a later round's first request (its site discovery): the held
+    request is refused at once, not when the platform's window ends, so the run exits within
+    seconds (the drill measured 11.5-15 s)."""
+    import signal
+
+    from creator_sync.pipelines.sync import RunClock
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, RateLimiter
+
+    limiter = RateLimiter(600)
+    limiter.on_response(limiter.acquire(), 429, retry_after=60)
+    clock = RunClock(30.0, None, limiter)
+    clock.starting = True  # a later round builds its source: token, site discovery
+    outcome: list[str] = []
+
+    def ask() -> None:
+        try:
+            limiter.acquire()
+            outcome.append("sent")
+        except LimiterClosed:
+            outcome.append("refused")
+
+    with clock.signals():
+        asker = threading.Thread(target=ask)
+        asker.start()
+        time.sleep(0.2)
+        assert outcome == [], "the 429 did not hold the request: the test proves nothing"
+        signal.raise_signal(signal.SIGTERM)
+        asker.join(10)
+    assert not asker.is_alive() and outcome == ["refused"]
+    assert clock.spent() == "signal"
