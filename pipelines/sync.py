@@ -40,6 +40,7 @@ from creator_sync.common.locking import pipeline_lock, warehouse_lock
 from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
     HANDLED_SIGNALS,
+    chain,
     describe,
     fail,
     note_signal,
@@ -402,7 +403,7 @@ def _sync_round(
                 pushed_keys=pushed, on_page=_page_kill_hook(), stop=clock.verdict,
                 limiter=clock.limiter))
         except Exception as exc:
-            if clock.signum is None or not _caused_by(exc, LimiterClosed):
+            if clock.signum is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
                 raise
             source = None  # its sites were refused: the source closed its session
         finally:
@@ -466,18 +467,6 @@ def _sync_round(
     for name, count in report.without_lines.items():
         result.without_lines[name] = result.without_lines.get(name, 0) + count
     return dict(report.outcomes)
-
-
-def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
-    """Is `exc`, or an exception it was raised from or during, a `kind`?"""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, kind):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 NOTHING_LOADED = types.SimpleNamespace(loads_ids=[])  # `finish_sync`'s load info of no load
