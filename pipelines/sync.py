@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -27,6 +28,7 @@ from creator_sync.common.locking import pipeline_lock, warehouse_lock
 from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
     HANDLED_SIGNALS,
+    chain,
     describe,
     fail,
     note_signal,
@@ -41,6 +43,7 @@ from creator_sync.sources.creator_platform import (
     SOURCE_SECTION,
     SOURCE_SETTINGS,
     BadSetting,
+    LimiterClosed,
     Outcome,
     RateLimiter,
     RunStats,
@@ -261,6 +264,9 @@ class RunClock:
         self.rounds = 0
         self.signum: int | None = None
         self.limiter = limiter  # one for every round: what it learnt of the limit stays
+        # a round is building its source (token, site discovery) and reads nothing yet: a
+        # signal then closes the limiter (during the extract, listings stop by `verdict`)
+        self.starting = False
 
     def next_round(self) -> None:
         self.rounds += 1
@@ -290,6 +296,10 @@ class RunClock:
                 os._exit(EXIT_SIGNAL_BASE + signum)
             self.signum = signum
             note_signal(signum)
+            if self.starting:  # a round's first requests (its sites) may wait on a 429 hold:
+                # refused now, not when the hold ends; from a thread, since the handler may
+                # have interrupted this thread inside the limiter's lock
+                threading.Thread(target=self.limiter.close, daemon=True).start()
             log.warning("%s: stopping the reading, committing what was read",
                         signal.Signals(signum).name)
 
@@ -349,10 +359,25 @@ def _sync_round(
     # places the first one kept (the dropped state left every other listing a first sync)
     args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-        source = creator_platform_source(
-            **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
-                stats=stats, transport=transport, verify=settings.verify,
-                on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
+        clock.starting = clock.rounds > 1  # (a first round has seen no 429 to wait on)
+        try:
+            source = creator_platform_source(
+                **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
+                    stats=stats, transport=transport, verify=settings.verify,
+                    on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
+        except Exception as exc:
+            if clock.signum is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
+                raise
+            source = None  # its sites were refused: the source closed its session
+        finally:
+            clock.starting = False
+        if source is None or clock.signum is not None:
+            # a signal before this round read anything: the rounds before it committed what
+            # they read, this one has nothing to commit
+            if source is not None:
+                sync_run(source).close()
+            log.info("stopping before the round's first listing")
+            return {}
         run = sync_run(source)
         try:
             pipeline.extract(
@@ -368,6 +393,8 @@ def _sync_round(
                     pipeline.extract(refresh)
             if clock.spent() is not None:  # stopping: reads still waiting are not sent
                 clock.limiter.close()
+            else:  # a checkpoint: the reads its listings abandoned are not sent either
+                clock.limiter.cut_waits()
         finally:
             run.close()  # revoke the session before the long local steps
     report = run.report

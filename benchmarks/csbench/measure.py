@@ -100,11 +100,12 @@ class ClientFailed(RuntimeError):
     """A measured client exited non-zero: its figures would be meaningless."""
 
 
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment for a measured child: our package importable, no telemetry, no colour."""
+def child_env(extra: dict[str, str] | None = None, repo: Path = REPO) -> dict[str, str]:
+    """Environment for a measured child: our package importable (from `repo`, another
+    checkout for another build), no telemetry, no colour."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(BENCH_DIR), str(REPO), env.get("PYTHONPATH", "")) if p
+        p for p in (str(BENCH_DIR), str(repo), env.get("PYTHONPATH", "")) if p
     )
     env.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
     env["NO_COLOR"] = "1"
@@ -122,19 +123,22 @@ def run_measured(
     stop_after_s: float | None = None,
     timeout_s: float = 1800.0,
     check: bool = True,
+    python: str = sys.executable,
+    repo: Path = REPO,
 ) -> Measurement:
     """Run ``target`` under the probe in ``workdir``; stop it with SIGINT after ``stop_after_s``.
+    ``python`` and ``repo``: another build's interpreter and checkout (the probe runs in it).
 
     stdout and stderr go to ``workdir/<label>.log`` so that a failure can be read afterwards.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     probe_out = workdir / f"{label}.requests.json"
     log_path = workdir / f"{label}.log"
-    argv = [sys.executable, "-m", "csbench.probe", str(probe_out), "--", *target]
+    argv = [python, "-m", "csbench.probe", str(probe_out), "--", *target]
     with log_path.open("wb") as log:
         started = time.monotonic()
         proc = subprocess.Popen(
-            argv, cwd=workdir, env=child_env(env), stdout=log, stderr=subprocess.STDOUT
+            argv, cwd=workdir, env=child_env(env, repo), stdout=log, stderr=subprocess.STDOUT
         )
         status, rusage, stopped = _wait(proc, started, stop_after_s, timeout_s)
         wall = time.monotonic() - started

@@ -99,8 +99,10 @@ def run_sandbox(
     retry_after: bool = True,
     seconds_per_event: int | None = None,
     ready_timeout_s: float = 300.0,
+    repo: Path = REPO,
 ) -> Iterator[Sandbox]:
-    """Start the sandbox at ``scale`` and yield it once it prints its ready line."""
+    """Start the sandbox at ``scale`` and yield it once it prints its ready line (``repo``:
+    another build's checkout, with ``CSBENCH_CREATOR_SYNC`` its console script)."""
     workdir.mkdir(parents=True, exist_ok=True)
     options: dict[str, object] = {"seed": seed, "sites": sites, "latency_ms": latency_ms}
     argv = [
@@ -135,7 +137,7 @@ def run_sandbox(
         proc = subprocess.Popen(
             argv,
             cwd=REPO,
-            env=child_env({"PYTHONUNBUFFERED": "1"}),
+            env=child_env({"PYTHONUNBUFFERED": "1"}, repo),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

@@ -46,7 +46,7 @@ from .errors import (
 from .hints import declared_columns, is_link_table, link_columns, table_hints
 from .pagination import iter_pages
 from .pii import PiiMode, apply_pii
-from .ratelimit import RateLimiter
+from .ratelimit import LimiterClosed, RateLimiter
 from .redact import redact_target_url
 from .refresh import dependent_refresh
 from .rows import LINK_MARKER, child_marker, normalize_resources
@@ -95,6 +95,7 @@ __all__ = [
     "ConfigurationError",
     "CreatorPlatformClient",
     "CreatorPlatformError",
+    "LimiterClosed",
     "NormalizationError",
     "Outcome",
     "PaginationError",

@@ -9,7 +9,10 @@ that page. The next round (or run) reads the same listing from that page on; the
 advance only when the listing completes, to the clock at its first start.
 
 The page to go on from is the last page read, read again: records deleted or archived since
-move later records onto earlier pages, by up to a page without a skip. Of that page, only the
+move later records onto earlier pages, by up to a page without a skip. A listing sorted by a
+field that updates change (`updated_at`) goes on from that page's lowest value of it instead
+(`Place.since`, by the server filter, from page 1): records updated meanwhile move from before
+the place to the end, by any number of pages, and would push unread records behind it. Of that page, only the
 records not loaded already (not among the ids the place keeps) are processed: no detail read
 twice; a record read twice otherwise is merged on its key. A site finished while others of the same resource were not is marked done
 until the resource completes, so it is not read again meanwhile.
@@ -46,10 +49,18 @@ class Place:
     # ids of the records of `page` already loaded (with their detail reads): read again, only
     # the records that moved onto it since are new
     ids: tuple[str, ...] = ()
+    # a listing sorted by a field records change (`updated_at`): the lowest value of that field
+    # on `page`. It goes on from there by the server filter (`field >= since`), not by page
+    # number: activity meanwhile moves the records it updates from before the place to the
+    # end, so later records move onto earlier pages, more than the page read again covers
+    since: datetime | None = None
 
     def to_state(self) -> dict[str, Any]:
-        return {"page": self.page, "before": self.before, "started": _iso(self.started),
-                "cursor": _iso(self.cursor), "reason": self.reason, "ids": list(self.ids)}
+        state = {"page": self.page, "before": self.before, "started": _iso(self.started),
+                 "cursor": _iso(self.cursor), "reason": self.reason, "ids": list(self.ids)}
+        if self.since is not None:
+            state["since"] = _iso(self.since)
+        return state
 
 
 def place_of(site_state: dict[str, Any]) -> Place | None:
@@ -62,7 +73,8 @@ def place_of(site_state: dict[str, Any]) -> Place | None:
                      started=parse_timestamp(raw["started"]),
                      cursor=parse_timestamp(raw["cursor"]) if raw.get("cursor") else None,
                      reason=str(raw.get("reason") or "first sync"),
-                     ids=tuple(str(i) for i in raw.get("ids") or ()))
+                     ids=tuple(str(i) for i in raw.get("ids") or ()),
+                     since=parse_timestamp(raw["since"]) if raw.get("since") else None)
     except (TypeError, ValueError):
         return None
 

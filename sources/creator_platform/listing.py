@@ -15,6 +15,7 @@ Per site (`SiteListing`, the explicit state of one listing):
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -117,20 +118,26 @@ def _with_details(
     window: DetailWindow,
     site: str | None,
     halted: Callable[[], bool] = lambda: False,
+    handed: set[str] | None = None,
 ) -> Iterator[tuple[list[tuple[str, list[Any]]], Any]]:
     """Page records, re-read with their detail where the gate says so (concurrently, at most
     `window.size()` ahead, order kept), as (url, records) groups per record, each with the
     record its detail read returned (the list record where the single read answered 404; None
     when not re-read). The records not re-read come first, as one group; then one record's
     reads at a time, so that a page whose details carry thousands of lines each is never held
-    whole (docs/performance.md#memory). Once `halted()` (the budget is spent, a signal came), no
-    read starts: the page's records not re-read yet are left out, and the stopped listing reads
-    the page again when it goes on (checkpoint.py)."""
+    whole (docs/performance.md#memory). Once `halted()` (a checkpoint is due, the budget is
+    spent, a signal came), no read starts and none is waited for: the page's records not
+    re-read yet are left out (a payout is never handed on without its lines), and the stopped
+    listing reads them again when it goes on (checkpoint.py). `handed` gains the id of each
+    record handed on, so the listing's place names exactly those."""
+    handed = set() if handed is None else handed
     records = [i for i in page.data if isinstance(i, dict) and i.get("id") is not None]
     todo = [r for r in records if gate.needs(r)]
     wanted = {id(r) for r in todo}
     # (url, records) groups, so that an error names the response the bad record came from
-    yield [(page.url, [r for r in records if id(r) not in wanted])], None
+    first = [r for r in records if id(r) not in wanted]
+    handed.update(str(r["id"]) for r in first)
+    yield [(page.url, first)], None
     waiting = iter(todo)
     ahead: deque[tuple[dict[str, Any], Future[Any]]] = deque()
     try:
@@ -147,6 +154,7 @@ def _with_details(
             except Halted:  # the run stops: this page's remaining reads are left out
                 return
             window.note(carried(groups) if groups is not None else 1)
+            handed.add(str(record["id"]))
             if groups is None:  # 404: the list record stands
                 yield [(page.url, [record])], record
             else:
@@ -216,7 +224,22 @@ class SiteListing:
     stopped_at: int | None = None  # the last page read when the host stopped the listing
     last_page: int = 1  # the last page read (the resumed page before any)
     last_ids: tuple[str, ...] = ()  # ids of the records of the last page read
+    # ids of the last page's records handed on, with their detail reads (a page a checkpoint
+    # or a stop cut short holds fewer than `last_ids`): they are what the place skips
+    handed: set[str] = field(default_factory=set)
+    advanced: int = 0  # pages past the place read whole this run (progress)
     before_last: int = 0  # records listed (this run and before a resume) before the last page
+    # the lowest sort-field value on the last page read, where a listing sorted by a field
+    # updates change goes on from (`checkpoint.Place.since`)
+    last_floor: datetime | None = None
+
+    @property
+    def resume_page(self) -> int:
+        """The page a resumed listing reads first: its place's, or page 1 of the listing
+        filtered from the place's `since`."""
+        if self.resumed is None or self.resumed.since is not None:
+            return 1
+        return self.resumed.page
 
 
 class Listing:
@@ -251,21 +274,23 @@ class Listing:
         order: list[str | None] = list(sites) if self.resource.site_scoped else [None]
         states = [state.setdefault(site or "_all", {}) for site in order]
         stopped = False
+        done_before: list[tuple[str | None, dict[str, Any]]] = []
         for site, site_state in zip(order, states, strict=True):
             if checkpoint.is_done(site_state):  # completed in an earlier round or run
                 if self.resource.name == TARGET and checkpoint.was_full(site_state):
                     self.report.customers_full.add(site)  # no customer of it to re-read
+                done_before.append((site, site_state))
                 continue
-            if stopped or self._stop(resumable=True) == "stop":
+            if stopped or self._stop(resumable=True) == "stop" or self._round_done():
                 stopped = True
                 continue
             run = self._start(site, site_state)
             full = run.plan.full
             yield from self._read(run, prefetched if prefetched is not None and site is None else None)
-            if run.stopped_at is None and run.resumed is not None and (
-                    self.resource.incremental.strategy != "full"):
+            if run.stopped_at is None and run.resumed is not None:
                 # a listing resumed across rounds or runs spans time: what changed behind its
-                # place meanwhile is read now, as the next incremental run would read it
+                # place meanwhile is read now, as the next incremental run would read it (a
+                # small collection read whole every run: whole again)
                 self._finish(run)
                 site_state.pop(checkpoint.RESUME_KEY, None)
                 run = self._start(site, site_state)
@@ -277,6 +302,8 @@ class Listing:
             self._finish(run)
             if len(order) > 1:
                 checkpoint.mark_done(site_state, full)
+        if not stopped:
+            stopped = yield from self._catch_up(done_before)
         if stopped:
             left = checkpoint.left_of(order, state)
             log.info("%s: stopped, left: %s", self.owner.name, left)
@@ -284,13 +311,35 @@ class Listing:
         else:
             checkpoint.clear(states)
 
+    def _catch_up(self, done: list[tuple[str | None, dict[str, Any]]]) -> Iterator[Any]:
+        """The resource completes now: its sites completed in an earlier round or run are read
+        again as the next incremental run would read them (what changed there since), so the
+        warehouse holds the platform as of this run. Returns whether the host stopped it (a
+        site not caught up is then read by its plan next run: its cursor has advanced)."""
+        for site, site_state in done:
+            site_state.pop(checkpoint.RESUME_KEY, None)
+            if self._stop(resumable=True) == "stop":
+                return True
+            run = self._start(site, site_state)
+            yield from self._read(run, None)
+            if run.stopped_at is not None:
+                self._keep_place(run)
+                return True
+            self._finish(run)
+        return False
+
     def _read(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Any]:
         """One listing's pages (and its change feed), batched; `run.stopped_at` is set when the
         host stopped it (see `_draining`, `_halted`)."""
         for page in self._listed_pages(run, prefetched):
             run.last_page = page.number
             yield from self._page_items(run, page)
-            if self._halted():
+            cut = not run.handed.issuperset(run.last_ids)  # detail reads were left out
+            # a page past the place, read whole: the round went forward
+            if not cut and (run.resumed is None or page.number > run.resume_page):
+                run.advanced += 1
+                self.report.note_advanced()
+            if self._halted() or cut:
                 run.stopped_at = page.number
                 break
         if run.stopped_at is None and self._halted():  # the pages may have ended for it
@@ -312,27 +361,48 @@ class Listing:
         return verdict
 
     def _draining(self, run: SiteListing) -> bool:
-        """Should this listing end after the pages in flight? At a checkpoint, once past its
-        place (each round goes forward), if it can resume; always when the run stops."""
-        verdict = self._stop(resumable=run.plan.since is None)
+        """Should this listing end now? Its waits for pages and detail reads are then abandoned
+        (the pages and records not handed on are read next time). At a checkpoint, once it
+        read a page past its place whole, or another listing of the round did (each round goes
+        forward), if it can resume; always when the run stops."""
+        verdict = self._stop(resumable=self._resumable(run))
         if verdict == "checkpoint":
-            return run.resumed is None or run.last_page > run.resumed.page
+            return run.advanced > 0 or self.report.advanced > 0
         return verdict == "stop"
 
+    def _round_done(self) -> bool:
+        """A checkpoint is due and the round went forward: no listing starts any more (it
+        would wait for its first page, perhaps a minute behind a 429)."""
+        return self.report.advanced > 0 and self._stop(resumable=True) == "checkpoint"
+
+    def _resumable(self, run: SiteListing) -> bool:
+        """Can a stopped listing go on from its page? A complete listing (not a window)."""
+        return run.plan.since is None
+
     def _halted(self) -> bool:
-        """The run stops (budget, signal): waits for pages and reads are abandoned."""
+        """The run stops (budget, signal): every listing ends at once."""
         return self._stop(resumable=True) == "stop"
 
     def _keep_place(self, run: SiteListing) -> None:
         """A listing stopped at a page: a complete one keeps its place; a window does not (the
         next run reads it again from its unmoved cursor)."""
-        if run.plan.since is not None or run.stopped_at is None:
-            run.state.pop(checkpoint.RESUME_KEY, None)
+        if not self._resumable(run) or run.stopped_at is None or (
+                run.resumed is None and run.last_page <= 1 and not run.handed):
+            run.state.pop(checkpoint.RESUME_KEY, None)  # (or nothing read: it starts over)
             return
         checkpoint.keep_place(run.state, checkpoint.Place(
             page=run.stopped_at, before=run.before_last, started=run.started,
             cursor=run.cursor, reason=run.plan.reason,
-            ids=run.last_ids if run.stopped_at == run.last_page and not self._halted() else ()))
+            ids=tuple(i for i in run.last_ids if i in run.handed),
+            since=run.last_floor if self._sorted_by_changes() else None))
+
+    def _sorted_by_changes(self) -> bool:
+        """Is the listing sorted (oldest first) by the field updates change, with a server
+        filter on it? A stopped one then goes on from a value of it, not a page number (see
+        `checkpoint.Place.since`)."""
+        inc = self.resource.incremental
+        return (inc.strategy == "updated_since" and inc.filter_param is not None
+                and self.resource.sort == self.cursor_field)
 
     # ------------------------------------------------------------------ 1. plan
     def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
@@ -352,6 +422,10 @@ class Listing:
             params["filter[site_id]"] = site
         if res.sort:
             params["sort"] = res.sort
+        if resumed is not None and resumed.since is not None and self._sorted_by_changes():
+            params[res.incremental.filter_param] = resumed.since.strftime("%Y-%m-%dT%H:%M:%SZ")
+        elif resumed is not None and resumed.since is not None:  # settings changed: by page
+            resumed = dataclasses.replace(resumed, since=None)
         if res.include and res.include_via == "list":
             params["include"] = ",".join(name for group in res.include for name in group)
         started = resumed.started if resumed is not None else self.client.server_now
@@ -376,7 +450,11 @@ class Listing:
                         else None),
             resumed=resumed,
             cursor=resumed.cursor if resumed is not None else None,
-            last_page=resumed.page if resumed is not None else 1,
+            last_page=resumed.page if resumed is not None and resumed.since is None else 1,
+            last_floor=resumed.since if resumed is not None else None,
+            # no page read yet: the place stays as it was
+            last_ids=resumed.ids if resumed is not None else (),
+            handed=set(resumed.ids) if resumed is not None else set(),
             before_last=resumed.before if resumed is not None else 0,
             unchanged=Unchanged(
                 site_state.get(STATE_KEY), self._may_skip,
@@ -415,7 +493,7 @@ class Listing:
             distinct_ids = DistinctIdCount()
             end: list[Page] = []
             # a resumed listing's first pass starts at its place: the records before it count
-            start = run.resumed.page if run.resumed is not None and passes == 1 else 1
+            start = run.resume_page if passes == 1 else 1
             before = run.resumed.before if start > 1 and run.resumed is not None else 0
             for page in prefetched if prefetched is not None else self._one_pass(run, end, start):
                 run.before_last = before + distinct_ids.distinct()
@@ -425,8 +503,13 @@ class Listing:
                                           if isinstance(i, dict) and i.get("id") is not None)
                 run.last_ids = tuple(str(i["id"]) for i in page.data
                                      if isinstance(i, dict) and i.get("id") is not None)
-                if start > 1 and page.number == start and run.resumed is not None:
-                    page = _without(page, set(run.resumed.ids))  # loaded before the stop
+                if self._sorted_by_changes():
+                    run.last_floor = self._floor(page) or run.last_floor
+                run.handed = set()
+                if passes == 1 and page.number == start and run.resumed is not None:
+                    loaded = set(run.resumed.ids)  # handed on before the stop
+                    run.handed = loaded.intersection(run.last_ids)
+                    page = _without(page, loaded)
                 yield page
             if not end and prefetched is None and self._draining(run):
                 run.stopped_at = run.last_page  # a checkpoint ended the pass: not complete
@@ -440,6 +523,13 @@ class Listing:
                 return
             log.info("%s site=%s: %s of %s records listed, re-reading (records moved)",
                      res.name, run.site or "*", distinct, total)
+
+    def _floor(self, page: Page) -> datetime | None:
+        """The lowest value of the cursor field on `page` (None without any)."""
+        values = [parse_timestamp(r["attributes"].get(self.cursor_field)) for r in page.data
+                  if isinstance(r, dict) and isinstance(r.get("attributes"), dict)
+                  and r["attributes"].get(self.cursor_field)]
+        return min((v for v in values if v is not None), default=None)
 
     def _one_pass(self, run: SiteListing, end: list[Page], start: int = 1) -> Iterator[Page]:
         """One pass over the listing, from page `start` (a complete listing going on from its
@@ -456,7 +546,7 @@ class Listing:
                               max_pages=opts.max_pages, on_end=end.append, start=start)
         return iter_pages(self.client, res, run.params, page_size=opts.page_size,
                           max_pages=opts.max_pages, on_end=end.append, start=start,
-                          halted=self._halted, draining=lambda: self._draining(run))
+                          halted=lambda: self._draining(run), draining=lambda: self._draining(run))
 
     def _feed_pages(self, run: SiteListing) -> Iterator[Page]:
         """Changes of a mutable field since the last run, newest first, until older (windowed
@@ -500,9 +590,11 @@ class Listing:
         if self.with_details:
             reads: Iterator[tuple[list[tuple[str, list[Any]]], Any]] = _with_details(
                 self.client, self.resource, page, run.gate, self.window, run.site,
-                self._halted)
+                lambda: self._draining(run), run.handed)
         else:
             reads = iter([([(page.url, page.data + page.included)], None)])
+            run.handed.update(str(i["id"]) for i in page.data
+                              if isinstance(i, dict) and i.get("id") is not None)
         rows: Rows = {}
         held = parts = lacking = 0
         extracted_at = datetime.now(UTC)
@@ -583,11 +675,19 @@ class Listing:
         """The listing completed: advance its cursors and report what it proves complete."""
         res, site, now = self.resource, run.site, self.client.server_now
         if res.change_feed is not None:
-            if run.feed_cursor is not None:
-                run.state["feed_cursor"] = run.feed_cursor.strftime("%Y-%m-%dT%H:%M:%SZ")
+            feed = run.feed_cursor
+            if feed is not None and run.resumed is not None and feed > run.started:
+                # a listing across rounds or runs: records read before its stop may have
+                # changed since; the changes are read from its first start on
+                feed = run.started
+            if feed is not None:
+                run.state["feed_cursor"] = feed.strftime("%Y-%m-%dT%H:%M:%SZ")
             elif not run.old_feed:
                 run.state["feed_cursor"] = now.strftime("%Y-%m-%dT%H:%M:%SZ")
-        advance(run.state, run.plan, run.cursor, now=now, started=run.started)
+        # a listing across rounds or runs holds the platform as of its first start, not now:
+        # the next full listing is due a period after that start
+        advance(run.state, run.plan, run.cursor, now=now if run.resumed is None else run.started,
+                started=run.started)
         if run.unchanged is not None:
             run.unchanged.save(run.state)
         log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))

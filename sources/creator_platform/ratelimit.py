@@ -135,7 +135,10 @@ class RateLimiter:
         self._probe_up_s = probe_up_s
         self._clock = clock
         self._closed = threading.Event()  # `close()`: a stopping run sends nothing more
-        self._sleep = sleep or self._closed.wait  # a wait that `close()` cuts short
+        # set by `close()` and `cut_waits()`: the requests waiting then give up; a new one for
+        # the requests asked after a cut
+        self._wake = threading.Event()
+        self._sleep = sleep  # None: a wait that `close()` and `cut_waits()` cut short
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._next = 0.0  # the next free send slot
@@ -180,15 +183,32 @@ class RateLimiter:
         """The run stops (time budget, signal): requests still waiting to be sent, and any
         asked for later, are refused (`LimiterClosed`) instead of held for the platform's
         window (a stopping run must not wait a minute for reads nobody wants)."""
-        self._closed.set()
+        with self._lock:
+            self._closed.set()
+            self._wake.set()
+
+    def cut_waits(self) -> None:
+        """A round ends (a checkpoint): the requests still waiting to be sent were abandoned
+        by their listings and are refused (`LimiterClosed`), so they neither send nor hold send
+        slots; requests asked for later are paced as before (the limiter serves every round)."""
+        with self._lock:
+            self._wake.set()
+            self._wake = threading.Event()
+
+    def _pause(self, wait: float, wake: threading.Event) -> None:
+        if self._sleep is not None:
+            self._sleep(wait)
+        else:
+            wake.wait(wait)
 
     def acquire(self, *, in_budget: bool = True) -> Permit:
         """Block until this caller may send; returns its permit. A request outside the API's
         budget (`in_budget=False`: the token endpoint) is not paced."""
         if not in_budget:
             return Permit(self._epoch)
+        wake = self._wake
         while True:
-            if self._closed.is_set():
+            if self._closed.is_set() or wake.is_set():
                 raise LimiterClosed("the run stops: no more requests")
             with self._lock:
                 now = self._clock()
@@ -210,7 +230,7 @@ class RateLimiter:
                         return Permit(self._epoch)
                     self._held_until = slot
                     wait, reserved = slot - now, self._gen
-            self._sleep(wait)
+            self._pause(wait, wake)
             if reserved is not None:
                 with self._lock:
                     if reserved == self._gen:  # no 429 while we slept: the slot is ours

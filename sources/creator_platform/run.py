@@ -108,7 +108,14 @@ class RunReport:
     # resource -> the platform's clock (HTTP `Date`) when its listing began (earliest site):
     # every record created before it was listed, if the resource completes
     listing_started: dict[str, datetime] = field(default_factory=dict)
+    # pages past a listing's place read whole in this round (any listing): once the round
+    # went forward, a checkpoint ends every listing at once, waiting for nothing
+    advanced: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def note_advanced(self) -> None:
+        with self._lock:
+            self.advanced += 1
 
     def set_outcome(self, resource: str, status: Status, reason: str | None = None) -> None:
         with self._lock:

@@ -79,6 +79,11 @@ def _resource_rows(
     resources load and commit; the outcome names it. Under `--full-refresh` a failure still
     fails the whole run, before anything is dropped.
     """
+    if report.advanced and options.stop is not None and options.stop() == "checkpoint":
+        # the round went forward and commits now: this resource starts next round rather than
+        # wait for its first request (a minute, behind a 429)
+        report.set_outcome(resource.name, "partial", "left: not started")
+        return
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
     before = copy.deepcopy(dict(state))

@@ -7,13 +7,13 @@ from __future__ import annotations
 import signal
 
 import pytest
-from drillkit.checkpoints import checkpoint_drill
+from drillkit.checkpoints import Interruption, checkpoint_drill
 from drillkit.drills import Lab
 
 pytestmark = pytest.mark.slow
 
 MOMENTS = (0.3, 0.55, 0.8)  # shares of an uninterrupted sync's requests
-PLAN = [(share, signum) for share in MOMENTS for signum in (signal.SIGTERM, signal.SIGKILL)]
+PLAN = [Interruption(share, signum) for share in MOMENTS for signum in (signal.SIGTERM, signal.SIGKILL)]
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +36,7 @@ def test_interrupted_first_sync_keeps_its_checkpoints(outcomes, index):
 def test_later_moments_leave_less_to_read(outcomes):
     """What a rerun reads shrinks as the interruption comes later (checkpoints accumulate)."""
     by_signal = {}
-    for (share, signum), out in zip(PLAN, outcomes, strict=True):
-        by_signal.setdefault(signum, []).append((share, out.rerun_ratio))
+    for drill, out in zip(PLAN, outcomes, strict=True):
+        by_signal.setdefault(drill.signum, []).append((drill.share, out.rerun_ratio))
     for signum, ratios in by_signal.items():
         assert ratios[0][1] > ratios[-1][1], f"{signum.name}: {ratios}"

@@ -4,9 +4,14 @@ to the same warehouse as one uninterrupted sync."""
 
 from __future__ import annotations
 
-from sandbox_helpers import query, snapshot, sync
+import threading
+import time
+
+import httpx
+from sandbox_helpers import query, settings, snapshot, sync
 
 from creator_sync.pipelines.status import status_rows
+from creator_sync.pipelines.sync import run_sync
 from creator_sync.sandbox.testing import start_sandbox
 from creator_sync.sources.creator_platform.checkpoint import RESUME_KEY
 
@@ -95,3 +100,128 @@ def test_a_budget_ends_partial_and_the_next_runs_complete_it(tmp_path):
         assert requests <= reference.stats.requests + runs * (fixed + 10), (runs, fixed)
     finally:
         handle.stop()
+
+
+class HeldPayoutDetails(httpx.BaseTransport):
+    """The sandbox over HTTP; once the first round has read `free` payout details, the next
+    one is refused for `HOLD_S` seconds (429, Retry-After), as a platform's rate limit refuses
+    every request for its window. `round_two_at`: when the second round took its token (the
+    first round had committed), on the same clock as `hold_until`."""
+
+    HOLD_S = 20.0
+
+    def __init__(self, free: int) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.free = free
+        self.sent = self.tokens = 0
+        self.hold_until: float | None = None
+        self.round_two_at: float | None = None
+        self.lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        now = time.monotonic()
+        with self.lock:
+            if request.url.path.endswith("/oauth/token"):
+                self.tokens += 1
+                if self.tokens == 2:
+                    self.round_two_at = now
+            elif "_payments_payouts/" in request.url.path:
+                self.sent += 1
+                if self.sent > self.free and self.hold_until is None:
+                    self.hold_until = now + self.HOLD_S
+                if self.hold_until is not None and now < self.hold_until:
+                    return httpx.Response(429, headers={"retry-after": str(int(self.HOLD_S))},
+                                          request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_checkpoint_does_not_wait_out_a_rate_limit_hold_and_loses_no_payout(tmp_path):
+    """A checkpoint due while a 429 holds payout detail reads does not wait for the platform's
+    window: the round commits the payouts handed on (each with its lines) before the hold
+    ends, the place names only those, and a later round reads the others, so the warehouse
+    equals one uninterrupted sync."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    transport = HeldPayoutDetails(free=7)  # page 1 (5 payouts) and 2 of page 2
+    try:
+        whole = tmp_path / "whole.duckdb"
+        sync(handle, whole, page_size=5)
+        db = tmp_path / "held.duckdb"
+        result = run_sync(settings(handle, db, page_size=5, checkpoint_every=2.0),
+                          transport=transport, show_progress=False)
+    finally:
+        handle.stop()
+    assert transport.hold_until is not None, "no read was held: the drill proved nothing"
+    assert transport.round_two_at is not None, "the run committed in one round"
+    assert transport.round_two_at < transport.hold_until, "the first round waited out the hold"
+    assert not result.partial
+    assert snapshot(db) == snapshot(whole)
+    assert places(db) == 0
+
+
+def test_a_listing_by_updated_at_resumed_after_activity_skips_no_record(tmp_path, monkeypatch):
+    """Purchases are listed oldest `updated_at` first. Activity between a stop and the rerun
+    moves the records it updates from before the place to the end, so the records after the
+    place move onto earlier pages, more than the one page read again. The rerun goes on from
+    the place's `updated_at` (the server filter), not its page number: the warehouse holds every
+    purchase a fresh sync after the same activity holds."""
+    from creator_sync.pipelines import sync as sync_module
+
+    handle = start_sandbox(scale="tiny", sites=1, seed=42, now=NOW)
+    try:
+        db = tmp_path / "resumed.duckdb"
+        pages: list[tuple[str, int]] = []
+        monkeypatch.setattr(sync_module, "_page_kill_hook",
+                            lambda: lambda resource, number: pages.append((resource, number)))
+        spent = sync_module.RunClock.spent
+        monkeypatch.setattr(sync_module.RunClock, "spent",
+                            lambda self: "budget" if len(pages) >= 14 else spent(self))
+        first = sync(handle, db, page_size=3, resources=("purchases",))
+        assert "purchases" in first.partial and places(db) == 1
+        monkeypatch.undo()
+        handle.activity(200)
+        sync(handle, db, page_size=3, resources=("purchases",))
+        fresh = tmp_path / "fresh.duckdb"
+        sync(handle, fresh, page_size=3, resources=("purchases",))
+    finally:
+        handle.stop()
+    have = {r[0] for r in query(db, "select id from creator_platform.purchases")}
+    want = {r[0] for r in query(fresh, "select id from creator_platform.purchases")}
+    assert want - have == set()
+    assert snapshot(db)["purchases"] == snapshot(fresh)["purchases"]
+    assert places(db) == 0
+
+
+def test_a_signal_refuses_the_requests_a_429_holds_at_once():
+    """SIGTERM while a 429 holds a later round's first request (its site discovery): the held
+    request is refused at once, not when the platform's window ends, so the run exits within
+    seconds (the drill measured 11.5-15 s)."""
+    import signal
+
+    from creator_sync.pipelines.sync import RunClock
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, RateLimiter
+
+    limiter = RateLimiter(600)
+    limiter.on_response(limiter.acquire(), 429, retry_after=60)
+    clock = RunClock(30.0, None, limiter)
+    clock.starting = True  # a later round builds its source: token, site discovery
+    outcome: list[str] = []
+
+    def ask() -> None:
+        try:
+            limiter.acquire()
+            outcome.append("sent")
+        except LimiterClosed:
+            outcome.append("refused")
+
+    with clock.signals():
+        asker = threading.Thread(target=ask)
+        asker.start()
+        time.sleep(0.2)
+        assert outcome == [], "the 429 did not hold the request: the test proves nothing"
+        signal.raise_signal(signal.SIGTERM)
+        asker.join(10)
+    assert not asker.is_alive() and outcome == ["refused"]
+    assert clock.spent() == "signal"

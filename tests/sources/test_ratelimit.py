@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import itertools
 import random
+import threading
+import time
 
 import pytest
 from virtualtime import VirtualTime
 
 from creator_sync.sandbox.ratelimit import RateLimiter as WindowLimit
 from creator_sync.sources.creator_platform import ratelimit as rl
-from creator_sync.sources.creator_platform.ratelimit import Permit, RateLimiter
+from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, Permit, RateLimiter
 
 
 class Clock:
@@ -326,3 +328,39 @@ def test_answers_on_another_budget_are_not_counted_as_the_limit():
     answer(lim, clock, 60, over_s=2.0)
     lim.on_response(lim.acquire(), 429)
     assert lim.report().found_per_minute == 60
+
+
+def test_cut_waits_refuses_the_requests_waiting_then_paces_the_later_ones():
+    """A checkpoint ends its round without the reads its listings abandoned: the requests
+    waiting out a 429 hold give up (they neither send nor keep send slots), and the limiter
+    goes on serving the next round, the hold still in force for it."""
+    lim = RateLimiter(60, adaptive=False)  # the real clock: a wait that can be cut
+    lim.on_response(lim.acquire(), 429, retry_after=0.5)  # every request held half a second
+    outcomes: list[str] = []
+
+    def wait() -> None:
+        try:
+            lim.acquire()
+            outcomes.append("sent")
+        except LimiterClosed:
+            outcomes.append("refused")
+
+    waiters = [threading.Thread(target=wait) for _ in range(3)]
+    for t in waiters:
+        t.start()
+    time.sleep(0.1)  # all three are held by the hold
+    assert outcomes == []
+    lim.cut_waits()
+    for t in waiters:
+        t.join(timeout=5)
+    assert outcomes == ["refused"] * 3
+    lim.acquire()  # a later request waits out what is left of the hold, then is sent
+
+
+def test_close_refuses_every_later_request_too():
+    lim = RateLimiter(60, adaptive=False)
+    lim.cut_waits()
+    lim.acquire()  # a cut refuses only the requests waiting then
+    lim.close()
+    with pytest.raises(LimiterClosed):
+        lim.acquire()

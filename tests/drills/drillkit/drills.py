@@ -28,6 +28,7 @@ from .badinput import Case, CaseRun
 from .proxy import DrillProxy, Exchange, Fetch, Reply
 from .runner import SyncResult, Workspace, kill_group
 from .warehouse import (
+    Comparison,
     check_versions,
     compare_warehouses,
     copy_warehouse,
@@ -106,9 +107,11 @@ class Lab:
         return ws.warehouse
 
 
-def judge_against_reference(out: DrillOutcome, lab: Lab, ws: Workspace, **compare: Any) -> None:
-    """Fill lost/duplicated and fail the outcome on any difference or leftover."""
-    cmp = compare_warehouses(lab.reference, ws.warehouse, **compare)
+def judge_against_reference(out: DrillOutcome, lab: Lab, ws: Workspace,
+                            reference: Path | None = None, **compare: Any) -> Comparison:
+    """Fill lost/duplicated and fail the outcome on any difference or leftover; `reference`:
+    another warehouse than the lab's (a fresh sync after the drill's platform activity)."""
+    cmp = compare_warehouses(reference or lab.reference, ws.warehouse, **compare)
     out.lost += cmp.lost
     out.duplicated += cmp.duplicated
     if not cmp.ok:
@@ -119,6 +122,7 @@ def judge_against_reference(out: DrillOutcome, lab: Lab, ws: Workspace, **compar
     held = held_locks(ws)
     if held:
         out.fail(f"locks still held after the run: {held}")
+    return cmp
 
 
 def held_locks(ws: Workspace) -> list[str]:
