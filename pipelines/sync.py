@@ -272,6 +272,25 @@ class RunClock:
         self.rounds += 1
         self.round_end = time.monotonic() + self.every
 
+    @contextlib.contextmanager
+    def round_start(self) -> Iterator[None]:
+        """A later round builds its source (token, site discovery) and may wait there on a
+        429 hold it learnt: a signal (see `signals`) or the budget's end closes the limiter
+        then, so the waiting requests are refused instead of held past the budget."""
+        self.starting = self.rounds > 1  # (a first round has seen no 429 to wait on)
+        timer = None
+        if self.starting and self.budget is not None:
+            left = self.began + self.budget - time.monotonic()
+            timer = threading.Timer(max(0.0, left), self.limiter.close)
+            timer.daemon = True
+            timer.start()
+        try:
+            yield
+        finally:
+            self.starting = False
+            if timer is not None:
+                timer.cancel()
+
     def spent(self) -> str | None:
         """"signal" or "budget" once the run must stop reading."""
         if self.signum is not None:
@@ -359,21 +378,19 @@ def _sync_round(
     # places the first one kept (the dropped state left every other listing a first sync)
     args["full_refresh"] = settings.full_refresh and clock.rounds == 1
     with progress_reporter(stats, enabled=show_progress), trimmed_heap():
-        clock.starting = clock.rounds > 1  # (a first round has seen no 429 to wait on)
         try:
-            source = creator_platform_source(
-                **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
-                    stats=stats, transport=transport, verify=settings.verify,
-                    on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
+            with clock.round_start():
+                source = creator_platform_source(
+                    **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
+                        stats=stats, transport=transport, verify=settings.verify,
+                        on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
         except Exception as exc:
-            if clock.signum is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
+            if clock.spent() is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
                 raise
             source = None  # its sites were refused: the source closed its session
-        finally:
-            clock.starting = False
-        if source is None or clock.signum is not None:
-            # a signal before this round read anything: the rounds before it committed what
-            # they read, this one has nothing to commit
+        if source is None or clock.spent() is not None:
+            # a signal or the budget's end before this round read anything: the rounds before
+            # it committed what they read, this one has nothing to commit
             if source is not None:
                 sync_run(source).close()
             log.info("stopping before the round's first listing")

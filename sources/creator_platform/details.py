@@ -143,6 +143,15 @@ def save_gate(
         site_state["detail_since"] = stamp
 
 
+def keep_read_hashes(site_state: dict[str, Any], gate: DetailGate, left_out: set[str]) -> None:
+    """A listing stopped at a checkpoint: keep the hashes of the records handed on with their
+    detail reads (all those listed, but `left_out`: its last page's records not handed on), so
+    that the listing going on, and the catch-up after it, read no detail twice. The stamps of a
+    complete pass (`detail_full_at`, `detail_since`) wait for the listing to complete."""
+    seen = {rid: digest for rid, digest in gate.seen.items() if rid not in left_out}
+    site_state["detail_hash"] = {**gate.known, **seen}
+
+
 def _read_groups(
     client: CreatorPlatformClient, resource: Resource, rid: str,
     groups: tuple[tuple[str, ...], ...],

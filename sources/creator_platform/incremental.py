@@ -37,6 +37,16 @@ def _iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def full_listing_due(resource: Resource, last_full: datetime | None, *, now: datetime,
+                     full_refresh_every_s: int | None = None) -> bool:
+    """Has the periodic full listing fallen due, the last one having begun at `last_full`?"""
+    inc = resource.incremental
+    every = inc.full_refresh_every_s if full_refresh_every_s is None else full_refresh_every_s
+    if every is None:
+        return False
+    return last_full is None or (now - last_full).total_seconds() >= every
+
+
 def plan(
     resource: Resource,
     state: dict[str, Any],
@@ -45,8 +55,16 @@ def plan(
     lookback_s: int | None = None,
     full_refresh_every_s: int | None = None,
     force_full: bool = False,
+    catch_up: bool = False,
 ) -> Plan:
-    """Filter parameters for this run (sort and site filter are added by the caller)."""
+    """Filter parameters for this run (sort and site filter are added by the caller).
+
+    `catch_up`: the site's listing completed across runs (checkpoint.py); what changed since
+    its first start is read with the deep look-back. A periodic full listing due meanwhile is
+    left to the next run where the windows find edits (`Incremental.edits_only_in_full`): the
+    run has just read every record once, and a first sync spanning more than the period
+    would otherwise list it whole again at every completion, never done.
+    """
     inc = resource.incremental
     if inc.strategy == "full":
         return Plan({}, True, "full refresh table")
@@ -55,11 +73,13 @@ def plan(
         return Plan({}, True, "first sync" if cursor is None else "full refresh requested")
     every = inc.full_refresh_every_s if full_refresh_every_s is None else full_refresh_every_s
     last_full = parse_timestamp(state.get("last_full_at")) if state.get("last_full_at") else None
-    if every is not None and (last_full is None or (now - last_full).total_seconds() >= every):
+    if (not catch_up or inc.edits_only_in_full) and full_listing_due(
+            resource, last_full, now=now, full_refresh_every_s=full_refresh_every_s):
         return Plan({}, True, f"periodic full refresh (every {every / DAY_S:g} days)")
     deep_back = inc.lookback_s if lookback_s is None else lookback_s
     last_deep = state.get("last_deep_at") or state.get("last_full_at")
-    deep = last_deep is None or (now - parse_timestamp(last_deep)).total_seconds() >= inc.deep_every_s
+    deep = catch_up or last_deep is None or (
+        (now - parse_timestamp(last_deep)).total_seconds() >= inc.deep_every_s)
     back = deep_back if deep else min(inc.recent_lookback_s, deep_back)
     since = cursor - timedelta(seconds=back)
     value: Any
@@ -74,7 +94,8 @@ def plan(
     else:  # pragma: no cover - settings are validated by tests
         raise ValueError(f"unknown strategy {inc.strategy}")
     params = {inc.filter_param: value} if inc.filter_param and value is not None else {}
-    reason = f"incremental since {_iso(since)}" + (" (deep look-back)" if deep else "")
+    reason = (("catch-up: " if catch_up else "") + f"incremental since {_iso(since)}"
+              + (" (deep look-back)" if deep else ""))
     return Plan(params, False, reason, since=since, deep=deep)
 
 

@@ -30,9 +30,9 @@ from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .batches import Batches
 from .client import CreatorPlatformClient
-from .details import DetailGate, detail_gate, read_detail, save_gate
+from .details import DetailGate, detail_gate, keep_read_hashes, read_detail, save_gate
 from .hints import EMPTY_PARENT, declared_columns, table_hints
-from .incremental import Plan, advance, plan
+from .incremental import Plan, advance, full_listing_due, plan
 from .key_sets import DistinctIdCount
 from .linestream import LineStream
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
@@ -293,7 +293,7 @@ class Listing:
                 # small collection read whole every run: whole again)
                 self._finish(run)
                 site_state.pop(checkpoint.RESUME_KEY, None)
-                run = self._start(site, site_state)
+                run = self._start(site, site_state, catch_up=True)
                 yield from self._read(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
@@ -320,7 +320,7 @@ class Listing:
             site_state.pop(checkpoint.RESUME_KEY, None)
             if self._stop(resumable=True) == "stop":
                 return True
-            run = self._start(site, site_state)
+            run = self._start(site, site_state, catch_up=True)
             yield from self._read(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
@@ -390,6 +390,8 @@ class Listing:
                 run.resumed is None and run.last_page <= 1 and not run.handed):
             run.state.pop(checkpoint.RESUME_KEY, None)  # (or nothing read: it starts over)
             return
+        if self.with_details:
+            keep_read_hashes(run.state, run.gate, set(run.last_ids) - run.handed)
         checkpoint.keep_place(run.state, checkpoint.Place(
             page=run.stopped_at, before=run.before_last, started=run.started,
             cursor=run.cursor, reason=run.plan.reason,
@@ -405,16 +407,26 @@ class Listing:
                 and self.resource.sort == self.cursor_field)
 
     # ------------------------------------------------------------------ 1. plan
-    def _start(self, site: str | None, site_state: dict[str, Any]) -> SiteListing:
+    def _start(self, site: str | None, site_state: dict[str, Any], *,
+               catch_up: bool = False) -> SiteListing:
+        """`catch_up`: the site's listing completed across rounds or runs (see `plan`)."""
         res, opts, now = self.resource, self.options, self.client.server_now
         resumed = None if opts.full_refresh else checkpoint.place_of(site_state)
+        if resumed is not None and res.incremental.edits_only_in_full and full_listing_due(
+                res, resumed.started, now=now, full_refresh_every_s=opts.full_refresh_every_s):
+            # what it read before the stop may have been edited since, which only a full
+            # listing finds, and one is due: it starts over as that (the rows read stay)
+            log.info("%s site=%s: starting over from page 1: a full listing fell due since "
+                     "the stop at page %s", res.name, site or "*", resumed.page)
+            resumed = None
         if resumed is not None:  # a complete listing stopped earlier: the same plan, page on
             p = Plan({}, True, resumed.reason)
             log.info("%s site=%s: going on from page %s", res.name, site or "*", resumed.page)
         else:
             site_state.pop(checkpoint.RESUME_KEY, None)
             p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
-                     full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh)
+                     full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh,
+                     catch_up=catch_up)
         self.report.add_plan(f"{res.name}/{site or '*'}", p.reason)
         log.info("%s site=%s: %s %s", res.name, site or "*", p.reason, p.params or "")
         params: dict[str, Any] = dict(p.params)
@@ -692,7 +704,10 @@ class Listing:
             run.unchanged.save(run.state)
         log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))
         if self.with_details:
-            save_gate(run.state, run.gate, started=run.started, complete=run.plan.full or run.plan.deep)
+            # (a listing resumed across rounds or runs saw only its rest: the hashes its earlier
+            # part kept stay, see `keep_read_hashes`)
+            complete = (run.plan.full or run.plan.deep) and run.resumed is None
+            save_gate(run.state, run.gate, started=run.started, complete=complete)
         if run.plan.full and res.name == TARGET:
             self.report.customers_full.add(site)
         if run.plan.full and res.complete_tables and run.resumed is None:

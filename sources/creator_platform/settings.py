@@ -411,6 +411,10 @@ class Incremental:
     # that a nightly schedule's jitter does not skip a day (nightly runs are then all deep)
     deep_every_s: int = DAY_S - 3600
     order: ListOrder = "asc"  # how windowed listings are read (see ListOrder)
+    # edits of older records show in no window, only in a full listing (no change filter or
+    # sort: contacts, customers). A listing stopped across a due full listing starts over,
+    # and its catch-up is that full listing (checkpoint.py)
+    edits_only_in_full: bool = False
 
 
 @dataclass(frozen=True)
@@ -518,6 +522,7 @@ RESOURCES: dict[str, Resource] = {
             incremental=Incremental(
                 "created_in_last", "created_at", "filter[created_in_last]",
                 lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S, order="desc",
+                edits_only_in_full=True,
             ),
             scope="view:contacts",
         ),
@@ -526,6 +531,7 @@ RESOURCES: dict[str, Resource] = {
             incremental=Incremental(
                 "created_in_last", "created_at", "filter[created_in_last]",
                 lookback_s=30 * DAY_S, full_refresh_every_s=7 * DAY_S, order="desc",
+                edits_only_in_full=True,
             ),
             scope="view:customers",
         ),

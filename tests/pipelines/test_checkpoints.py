@@ -225,3 +225,105 @@ def test_a_signal_refuses_the_requests_a_429_holds_at_once():
         asker.join(10)
     assert not asker.is_alive() and outcome == ["refused"]
     assert clock.spent() == "signal"
+
+
+def test_the_budget_refuses_the_requests_a_429_holds_at_a_round_start():
+    """The budget ends while a 429 holds a later round's first request: the held request is
+    refused when the budget ends, not when the platform's window does (a `--max-duration 40`
+    run took 62 s waiting out such a hold)."""
+    from creator_sync.pipelines.sync import RunClock
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, RateLimiter
+
+    limiter = RateLimiter(600)
+    limiter.on_response(limiter.acquire(), 429, retry_after=60)
+    clock = RunClock(30.0, 0.5, limiter)
+    clock.next_round()
+    clock.next_round()  # a later round
+    outcome: list[str] = []
+    started = time.monotonic()
+    with clock.round_start():
+        try:
+            limiter.acquire()
+            outcome.append("sent")
+        except LimiterClosed:
+            outcome.append("refused")
+    waited = time.monotonic() - started
+    assert outcome == ["refused"]
+    assert waited < 10, f"held {waited:.1f} s: the 60 s hold was waited out"
+    assert clock.spent() == "budget"
+
+
+class CountedPayoutDetails(httpx.BaseTransport):
+    """The sandbox over HTTP, counting payout detail reads per payout id."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.reads: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if "_payments_payouts/" in request.url.path:
+            with self.lock:
+                rid = request.url.path.rsplit("/", 1)[1]
+                self.reads[rid] = self.reads.get(rid, 0) + 1
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_payout_loaded_before_a_stop_is_not_read_again_after_activity(tmp_path):
+    """A first sync stopped partway through the payouts keeps the hashes of the payouts it
+    loaded with their lines. Eight days of activity later (the weekly full listing falls
+    due), the rerun reads again only the details of payouts whose list record changed: it
+    re-read every payout's detail before (the hashes of the part read before the stop were
+    lost when the listing completed)."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW, latency_ms=20)
+    try:
+        db = tmp_path / "stopped.duckdb"
+        first = sync(handle, db, page_size=5, resources=("payouts",), max_duration=1.5,
+                     checkpoint_every=0.5)
+        assert first.partial, "the budget held the whole listing: the test proves nothing"
+        before = {r[0]: r[1:] for r in query(
+            db, "select id, status, amount, initiated_date from creator_platform.payouts")}
+        assert before, "nothing was loaded before the stop"
+        handle.activity(200)  # 200 events of an hour: past the weekly full listing
+        counted = CountedPayoutDetails()
+        rerun = run_sync(settings(handle, db, page_size=5, resources=("payouts",)),
+                         transport=counted, show_progress=False)
+        reference = tmp_path / "fresh.duckdb"
+        sync(handle, reference, page_size=5, resources=("payouts",))
+    finally:
+        handle.stop()
+    assert not rerun.partial
+    assert snapshot(db) == snapshot(reference)
+    after = {r[0]: r[1:] for r in query(
+        db, "select id, status, amount, initiated_date from creator_platform.payouts")}
+    unchanged = {pid for pid, row in before.items() if after.get(pid) == row}
+    assert unchanged, "activity changed every payout loaded: the test proves nothing"
+    read_again = sorted(pid for pid in unchanged if counted.reads.get(str(pid)))
+    assert not read_again, f"{len(read_again)} of {len(unchanged)} unchanged payouts re-read"
+
+
+def test_contacts_stopped_across_a_due_full_listing_start_over_and_equal_a_fresh_sync(tmp_path):
+    """Contacts show edits of older contacts only in a full listing. A first sync stopped
+    partway through them, then 8 days of activity (edits, tags): the rerun lists them again
+    from page 1 (a full listing fell due), and the warehouse equals a fresh sync. Caught up by
+    a window instead, the edits before the stop would be missed."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW, latency_ms=60)
+    wanted = ("contacts", "customers")
+    try:
+        db = tmp_path / "stopped.duckdb"
+        first = sync(handle, db, page_size=2, resources=wanted, max_duration=1.0,
+                     checkpoint_every=0.5)
+        assert first.partial, "the budget held the whole listing: the test proves nothing"
+        handle.activity(200)  # 200 events of an hour: past the weekly full listing
+        rerun = sync(handle, db, page_size=2, resources=wanted)
+        reference = tmp_path / "fresh.duckdb"
+        sync(handle, reference, page_size=2, resources=wanted)
+    finally:
+        handle.stop()
+    assert not rerun.partial
+    assert any(reason.startswith("first sync") or reason.startswith("periodic full")
+               for reason in rerun.plans.values()), rerun.plans
+    assert snapshot(db) == snapshot(reference)

@@ -50,6 +50,27 @@ def test_periodic_full_refresh_and_forced_full():
     assert plan(RESOURCES["purchases"], state(), now=NOW, force_full=True).full
 
 
+def test_a_catch_up_reads_the_deep_window_and_leaves_a_due_full_listing_to_the_next_run():
+    """A listing completed across runs (its cursor is its first start) is caught up by the
+    deep look-back, even where its weekly full listing fell due meanwhile: that waits for the
+    next run, which is full, stamps nothing as full."""
+    due = state(last_full="2025-06-01T00:00:00Z")
+    caught = plan(RESOURCES["transactions"], {**due, "last_deep_at": "2025-06-10T11:00:00Z"},
+                  now=NOW, catch_up=True)
+    assert not caught.full and caught.deep  # deep though the last deep run was an hour ago
+    assert caught.params == {"filter[start_date]": "2025-06-07"}  # the 2-day look-back
+    assert caught.reason.startswith("catch-up: ")
+    st = dict(due)
+    advance(st, caught, None, now=NOW, started=NOW)
+    assert st["last_full_at"] == "2025-06-01T00:00:00Z"
+    assert plan(RESOURCES["transactions"], st, now=NOW).full  # the next run: the full listing
+    assert plan(RESOURCES["purchases"], due, now=NOW, force_full=True, catch_up=True).full
+    # contacts: no window finds an edit of an older contact, so a due full listing is the
+    # catch-up itself
+    assert plan(RESOURCES["contacts"], due, now=NOW, catch_up=True).full
+    assert not plan(RESOURCES["contacts"], state(), now=NOW, catch_up=True).full
+
+
 def test_advance_moves_forward_only_and_stamps_full_runs():
     st = state()
     p = plan(RESOURCES["purchases"], st, now=NOW)

@@ -57,6 +57,20 @@ class ResumeOutcome(DrillOutcome):
     rerun_requests: int = 0
     rerun_ratio: float = 0.0
     differing: list[str] = field(default_factory=list)  # tables unequal to the reference
+    # the rerun's requests by endpoint ("/v1/contacts", "/v1/<payouts>/{id}"): where they went
+    rerun_by_endpoint: dict[str, int] = field(default_factory=dict)
+
+
+def by_endpoint(proxy: DrillProxy) -> dict[str, int]:
+    """Requests per endpoint, single reads folded into `{id}`, most first."""
+    counts: dict[str, int] = {}
+    for exchange, _status in proxy.exchanges:
+        parts = exchange.path.rstrip("/").split("/")
+        if len(parts) > 3 and parts[3]:
+            parts = [*parts[:3], "{id}", *parts[4:]]
+        key = "/".join(parts)
+        counts[key] = counts.get(key, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def reference_after(lab: Lab, activity: int) -> tuple[Path, int]:
@@ -125,6 +139,7 @@ def checkpoint_once(lab: Lab, sb: object, proxy: DrillProxy, name: str, drill: I
     proxy.reset()
     rerun = ws.sync(proxy.base_url, timeout=1800)
     out.rerun_requests = requests = len(proxy.exchanges)
+    out.rerun_by_endpoint = by_endpoint(proxy)
     if not rerun.ok:
         out.fail(f"rerun after {signum.name} failed: {rerun.describe()}")
     if expect_kept and requests >= whole:
