@@ -130,7 +130,8 @@ def save_gate(
 
     `complete=False`: the listing read only part of what the hashes cover (an ordinary run's
     short window): the hashes of records it did not list are kept, else the next deep run would
-    take them for new records and re-read them all. Deep and full runs replace them (bounded).
+    take them for new records and re-read them all. Full runs replace them, and so do deep runs
+    of resources that keep hashes of recent records only (`detail_if_changed`); both bounded.
     """
     kept = gate.seen if complete else {**gate.known, **gate.seen}
     site_state["detail_hash"] = kept

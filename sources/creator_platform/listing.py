@@ -704,9 +704,13 @@ class Listing:
             run.unchanged.save(run.state)
         log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))
         if self.with_details:
-            # (a listing resumed across rounds or runs saw only its rest: the hashes its earlier
-            # part kept stay, see `keep_read_hashes`)
-            complete = (run.plan.full or run.plan.deep) and run.resumed is None
+            # the listing covered every record the hashes are kept for: a full one, or a deep
+            # window where only records recent enough keep one (`detail_if_changed`). Not one
+            # resumed across rounds or runs (its earlier part's hashes stay, `keep_read_hashes`)
+            # nor a deep window of payouts (older payouts keep theirs, else the next full listing
+            # re-read every payout's detail)
+            covered = run.plan.full or (run.plan.deep and bool(res.detail_if_changed))
+            complete = covered and run.resumed is None
             save_gate(run.state, run.gate, started=run.started, complete=complete)
         if run.plan.full and res.name == TARGET:
             self.report.customers_full.add(site)

@@ -327,3 +327,32 @@ def test_contacts_stopped_across_a_due_full_listing_start_over_and_equal_a_fresh
     assert any(reason.startswith("first sync") or reason.startswith("periodic full")
                for reason in rerun.plans.values()), rerun.plans
     assert snapshot(db) == snapshot(reference)
+
+
+def test_a_weekly_full_listing_after_deep_runs_reads_no_unchanged_payout_again(tmp_path):
+    """Payout details are read once per new payout and again only when its list record
+    changed. A deep run (daily) lists only its 14-day window: the hashes of older payouts must
+    survive it, else the weekly full listing after it re-reads every payout's detail (as the
+    catch-up of a listing completed across runs did)."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    try:
+        db = tmp_path / "w.duckdb"
+        sync(handle, db, page_size=5, resources=("payouts",))
+        handle.activity(30)  # 30 hours: the next run is deep
+        deep = sync(handle, db, page_size=5, resources=("payouts",))
+        assert any("deep" in reason for reason in deep.plans.values()), deep.plans
+        before = {r[0]: r[1:] for r in query(
+            db, "select id, status, amount, initiated_date from creator_platform.payouts")}
+        handle.activity(200)  # 8 days: the weekly full listing is due
+        counted = CountedPayoutDetails()
+        weekly = run_sync(settings(handle, db, page_size=5, resources=("payouts",)),
+                          transport=counted, show_progress=False)
+    finally:
+        handle.stop()
+    assert any(reason.startswith("periodic full") for reason in weekly.plans.values()), weekly.plans
+    after = {r[0]: r[1:] for r in query(
+        db, "select id, status, amount, initiated_date from creator_platform.payouts")}
+    unchanged = {pid for pid, row in before.items() if after.get(pid) == row}
+    assert unchanged
+    read_again = sorted(pid for pid in unchanged if counted.reads.get(str(pid)))
+    assert not read_again, f"{len(read_again)} of {len(unchanged)} unchanged payouts re-read"
