@@ -36,7 +36,7 @@ from .auth import Secret, TokenManager
 from .config import DEFAULTS
 from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
 from .httppool import pooled_transport
-from .ratelimit import RateLimiter
+from .ratelimit import LimiterClosed, RateLimiter
 from .stats import RunStats
 
 log = logging.getLogger("creator_sync.client")
@@ -155,6 +155,9 @@ class CreatorPlatformClient:
         self.throttle_patience = throttle_patience
         self.stats = stats or RunStats()
         self.limiter = RateLimiter(rate_limit, adaptive=adaptive_rate)
+        # set first by `close()`: reads still running in the pools (abandoned at a checkpoint)
+        # send nothing more, not with the revoked token (a 401 spends the platform's budget)
+        self._closing = threading.Event()
         limits = httpx.Limits(
             max_connections=self.concurrency + self.detail_concurrency + 4,
             max_keepalive_connections=self.concurrency + self.detail_concurrency + 4,
@@ -188,6 +191,7 @@ class CreatorPlatformClient:
 
     def close(self) -> None:
         """Revoke the session (also after a failure) and release connections and threads."""
+        self._closing.set()
         try:
             self.tokens.revoke()
         finally:
@@ -281,6 +285,8 @@ class CreatorPlatformClient:
         """
 
         def attempt() -> Any:
+            if authenticated and self._closing.is_set():  # no new token for a closed session
+                raise LimiterClosed("the session is closed: no more requests")
             token = self.tokens.access_token() if authenticated else None
             hdrs = dict(headers or {})
             if token is not None:
@@ -432,7 +438,11 @@ class CreatorPlatformClient:
         decode: Callable[[bytes], Any] | None = None,
         timeout: float | None = None,
     ) -> Any:
-        permit = self.limiter.acquire(in_budget=resource != "oauth")
+        in_budget = resource != "oauth"
+        permit = self.limiter.acquire(in_budget=in_budget)
+        if in_budget and self._closing.is_set():  # (the revoke itself is an oauth request)
+            self.limiter.on_error(permit)
+            raise LimiterClosed("the session is closed: no more requests")
         self.stats.add("requests")
         try:
             extra = {"timeout": httpx.Timeout(timeout, connect=min(timeout, 10.0))} if timeout else {}
@@ -458,7 +468,7 @@ class CreatorPlatformClient:
             if status in RETRY_STATUSES else None
         )
         # the token endpoint is rate limited on its own budget (if at all), not the API's
-        self.limiter.on_response(permit, status, retry_after, in_budget=resource != "oauth")
+        self.limiter.on_response(permit, status, retry_after, in_budget=in_budget)
         if status == 429:
             self.stats.add("throttled")
         if status in RETRY_STATUSES:

@@ -356,3 +356,38 @@ def test_a_weekly_full_listing_after_deep_runs_reads_no_unchanged_payout_again(t
     assert unchanged
     read_again = sorted(pid for pid in unchanged if counted.reads.get(str(pid)))
     assert not read_again, f"{len(read_again)} of {len(unchanged)} unchanged payouts re-read"
+
+
+def test_a_closed_session_sends_nothing_more():
+    """A round ends at its checkpoint and revokes its session while reads abandoned in its
+    pools may still run: they must send nothing more, neither with the revoked token (a 401
+    spends the platform's rate budget: the adaptive benchmark counted 24-30 such answers in
+    5 minutes at 100/min) nor by fetching a new token."""
+    import pytest
+
+    from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed
+
+    sent: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent.append(request.url.path)
+        if request.url.path.endswith("/oauth/token"):
+            return httpx.Response(200, json={"access_token": "t", "token_type": "bearer",
+                                             "expires_in": 3600})
+        return httpx.Response(200, json={"data": [], "meta": {}},
+                              headers={"content-type": "application/vnd.api+json"})
+
+    from sandbox_helpers import CLIENT_ID, CLIENT_SECRET
+
+    from creator_sync.sources.creator_platform import Secret
+
+    client = CreatorPlatformClient("https://platform.test", CLIENT_ID, Secret(CLIENT_SECRET),
+                                   transport=httpx.MockTransport(answer))
+    client.get("/products")
+    assert any(p.endswith("/products") for p in sent)
+    client.close()
+    sent.clear()
+    with pytest.raises(LimiterClosed):
+        client.get("/products")
+    assert sent == [], sent
