@@ -37,11 +37,16 @@ def _iso(dt: datetime) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def full_listing_period(resource: Resource, full_refresh_every_s: int | None = None) -> int | None:
+    """Seconds between periodic full listings (the setting overrides the resource's own)."""
+    inc = resource.incremental
+    return inc.full_refresh_every_s if full_refresh_every_s is None else full_refresh_every_s
+
+
 def full_listing_due(resource: Resource, last_full: datetime | None, *, now: datetime,
                      full_refresh_every_s: int | None = None) -> bool:
     """Has the periodic full listing fallen due, the last one having begun at `last_full`?"""
-    inc = resource.incremental
-    every = inc.full_refresh_every_s if full_refresh_every_s is None else full_refresh_every_s
+    every = full_listing_period(resource, full_refresh_every_s)
     if every is None:
         return False
     return last_full is None or (now - last_full).total_seconds() >= every
@@ -71,7 +76,7 @@ def plan(
     cursor = parse_timestamp(state.get("cursor")) if state.get("cursor") else None
     if force_full or cursor is None:
         return Plan({}, True, "first sync" if cursor is None else "full refresh requested")
-    every = inc.full_refresh_every_s if full_refresh_every_s is None else full_refresh_every_s
+    every = full_listing_period(resource, full_refresh_every_s)
     last_full = parse_timestamp(state.get("last_full_at")) if state.get("last_full_at") else None
     if (not catch_up or inc.edits_only_in_full) and full_listing_due(
             resource, last_full, now=now, full_refresh_every_s=full_refresh_every_s):
