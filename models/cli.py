@@ -29,6 +29,7 @@ from creator_sync.models.runner import (
     Params,
     build,
 )
+from creator_sync.models.sources import SOURCE_TABLES
 from creator_sync.sources.creator_platform import BadSetting, Settings, option, warn_unknown_keys
 
 
@@ -61,8 +62,9 @@ def _print_result(result: BuildResult) -> None:
     width = max(len(m.name) for m in marts) if marts else 10
     for mart in marts:
         click.echo(f"  analytics.{mart.name:<{width}}  {mart.rows:>9,} rows  {mart.seconds:6.2f}s")
-    if result.missing_sources:
-        click.echo(f"  raw tables not loaded (treated as empty): {', '.join(result.missing_sources)}")
+    unexpected = [t for t in result.missing_sources if SOURCE_TABLES[t].absent_when is None]
+    if unexpected:
+        click.echo(f"  raw tables not loaded (treated as empty): {', '.join(unexpected)}")
     if result.tests:
         passed = sum(1 for t in result.tests if t.passed)
         click.echo(f"Data tests: {passed}/{len(result.tests)} passed")

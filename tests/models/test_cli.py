@@ -139,3 +139,25 @@ def test_a_destination_the_runner_does_not_build_goes_to_dbt_or_says_how(
     assert result.exit_code == 2, result.output
     (line,) = result.output.strip().splitlines()
     assert 'pip install "creator-sync[dbt]"' in line and "snowflake" in line
+
+
+def test_a_healthy_sync_builds_without_a_missing_table_line(tmp_path, sandbox_raw_duckdb) -> None:
+    """Tables a healthy account never creates (declared `absent_when`) are not called missing;
+    a table whose data is really absent still is."""
+    import shutil
+
+    import duckdb
+
+    path = tmp_path / "w.duckdb"
+    shutil.copy(sandbox_raw_duckdb, path)
+    built = CliRunner().invoke(main, ["models", "--duckdb", str(path)])
+    assert built.exit_code == 0, built.output
+    assert "not loaded" not in built.output
+
+    with duckdb.connect(str(path)) as con:
+        schema = con.execute("select schema_name from duckdb_schemas() where schema_name "
+                             "like 'creator%' limit 1").fetchone()[0]
+        con.execute(f'drop table "{schema}".transactions')
+    built = CliRunner().invoke(main, ["models", "--duckdb", str(path)])
+    assert built.exit_code == 0, built.output
+    assert "raw tables not loaded (treated as empty): transactions\n" in built.output
