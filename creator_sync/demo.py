@@ -27,6 +27,8 @@ from creator_sync.sources.creator_platform.auth import Secret
 DEMO_SEED = 20240601
 DEMO_SITES = 2
 DEMO_DUCKDB = "demo.duckdb"  # the demo's own file: it never writes into the user's warehouse
+DEMO_REPORT = "demo-report.html"
+DEMO_SCALE = "demo"
 ACTIVITY_PER_ROUND = 24  # the sandbox clock moves 1 h per event: one day of business per run
 SANDBOX_CLIENT_ID = "sandbox"
 SANDBOX_CLIENT_SECRET = "sandbox-secret"
@@ -66,7 +68,7 @@ def forget(warehouse: Warehouse) -> None:
         shutil.rmtree(state)
 
 
-def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str = "demo",
+def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str = DEMO_SCALE,
              dataset: str | None = None, timezone: str | None = None) -> dict[str, Any]:
     """Do the demo; returns what happened (used by tests). `timezone`: the flag (None: the
     `[creator_sync] timezone` setting, as `models` reads it)."""
@@ -127,18 +129,30 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
         + textwrap.fill("marts in schema analytics: " + ", ".join(marts), width=96,
                         initial_indent="  ", subsequent_indent="  ") + "\n"
         f"  (raw tables: {warehouse.dataset})\n"
-        "  run `creator-sync demo` again: new platform activity, incremental sync."
+        f"  run `{again_command(duckdb, report, scale, dataset, timezone)}` again: "
+        "new platform activity, incremental sync."
     )
     return out
+
+
+def again_command(duckdb: str | None, report: str, scale: str, dataset: str | None,
+                  timezone: str | None) -> str:
+    """The command that runs this demo again: the flags given, none of the defaults."""
+    given = [("--duckdb", duckdb, DEMO_DUCKDB), ("--dataset", dataset, None),
+             ("--report", report, DEMO_REPORT), ("--scale", scale, DEMO_SCALE),
+             ("--timezone", timezone, None)]
+    flags = [f"{flag} {shlex.quote(value)}" for flag, value, default in given
+             if value is not None and value != default]
+    return " ".join(["creator-sync demo", *flags])
 
 
 @click.command("demo")
 @click.option("--duckdb", default=DEMO_DUCKDB, show_default=True,
               help="Demo warehouse file (its own: never the configured warehouse).")
 @option("dataset")
-@click.option("--report", default="demo-report.html", show_default=True, help="Report output.")
+@click.option("--report", default=DEMO_REPORT, show_default=True, help="Report output.")
 @click.option("--reset", is_flag=True, help="Forget previous demo runs and start over.")
-@click.option("--scale", default="demo", show_default=True, help="Sandbox scale.")
+@click.option("--scale", default=DEMO_SCALE, show_default=True, help="Sandbox scale.")
 @option("timezone")
 def demo_command(duckdb: str, dataset: str | None, report: str, reset: bool, scale: str,
                  timezone: str | None) -> None:

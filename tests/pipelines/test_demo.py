@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 
 from creator_sync.common.warehouse import state_folder
-from creator_sync.demo import demo_warehouse, forget, run_demo
+from creator_sync.demo import again_command, demo_warehouse, forget, run_demo
 
 
 def test_demo_twice_is_incremental(tmp_path, capsys):
@@ -24,6 +24,8 @@ def test_demo_twice_is_incremental(tmp_path, capsys):
     assert sum(new for new, _ in second["sync"].tables.values()) > 0  # the day's activity landed
     out = capsys.readouterr().out
     assert "demo run 2" in out and "next:" in out
+    # the closing hint runs this same demo again: the flags given, not the defaults
+    assert f"run `creator-sync demo --duckdb {db} --report {report} --scale tiny` again" in out
     if first.get("report"):
         assert report.exists()
     assert (tmp_path / "demo.duckdb.demo-runs").read_text() == "2"
@@ -69,3 +71,10 @@ def _rows(db: Path, dataset: str) -> dict[str, int]:
             [dataset]).fetchall()]
         return {t: con.execute(f'select count(*) from "{dataset}"."{t}"').fetchone()[0]
                 for t in tables}
+
+
+def test_the_again_hint_names_only_the_flags_given():
+    assert again_command("demo.duckdb", "demo-report.html", "demo", None, None) == (
+        "creator-sync demo")
+    assert again_command("my db.duckdb", "demo-report.html", "demo", "raw", "Europe/Paris") == (
+        "creator-sync demo --duckdb 'my db.duckdb' --dataset raw --timezone Europe/Paris")
