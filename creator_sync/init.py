@@ -185,6 +185,7 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
         api_root(base, insecure=current["insecure"])
     except ValueError as exc:
         raise BadSetting(str(exc), "flag=--base-url") from None
+    zone = _checked("timezone", current["timezone"])  # before the platform is asked anything
     click.echo(f"checking {base} ...")
     try:
         found = discover(base, cid, secret, insecure=current["insecure"],
@@ -200,7 +201,6 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     if unknown:
         raise BadSetting(f"site {', '.join(unknown)} is not one of this account's sites "
                          f"({', '.join(known) or 'none'}); nothing was written", "flag=--site-id")
-    zone = current["timezone"]
     if interactive and not timezone:
         hint = f" (the sites say {', '.join(found.zones)})" if found.zones else ""
         zone = click.prompt(f"Reporting time zone{hint}", default=zone, value_proc=_zone_answer)

@@ -91,6 +91,21 @@ def test_an_unreachable_host_is_one_line_and_writes_nothing(tmp_path: Path) -> N
     assert not (work / ".dlt").exists()
 
 
+def test_a_wrong_zone_is_refused_before_the_platform_is_asked(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as closed:  # asking this host would fail at run time (exit 1)
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    work = tmp_path / "project"
+    done = _init(work, *_flags(f"http://127.0.0.1:{port}"), "--timezone", "Mars/Olympus")
+    assert done.returncode == 2, done.stderr
+    (line,) = error_lines(done)
+    assert "--timezone" in line and "Mars/Olympus" in line
+    assert "checking" not in done.stdout
+    assert not (work / ".dlt").exists()
+
+
 def test_without_a_terminal_a_missing_setting_is_a_usage_error(tmp_path: Path) -> None:
     work = tmp_path / "project"
     done = _init(work, "--client-id", "sandbox", "--client-secret", SECRET)
