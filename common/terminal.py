@@ -57,6 +57,11 @@ class Interrupted(KeyboardInterrupt):
 
 def _on_signal(signum: int, _frame: FrameType | None) -> None:
     if _received:  # the second signal: the user means it, cleanup or not
+        name = signal.Signals(signum).name
+        with contextlib.suppress(OSError):  # os.write: no buffered stream inside a handler
+            os.write(2, (error_line(f"{name} again: stopped at once, without finishing the "
+                                    "cleanup; the next run carries on from the last "
+                                    "checkpoint") + "\n").encode())
         os._exit(EXIT_SIGNAL_BASE + signum)
     _received.append(signum)
     raise Interrupted(signum)

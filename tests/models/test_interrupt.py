@@ -94,3 +94,25 @@ def test_a_signal_during_a_model_query_is_the_signal(
     assert terminal.interrupt_code(caught.value) == terminal.EXIT_SIGNAL_BASE + signum
     # the interrupted build was rolled back: the previous marts are still there
     assert fetch_dicts(path, "select count(*) as n, sum(net_in_cents) as net from analytics.revenue_daily") == before
+
+
+def test_a_second_signal_during_the_cleanup_stops_at_once_and_says_so() -> None:
+    """The first Ctrl-C starts the cleanup; a second one exits 130 at once, with one line."""
+    import subprocess
+
+    script = (
+        "import os, signal, time\n"
+        "from creator_sync.common import terminal\n"
+        "terminal.install_signal_handlers()\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(30)\n"
+        "except terminal.Interrupted:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again\n"
+        "    time.sleep(30)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 130
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: SIGINT again: stopped at once"), line
