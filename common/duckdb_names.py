@@ -14,7 +14,9 @@ ambiguous ("catalog or schema?") and DuckDB refuses it. Our defaults are exactly
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -143,3 +145,31 @@ def _build_destination_class() -> type:
             return "dlt.destinations.duckdb"
 
     return CatalogQualifiedDuckDb
+
+
+@contextlib.contextmanager
+def no_empty_file_left(path: str | os.PathLike[str] | None) -> Iterator[None]:
+    """A run that fails before loading anything leaves no empty warehouse file behind (dlt
+    creates it when it first looks at the destination): the next run then starts as a first."""
+    existed = path is None or os.path.exists(path)
+    try:
+        yield
+    except BaseException:
+        if not existed:
+            _remove_if_empty(os.fspath(path))  # type: ignore[arg-type]
+        raise
+
+
+def _remove_if_empty(path: str) -> None:
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except (duckdb.Error, OSError):  # held by another process, or gone: leave it
+        return
+    try:
+        tables = con.execute("SELECT count(*) FROM duckdb_tables()").fetchone()
+    finally:
+        con.close()
+    if tables and tables[0] == 0:
+        for leftover in (path, f"{path}.wal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(leftover)

@@ -24,6 +24,7 @@ from typing import Any
 
 import click
 
+from creator_sync.common.duckdb_names import no_empty_file_left
 from creator_sync.common.locking import pipeline_lock, warehouse_lock
 from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
@@ -621,8 +622,9 @@ def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
         # the log is opened under the lock: a sync that loses the race must not touch the
         # winner's log
         try:
-            result = run_sync(settings, show_progress=progress,
-                              on_locked=lambda: setup_logging(verbose, log_file, what="sync"))
+            with no_empty_file_left(settings.warehouse.duckdb_path):
+                result = run_sync(settings, show_progress=progress,
+                                  on_locked=lambda: setup_logging(verbose, log_file, what="sync"))
         except CheckpointedStop as stop:  # what was read is committed: say what
             code = EXIT_SIGNAL_BASE + stop.signum
             logging.getLogger("creator_sync").warning("interrupted by %s", signal_name(code))

@@ -182,3 +182,14 @@ def test_no_command_prints_the_help_and_exits_2(tmp_path):
         assert result.returncode == 2, result.stderr
         assert "Usage:" in result.stderr and "Commands:" in result.stderr
         assert "error:" not in result.stderr, result.stderr  # the help as click lays it out
+
+
+def test_a_first_sync_that_fails_leaves_no_empty_warehouse(tmp_path, sandbox) -> None:
+    """A refused credential on the first sync: exit 1, one line, and no empty `.duckdb` file
+    that would make the next run look like a later one."""
+    done = run_cli(tmp_path, "sync", "--base-url", sandbox.base_url, "--client-id", SANDBOX_ID,
+                   "--client-secret", "wrong-secret", "--no-progress", secret=None)
+    assert done.returncode == 1, done.stderr
+    assert len(error_lines(done)) == 1, done.stderr
+    assert not list(tmp_path.glob("*.duckdb*[!k]")), sorted(p.name for p in tmp_path.iterdir())
+    assert not (tmp_path / "creator_platform.duckdb").exists()
