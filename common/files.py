@@ -10,6 +10,8 @@ import contextlib
 import os
 from pathlib import Path
 
+from .errors import OneLineError
+
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
 
@@ -17,6 +19,17 @@ PRIVATE_DIR = 0o700
 def private_opener(path: str, flags: int) -> int:
     """`open(..., opener=private_opener)`: a new file is created readable by its owner only."""
     return os.open(path, flags, PRIVATE_FILE)
+
+
+class UnwritableFolder(OneLineError):
+    """A folder the tool must write cannot be created: named with the real cause (the
+    first failure `mkdir` meets is the missing parent, which says nothing)."""
+
+    def __init__(self, directory: Path, exc: OSError) -> None:
+        blocked = Path(exc.filename) if exc.filename else directory
+        cause = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        super().__init__(f"cannot create the folder {blocked}: {cause} (run from a directory "
+                         "you can write, or set pipelines_dir and the warehouse's path)")
 
 
 GITIGNORE_ALL = "# created by creator-sync: local state, logs or personal data; never commit\n*\n"
@@ -31,7 +44,10 @@ def private_dir(path: str | os.PathLike[str], *, gitignore: bool = False) -> Pat
     """
     directory = Path(path)
     if not directory.exists():
-        directory.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, mode=PRIVATE_DIR, exist_ok=True)
+        except OSError as exc:
+            raise UnwritableFolder(directory, exc) from None
     if gitignore:
         ignore = directory / ".gitignore"
         if not ignore.exists():

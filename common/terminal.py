@@ -271,7 +271,8 @@ def reported_failures(verbose: bool, log_file: Path | None = None, *,
         usage = is_usage_error(exc)
         locked_out = any(isinstance(e, LockTimeout) for e in links)  # no log of ours exists
         log.exception("failed")
-        where = f" (details: {log_file})" if log_file and not verbose and not locked_out else ""
+        kept = log_file is not None and log_file.exists()  # (an unwritable folder has none)
+        where = f" (details: {log_file})" if kept and not verbose and not locked_out else ""
         fail(describe(exc, verbose) + where, EXIT_USAGE if usage else EXIT_FAILURE)
 
 

@@ -36,8 +36,13 @@ def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Ad
 
 def _write_atomically(out: pathlib.Path, html: str) -> None:
     """Write beside the target, then rename: an open or published report is never half-written."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    except OSError as exc:  # named as the report, not as the temp file beside it
+        cause = os.strerror(exc.errno).lower() if exc.errno else str(exc)
+        raise ReportError(f"cannot write the report {out}: {cause} (pass --out with a path "
+                          "you can write)") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(html)
