@@ -20,6 +20,7 @@ from creator_sync.models.adapters import (
 )
 from creator_sync.models.coverage import stale_after, stale_after_option
 from creator_sync.models.headline import format_headline, headline_figures_from
+from creator_sync.models.project import SQL_DIR
 from creator_sync.models.render import TARGET_SCHEMA
 from creator_sync.models.runner import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
@@ -74,6 +75,15 @@ def _print_result(result: BuildResult) -> None:
                 click.echo(f"       {row}", err=True)
 
 
+def _print_dbt_package(ctx: click.Context) -> None:
+    """The installed package, for a `local:` entry of the user's own dbt project: dbt then
+    writes its target/ and logs/ there, never into the install (docs/dbt.md)."""
+    click.echo(f"dbt package creator_platform: {SQL_DIR}\n"
+               "in your dbt project's packages.yml:\n"
+               f"packages:\n  - local: {SQL_DIR}")
+    ctx.exit(0)
+
+
 def _build_with_dbt(warehouse: Warehouse, params: Params, run_tests: bool, where: str) -> None:
     """A destination the runner does not build: the package through dlt's dbt runner."""
     from creator_sync.models.dbt_route import DbtRouteError, run_with_dbt
@@ -112,6 +122,9 @@ def _build_with_dbt(warehouse: Warehouse, params: Params, run_tests: bool, where
               help="Seconds to wait for a sync/webhook load writing the same DuckDB file.")
 @stale_after_option
 @click.option("--verbose", "-v", is_flag=True, help="Log each model as it builds.")
+@click.option("--dbt-package", is_flag=True, is_eager=True, expose_value=False,
+              callback=lambda ctx, _param, value: _print_dbt_package(ctx) if value else None,
+              help="Print where this install keeps the dbt package (for your packages.yml) and exit.")
 def models_command(
     duckdb: str | None, dataset: str | None, timezone: str | None, settlement_delay_days: int | None,
     as_of: dt.date | None, destination: str | None, postgres_dsn: str | None, run_tests: bool,

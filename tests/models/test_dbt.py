@@ -74,23 +74,51 @@ def dbt_built(sandbox_raw_duckdb: Path, tmp_path_factory: pytest.TempPathFactory
     shutil.copyfile(sandbox_raw_duckdb, runner_db)
     shutil.copyfile(sandbox_raw_duckdb, dbt_db)
     run_models(str(runner_db))
-    dbt_build(work, f"type: duckdb\n      path: {dbt_db}", "creator_platform")
+    before = _files_of(SQL_DIR)
+    dbt_build(work, f"type: duckdb\n      path: {dbt_db}", "creator_platform", as_package=True)
+    # the user's project holds what dbt writes; the installed package is left as it was
+    assert _files_of(SQL_DIR) == before
     return {"runner": runner_db, "dbt": dbt_db, "work": work}
 
 
-def dbt_build(work: Path, connection: str, raw_schema: str) -> None:
-    """`dbt build --project-dir sql` with a `creator_platform` profile of `connection` (the
-    output's YAML lines after `ci:`), target schema `analytics`; asserts it exits 0."""
+def _files_of(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if "__pycache__" not in p.parts}
+
+
+def _printed_package_path() -> str:
+    """What a user copies into packages.yml: the folder `creator-sync models --dbt-package`
+    prints."""
+    done = subprocess.run([str(Path(sys.executable).parent / "creator-sync"), "models",
+                           "--dbt-package"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    (local,) = re.findall(r"^\s*- local: (.+)$", done.stdout, re.M)
+    return local
+
+
+def dbt_build(work: Path, connection: str, raw_schema: str, *, as_package: bool = False) -> None:
+    """`dbt build --project-dir sql` (docs/dbt.md route 1) with a `creator_platform` profile of
+    `connection` (the output's YAML lines after `ci:`), target schema `analytics`; asserts it
+    exits 0. `as_package`: route 2 instead, a user's own dbt project in `work` with the package
+    as a `local:` dependency at the path the CLI prints, built with `dbt deps` then `dbt build`."""
     (work / "profiles.yml").write_text(
         "creator_platform:\n  target: ci\n  outputs:\n    ci:\n"
         f"      {connection}\n      schema: analytics\n      threads: 1\n"
     )
-    done = subprocess.run(
-        [str(DBT), "build", "--project-dir", str(SQL_DIR), "--profiles-dir", str(work),
-         "--target-path", str(work / "target"), "--log-path", str(work / "logs"),
-         "--vars", f"{{creator_platform_schema: {raw_schema}}}"],
-        cwd=work, capture_output=True, text=True, timeout=900,
-    )
+    build = [str(DBT), "build", "--profiles-dir", str(work),
+             "--vars", f"{{creator_platform_schema: {raw_schema}}}"]
+    if as_package:
+        (work / "dbt_project.yml").write_text(
+            "name: my_analytics\nversion: '1.0'\nconfig-version: 2\nprofile: creator_platform\n")
+        (work / "packages.yml").write_text(f"packages:\n  - local: {_printed_package_path()}\n")
+        deps = subprocess.run([str(DBT), "deps", "--profiles-dir", str(work)], cwd=work,
+                              capture_output=True, text=True, timeout=300)
+        assert deps.returncode == 0, deps.stdout[-4000:] + deps.stderr[-2000:]
+        build += ["--select", "package:creator_platform"]
+    else:
+        build += ["--project-dir", str(SQL_DIR), "--target-path", str(work / "target"),
+                  "--log-path", str(work / "logs")]
+    done = subprocess.run(build, cwd=work, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
