@@ -5,6 +5,10 @@ with subscriber_months as (
     select * from {{ ref('int_subscriber_mrr_months') }}
 ),
 
+months as (
+    select * from {{ ref('int_month_spine') }}
+),
+
 aggregated as (
     select
         site_id,
@@ -29,9 +33,9 @@ aggregated as (
 
 final as (
     select
-        site_id,
-        currency,
-        date_month,
+        aggregated.site_id,
+        aggregated.currency,
+        aggregated.date_month,
         mrr_in_cents,
         previous_mrr_in_cents,
         new_mrr_in_cents,
@@ -44,8 +48,11 @@ final as (
         churned_customers,
         case when previous_active_customers > 0
             then cast(churned_customers as double precision) / previous_active_customers
-        end as churn_rate
+        end as churn_rate,
+        months.is_partial_month
     from aggregated
+    inner join months
+        on aggregated.date_month = months.date_month
 )
 
 select * from final
