@@ -1,5 +1,6 @@
 -- description: MRR per site, currency and reporting month with its movements (signed: churn and
--- contraction are negative), so that mrr = previous month's mrr + all movements
+-- contraction are negative), so that mrr = previous month's mrr + all movements; the as-of month
+-- flagged while the data does not cover it to its end (is_partial_month)
 -- grain: site_id, currency, date_month
 with subscriber_months as (
     select * from {{ ref('int_subscriber_mrr_months') }}
