@@ -17,10 +17,18 @@ order_links as (
     select * from {{ ref('stg_orders_payment_transactions') }}
 ),
 
+purchases_transactions as (
+    select * from {{ ref('stg_purchases_transactions') }}
+),
+
+transactions_purchases as (
+    select * from {{ ref('stg_transactions_purchases') }}
+),
+
 purchase_links as (
-    select transaction_id from {{ ref('stg_purchases_transactions') }}
+    select transaction_id from purchases_transactions
     union
-    select transaction_id from {{ ref('stg_transactions_purchases') }}
+    select transaction_id from transactions_purchases
 ),
 
 linked as (
