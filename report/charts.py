@@ -218,7 +218,7 @@ def revenue_chart(
         ax.yaxis.set_major_formatter(_axis_money(currency))
         _legend(ax, ncols=5 if partial_day is not None else 4)
         ax.margins(x=0.01)
-        return _to_svg(fig, prefix, f"Daily net revenue in {currency}")
+        return _to_svg(fig, prefix, f"Daily net revenue (tax included) in {currency}")
 
 
 MOVEMENTS = ("new", "expansion", "reactivation", "contraction", "churned")

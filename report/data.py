@@ -419,7 +419,12 @@ def load_report_data(
                 f"{label}: site {site_id!r} has no rows in {SCHEMA}.revenue_daily; the sites it "
                 f"has: {', '.join(map(str, sites)) or 'none'}", "flag=--site-id")
     try:
-        headline = compute_headline(adapter.fetch, coverage, site_id=site_id)
+        # a warehouse built before revenue excl. tax existed: net - tax stands in
+        revenue_columns = adapter.columns(SCHEMA, "revenue_daily") or {}
+        headline = compute_headline(
+            adapter.fetch, coverage, site_id=site_id,
+            has_revenue_ex_tax="revenue_ex_tax_in_cents" in revenue_columns,
+        )
     except ValueError as exc:
         raise ReportError(str(exc)) from None
     payouts = reader.payouts()

@@ -191,23 +191,23 @@ def _tiles(data: ReportData) -> str:
 
     net_lines = [
         _money_line(
-            "net-revenue-30d",
+            "revenue-ex-tax-30d",
             currency,
             current,
             _change(
-                "net-revenue-prior-30d",
+                "revenue-ex-tax-prior-30d",
                 currency,
                 current,
-                h.net_prior_30d.get(currency, 0),
+                h.revenue_prior_30d.get(currency, 0),
                 f"prior {WINDOW_DAYS} days",
             ),
         )
-        for currency, current in h.net_30d.items()
+        for currency, current in h.revenue_30d.items()
     ]
     window = (
-        f"Net revenue, {WINDOW_DAYS} days to {h.window.end.isoformat()}"
+        f"Revenue excl. tax, {WINDOW_DAYS} days to {h.window.end.isoformat()}"
         if h.window.end
-        else f"Net revenue, last {WINDOW_DAYS} days"
+        else f"Revenue excl. tax, last {WINDOW_DAYS} days"
     )
 
     mrr_title = f"MRR, {h.mrr_month.strftime('%B %Y')}" if h.mrr_month else "MRR"

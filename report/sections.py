@@ -47,14 +47,15 @@ def revenue_section(data: ReportData) -> str:
         partial = window.partial_day if days[-1].date_day == window.partial_day else None
         caption = (
             f"{currency}: {days[0].date_day.isoformat()} to {days[-1].date_day.isoformat()}"
-            f"{' (partial)' if partial else ''}, net {format_money(total, currency)}"
+            f"{' (partial)' if partial else ''}, net incl. tax {format_money(total, currency)}"
         )
         svg = charts.revenue_chart(currency, days, f"rev-{currency}", partial_day=partial)
         figures.append(figure("chart-revenue-daily", currency, caption, svg))
     reason = data.headline.unavailable.get("net_revenue")
     return section(
         "section-revenue",
-        "Daily net revenue",
+        "Daily net revenue (tax included)",
+        f"Cash as charged, sales tax included (the tile above and the monthly figures exclude it). "
         f"Gross above the line; refunds and disputes below it; the dark line is net, per reporting "
         f"day in {data.coverage.build.timezone} "
         f"({'since ' + data.since.isoformat() if data.since else f'last {DAILY_DAYS_DEFAULT} days'}).",

@@ -162,3 +162,27 @@ def test_sandbox_synced_to_postgres_equals_duckdb(
     assert counts["mrr_movements"] > 0 and counts["saas_metrics_monthly"] > 0
     # the payout details (lines) loaded by dlt into PostgreSQL match and reconcile the same way
     assert counts["payout_lines"] > 0 and counts["settlement_delay"] > 0
+
+
+def test_revenue_recognition_and_product_splits_build_identically(postgres_dsn, raw_db) -> None:
+    """Revenue excl. tax, unstated fees (NULL), an annual plan earned over its year and half
+    refunded (the reversal's proportional split, negative cents), an order split across its
+    items and an offer's products: row for row on both engines, in a zone with DST."""
+    from revenue_data import AS_OF as REVENUE_AS_OF
+    from revenue_data import account
+
+    timezone = "America/New_York"
+    rows = account()
+    duck_path = raw_db(rows)
+    run_models(duck_path, timezone=timezone, as_of=REVENUE_AS_OF)
+
+    write_raw_postgres(postgres_dsn, rows)
+    pg = PostgresAdapter(postgres_dsn)
+    try:
+        result = build(pg, Params(timezone=timezone, as_of=REVENUE_AS_OF))
+        assert not result.failed_tests
+        counts = assert_marts_equal(duck_path, pg)
+    finally:
+        pg.close()
+    assert counts["revenue_monthly"] == 3 and counts["transaction_ledger"] == 5
+    assert counts["product_revenue_monthly"] > 0 and counts["offer_revenue_monthly"] > 0

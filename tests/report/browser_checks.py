@@ -37,8 +37,8 @@ FIGURES_JS = """
 
 
 TILE_FIGURES = {
-    "net-revenue-30d",
-    "net-revenue-prior-30d",
+    "revenue-ex-tax-30d",
+    "revenue-ex-tax-prior-30d",
     "mrr",
     "mrr-prior-month",
     "active-subscriptions",
@@ -52,12 +52,12 @@ def mart_headline(db: pathlib.Path) -> dict[str, dict[str | None, int]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         q = {
-            "net-revenue-30d": """
-                SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+            "revenue-ex-tax-30d": """
+                SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.revenue_daily
                 WHERE date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 30
                 GROUP BY ALL""",
-            "net-revenue-prior-30d": """
-                SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+            "revenue-ex-tax-prior-30d": """
+                SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.revenue_daily
                 WHERE date_day <= (SELECT max(date_day) FROM analytics.revenue_daily) - 30
                   AND date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 60
                 GROUP BY ALL""",
@@ -146,7 +146,7 @@ def check_report_in_browser(
     for figure in figures:
         if figure["testid"] in TILE_FIGURES:
             assert figure["visible"], figure
-        if figure["testid"] in ("net-revenue-30d", "mrr", "unpaid-balance"):
+        if figure["testid"] in ("revenue-ex-tax-30d", "mrr", "unpaid-balance"):
             assert figure["text"] == format_money(int(figure["value"]), figure["currency"]), figure
         shown[figure["testid"]][figure["currency"]] = int(figure["value"])
     for name, values in mart_headline(db).items():

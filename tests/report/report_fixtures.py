@@ -47,7 +47,8 @@ def coverage_rows() -> list[tuple]:
 
 
 def revenue_rows() -> list[tuple]:
-    """(site, currency, day, gross, refunds, disputes, net): refunds and disputes negative."""
+    """(site, currency, day, gross, refunds, disputes, net, tax, revenue excl. tax): refunds and
+    disputes negative; tax on every third day, so revenue excl. tax differs from net."""
     rows = []
     for i in range(DAYS):
         day = AS_OF - dt.timedelta(days=DAYS - 1 - i)
@@ -59,7 +60,8 @@ def revenue_rows() -> list[tuple]:
             gross = base + 37 * i
             refunds = -(199 if i % 7 == 0 else 0)
             disputes = -(1_250 if i % 30 == 3 else 0)
-            rows.append((site, currency, day, gross, refunds, disputes, gross + refunds + disputes))
+            net, tax = gross + refunds + disputes, (gross // 21 if i % 3 == 0 else 0)
+            rows.append((site, currency, day, gross, refunds, disputes, net, tax, net - tax))
     return rows
 
 
@@ -231,7 +233,7 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
     con.execute("CREATE SCHEMA analytics")
     con.execute("""CREATE TABLE analytics.revenue_daily (site_id TEXT, currency TEXT, date_day DATE,
         gross_in_cents BIGINT, refunds_in_cents BIGINT, disputes_in_cents BIGINT,
-        net_in_cents BIGINT)""")
+        net_in_cents BIGINT, tax_in_cents BIGINT, revenue_ex_tax_in_cents BIGINT)""")
     _insert(con, "analytics.revenue_daily", revenue_rows())
     con.execute("""CREATE TABLE analytics.mrr_monthly (site_id TEXT, currency TEXT, date_month DATE,
         mrr_in_cents BIGINT, new_mrr_in_cents BIGINT, expansion_mrr_in_cents BIGINT,

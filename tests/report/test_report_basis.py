@@ -88,7 +88,7 @@ def replaced(resource: str, **changes: object) -> list[tuple]:
 
 def net(first: dt.date, last: dt.date) -> dict[str, int]:
     totals: dict[str, int] = defaultdict(int)
-    for _site, currency, day, *_, value in revenue_rows():
+    for _site, currency, day, *_, value, _tax, _revenue_ex_tax in revenue_rows():
         if first <= day <= last:
             totals[currency] += value
     return dict(totals)
@@ -139,7 +139,7 @@ def test_payouts_not_loaded_are_named_never_zeroed(
     # the unpaid and unreconciled tiles, the section
     assert unavailable == ["Not available: payouts not loaded."] * 3
     # revenue does not depend on payouts: still shown
-    assert found.by_testid("net-revenue-30d")
+    assert found.by_testid("revenue-ex-tax-30d")
     resources = {a["data-resource"]: a for a, _ in found.by_testid("coverage-resource")}
     resource = resources["payouts"]
     assert resource["data-loaded"] == "false" and resource["class"] == "alert"
@@ -155,7 +155,7 @@ def test_transactions_not_loaded_take_revenue_and_payout_figures_with_them(
     assert [t for _, t in found.by_testid("coverage-problem")] == [
         "Transactions: not loaded (last sync: failed: 503 after 8 attempts)"
     ]
-    assert not found.by_testid("net-revenue-30d") and not found.by_testid("unpaid-balance")
+    assert not found.by_testid("revenue-ex-tax-30d") and not found.by_testid("unpaid-balance")
     reasons = [t for _, t in found.by_testid("unavailable")]
     # the revenue tile and section, the unpaid and unreconciled tiles, the reconciliation,
     # the offers
@@ -241,7 +241,7 @@ def test_a_partial_last_day_is_marked_and_left_out_of_the_comparisons(
     assert through_attrs["data-date"] == "2026-03-30"
     assert through_attrs["data-partial-day"] == "2026-03-31"
     assert "2026-03-31 is partial: the transactions reach 2026-03-31 15:00 UTC" in html
-    assert "Net revenue, 30 days to 2026-03-30" in html
+    assert "Revenue excl. tax, 30 days to 2026-03-30" in html
     assert "2026-03-31 is partial and not counted" in html
     chart = html[html.index('data-testid="chart-revenue-daily" data-currency="USD"') :]
     chart = chart[: chart.index("</figure>")]

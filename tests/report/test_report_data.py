@@ -33,11 +33,14 @@ def load(path: pathlib.Path, **options):
         con.close()
 
 
-def expected_net(first: dt.date, last: dt.date, site: str | None = None) -> dict[str, int]:
+def expected_net(
+    first: dt.date, last: dt.date, site: str | None = None, *, ex_tax: bool = False
+) -> dict[str, int]:
+    """Net cash (tax included), or revenue excl. tax, of the fixture's days, per currency."""
     totals: dict[str, int] = defaultdict(int)
-    for row_site, currency, day, *_, net in revenue_rows():
+    for row_site, currency, day, *_, net, _tax, revenue_ex_tax in revenue_rows():
         if first <= day <= last and site in (None, row_site):
-            totals[currency] += net
+            totals[currency] += revenue_ex_tax if ex_tax else net
     return dict(totals)
 
 
@@ -46,6 +49,9 @@ def test_headline_windows_end_on_the_last_reported_day(warehouse: pathlib.Path) 
     h = data.headline
     assert h.window.last_day == h.window.end == AS_OF and h.window.partial_day is None
     assert h.net_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF)
+    # the tile's figure is revenue excl. tax: the fixture's tax is not in it
+    assert h.revenue_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF, ex_tax=True)
+    assert h.revenue_30d != h.net_30d
     assert h.net_prior_30d == expected_net(
         AS_OF - dt.timedelta(days=59), AS_OF - dt.timedelta(days=30)
     )

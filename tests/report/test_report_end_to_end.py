@@ -64,7 +64,7 @@ def test_report_on_sandbox_data_in_chromium(
     shown: dict[str, dict[str | None, int]] = {}
     for figure in seen["figures"]:
         shown.setdefault(figure["testid"], {})[figure["currency"]] = int(figure["value"])
-    assert shown["net-revenue-30d"] == printed["net_revenue_last_30_days_in_cents"]
+    assert shown["revenue-ex-tax-30d"] == printed["revenue_ex_tax_last_30_days_in_cents"]
     assert shown["mrr"] == printed["mrr_in_cents"]
     assert shown["active-subscriptions"] == {None: printed["active_subscriptions"]}
     assert shown["unpaid-balance"] == printed["unpaid_balance_in_cents"]

@@ -52,14 +52,14 @@ def test_tiles_carry_exact_cents_and_show_them_formatted(
     con = duckdb.connect(str(warehouse), read_only=True)
     net = dict(
         con.execute("""
-        SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+        SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.revenue_daily
         WHERE date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 30
         GROUP BY currency""").fetchall()
     )
     con.close()
     tiles = {
         a["data-currency"]: (int(a["data-value"]), text)
-        for a, text in elements.by_testid("net-revenue-30d")
+        for a, text in elements.by_testid("revenue-ex-tax-30d")
     }
     assert {c: v for c, (v, _) in tiles.items()} == net
     for currency, (value, text) in tiles.items():
