@@ -17,6 +17,7 @@ from creator_sync.models.headline import METHODS
 from creator_sync.report.data import ReportData
 from creator_sync.report.html import attrs, esc, fmt_ts, unavailable
 from creator_sync.report.money import format_count, format_money, format_percent_change
+from creator_sync.report.monthly import monthly_section, products_section
 from creator_sync.report.sections import (
     mrr_section,
     offers_section,
@@ -292,10 +293,12 @@ def render_page(data: ReportData, generated_at: dt.datetime | None = None) -> st
         _header(data, generated_at),
         _basis(data, generated_at),
         _tiles(data),
+        monthly_section(data),
         revenue_section(data),
         mrr_section(data),
-        payouts_section(data),
+        products_section(data),
         offers_section(data),
+        payouts_section(data),
         f"<footer>creator-sync {esc(package_version())}. Amounts are exact to the cent; chart axes "
         "are rounded.</footer>",
     )

@@ -82,7 +82,7 @@ def test_report_on_sandbox_data_in_chromium(
     assert {c["testid"] for c in seen["charts"]} == {
         "chart-revenue-daily",
         "chart-mrr-waterfall",
-        "chart-payouts",
         "chart-settlement-delay",
         "chart-top-offers",
+        "chart-products",
     }
