@@ -1,11 +1,12 @@
 """Revenue excl. tax and its recognition, computed in Python straight from raw rows: the
-independent side of tests/models/test_revenue_marts.py (DECISIONS.md "Revenue recognition").
+independent side of tests/models/test_revenue_marts.py (DECISIONS.md "Revenue per month and
+its recognition").
 
 A subscription charge is earned evenly over the days of its plan's month or year from its day,
 cumulatively rounded down (toward zero) to the cent; any other charge on its day. A refund or
 dispute of a purchase first takes back what the purchase's earlier charges have not earned by
-the end of its day, spread over the months still to earn in proportion (less what earlier
-refunds took), and the rest on its own day.
+the end of its day (less the purchase's earlier refunds), spread over the months still to earn
+in proportion, and the rest on its own day.
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ reversals as (
         date_day,
         date_month,
         revenue_ex_tax_in_cents,
-        -- what earlier refunds of the purchase already took back
+        -- the earlier refunds of the purchase: what is left is net of them
         coalesce(sum(-revenue_ex_tax_in_cents) over (
             partition by purchase_id order by created_at, transaction_id
             rows between unbounded preceding and 1 preceding
