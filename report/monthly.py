@@ -114,7 +114,7 @@ def _churn_table(currency: str, months: list[ChurnKinds]) -> str:
             for k in CHURN_KINDS
         )
         rows.append(
-            f"<tr{attrs(data_testid='churn-month', data_currency=currency, data_month=m.date_month.isoformat())}>"
+            f"<tr{attrs(data_testid='churn-month', data_currency=currency, data_month=m.date_month.isoformat(), data_partial=str(m.is_partial).lower())}>"
             f"<td>{esc(month_label(m))}</td>{cells}"
             f'<td class="num"{attrs(data_testid="churn-total", data_currency=currency, data_value=m.total)}>'
             f"{esc(format_money(m.total, currency))}</td></tr>"
