@@ -70,7 +70,7 @@ def page(
     if not charts:
         data = dataclasses.replace(
             data, revenue={}, mrr={}, payouts={p: [] for p in data.payouts}, offers={},
-            settlement_delay=[],
+            products={}, settlement_delay=[],
         )
     return render_page(data, generated_at=now)
 

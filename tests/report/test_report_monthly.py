@@ -193,3 +193,26 @@ def _ticks(svg: str) -> list[float]:
         value = float(number) * (1000 if unit else 1)
         values.append(-value if sign else value)
     return values
+
+
+def test_purchases_not_loaded_take_arr_nrr_and_churn_but_not_revenue(
+    tmp_path: pathlib.Path,
+) -> None:
+    """ARR, NRR and churn are built on purchases: not loaded, they give the reason, while the
+    month's revenue (built on transactions) stays."""
+    import duckdb
+    from report_fixtures import build_warehouse, coverage_row, coverage_rows, write_coverage
+
+    rows = [r for r in coverage_rows() if r[0] != "purchases"]
+    rows.append(coverage_row("purchases", 0, status="failed", reason="403", synced=None,
+                             through=None, newest=None))
+    path = build_warehouse(tmp_path / "w.duckdb")
+    con = duckdb.connect(str(path))
+    write_coverage(con, rows)
+    con.close()
+    html = render_page(load(path), generated_at=NOW)
+    found = Elements()
+    found.feed(html)
+    assert not found.by_testid("summary-arr") and not found.by_testid("churn-month")
+    assert found.by_testid("summary-revenue-ex-tax")
+    assert "Not available: ARR and NRR: purchases not loaded." in html
