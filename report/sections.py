@@ -55,7 +55,7 @@ def revenue_section(data: ReportData) -> str:
     return section(
         "section-revenue",
         "Daily net revenue (tax included)",
-        f"Cash as charged, sales tax included (the tile above and the monthly figures exclude it). "
+        f"Cash as charged, sales tax included (the revenue tile above excludes it). "
         f"Gross above the line; refunds and disputes below it; the dark line is net, per reporting "
         f"day in {data.coverage.build.timezone} "
         f"({'since ' + data.since.isoformat() if data.since else f'last {DAILY_DAYS_DEFAULT} days'}).",
