@@ -64,7 +64,8 @@ def revenue_section(data: ReportData) -> str:
     return section(
         "section-revenue",
         "Daily net revenue (tax included)",
-        f"Cash as charged, sales tax included (the revenue tile above excludes it). "
+        f"Cash as charged, sales tax included (the revenue tile and the monthly summary above "
+        f"exclude it). "
         f"Gross above the line; refunds and disputes below it; the dark line is net, per reporting "
         f"day in {data.coverage.build.timezone}. The axis fits the complete days; a partial "
         f"day's bar may run off it "
