@@ -106,8 +106,9 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
     from creator_sync.models.runner import run_models
     from creator_sync.report.render import write_report  # matplotlib loads only here
 
-    built = run_models(str(db), dataset=warehouse.dataset,
-                       timezone=Settings(timezone=timezone)["timezone"])
+    chosen = Settings(timezone=timezone)
+    built = run_models(str(db), dataset=warehouse.dataset, timezone=chosen["timezone"],
+                       amounts_include_tax=chosen["amounts_include_tax"])
     if built.zone_change:
         click.echo(built.zone_change, err=True)
     marts = sorted(model.name for model in built.models if model.layer == "marts")

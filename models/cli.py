@@ -138,7 +138,8 @@ def models_command(
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
                         stale_after_days=stale_after_days, timezone=timezone)
     warehouse = warehouse_of(settings)
-    params = Params(warehouse.dataset, settings["timezone"], settlement_delay_days, as_of)
+    params = Params(warehouse.dataset, settings["timezone"], settlement_delay_days, as_of,
+                    settings["amounts_include_tax"])
     if warehouse.destination not in DESTINATIONS:
         _build_with_dbt(warehouse, params, run_tests, settings.where("destination"))
         return

@@ -34,6 +34,7 @@ def dbt_vars(params: Any) -> dict[str, Any]:
         "creator_platform_reporting_timezone": params.timezone,
         "creator_platform_settlement_delay_days": params.settlement_delay_days,
         "creator_platform_default_settlement_delay_days": DEFAULT_SETTLEMENT_DELAY_DAYS,
+        "creator_platform_amounts_include_tax": params.amounts_include_tax,
         "creator_platform_as_of_date": params.as_of.isoformat() if params.as_of else None,
     }
 

@@ -60,7 +60,7 @@ class Headline:
 
     window: Window
     site_id: str | None
-    net_30d: dict[str, int]
+    net_30d: dict[str, int]  # cash, sales tax included (revenue_daily.net_in_cents)
     net_prior_30d: dict[str, int]
     mrr_month: dt.date | None
     mrr: dict[str, int]
@@ -71,6 +71,9 @@ class Headline:
     payouts_count: int | None = None
     methods: dict[str, MethodCount] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)
+    # revenue excl. tax (revenue_daily.revenue_ex_tax_in_cents): the figure the headline states
+    revenue_30d: dict[str, int] = field(default_factory=dict)
+    revenue_prior_30d: dict[str, int] = field(default_factory=dict)
 
 
 def whole_cents(value: Any, where: str) -> int:
@@ -114,10 +117,12 @@ def compute_headline(
     *,
     site_id: str | None = None,
     has_methods: bool = True,
+    has_revenue_ex_tax: bool = True,
 ) -> Headline:
     """The headline of one build, all sites or one (`site_id`), through any warehouse's
     `fetch(sql) -> (columns, rows)` in DuckDB's dialect (the adapters transpile it).
-    `has_methods`: the build has `payout_reconciliation.reconciliation_method`."""
+    `has_methods`: the build has `payout_reconciliation.reconciliation_method`;
+    `has_revenue_ex_tax`: `revenue_daily.revenue_ex_tax_in_cents` (else net - tax stands in)."""
     site = "true" if site_id is None else f"site_id = {quote_literal(site_id)}"
     window = coverage.window(as_of or coverage.build.as_of_date)
     unavailable = {f: reason for f in FIGURES if (reason := coverage.unavailable(f))}
@@ -127,19 +132,28 @@ def compute_headline(
 
     net_30d: dict[str, int] = {}
     net_prior: dict[str, int] = {}
+    revenue_30d: dict[str, int] = {}
+    revenue_prior: dict[str, int] = {}
     if window.end is not None and "net_revenue" not in unavailable:
         start, prior_start, end = window.start, window.prior_start, window.end
         where = "analytics.revenue_daily.net_in_cents"
-        for currency, current, prior in rows(
+        ex_tax = "revenue_ex_tax_in_cents" if has_revenue_ex_tax else "net_in_cents - tax_in_cents"
+        for currency, current, prior, revenue, revenue_before in rows(
             "select currency, "
             f"sum(net_in_cents) filter (where date_day >= {_date(start)}), "
-            f"sum(net_in_cents) filter (where date_day < {_date(start)}) "
+            f"sum(net_in_cents) filter (where date_day < {_date(start)}), "
+            f"sum({ex_tax}) filter (where date_day >= {_date(start)}), "
+            f"sum({ex_tax}) filter (where date_day < {_date(start)}) "
             f"from analytics.revenue_daily where {site} "
             f"and date_day between {_date(prior_start)} and {_date(end)} "
             "group by currency order by currency"
         ):
             net_30d[currency] = whole_cents(current, where)
             net_prior[currency] = whole_cents(prior, where)
+            revenue_30d[currency] = whole_cents(revenue, "analytics.revenue_daily.revenue_ex_tax_in_cents")
+            revenue_prior[currency] = whole_cents(
+                revenue_before, "analytics.revenue_daily.revenue_ex_tax_in_cents"
+            )
 
     # MRR of the as-of month (the month of the last reporting day); the latest modelled month
     # when there is no reporting day yet.
@@ -201,6 +215,8 @@ def compute_headline(
         payouts_count=payouts_count,
         methods=methods,
         unavailable=unavailable,
+        revenue_30d=revenue_30d,
+        revenue_prior_30d=revenue_prior,
     )
 
 
@@ -217,8 +233,10 @@ def headline_figures_from(
     check_built(adapter)
     coverage = read_coverage(adapter.fetch)
     columns = adapter.columns("analytics", "payout_reconciliation") or {}
+    revenue_columns = adapter.columns("analytics", "revenue_daily") or {}
     headline = compute_headline(
-        adapter.fetch, coverage, as_of, has_methods="reconciliation_method" in columns
+        adapter.fetch, coverage, as_of, has_methods="reconciliation_method" in columns,
+        has_revenue_ex_tax="revenue_ex_tax_in_cents" in revenue_columns,
     )
     return figures_of(headline, coverage, now=now, stale_after=stale_after)
 
@@ -247,6 +265,10 @@ def figures_of(
         "window_start_date": window.start,
         "timezone": coverage.build.timezone,
         "settlement_delay_days": coverage.build.settlement_delay_days,
+        # revenue excl. tax: what the headline states; the cash (tax included) beside it
+        "revenue_ex_tax_last_30_days_in_cents": given(
+            "net_revenue", headline.revenue_30d if window.end is not None else None
+        ),
         "net_revenue_last_30_days_in_cents": given(
             "net_revenue", headline.net_30d if window.end is not None else None
         ),
@@ -272,7 +294,7 @@ def headline_figures(
     now: dt.datetime | None = None,
     stale_after_days: float | None = None,
 ) -> dict[str, Any]:
-    """Net revenue of the last 30 complete days and MRR of the as-of month per currency (never
+    """Revenue excl. tax (and net cash, tax included) of the last 30 complete days and MRR of the as-of month per currency (never
     summed across currencies), the payouts that do not reconcile (and how each was reconciled)
     and the unpaid balance; each None when a resource it is built on was not loaded
     (`unavailable` says which and why)."""
@@ -333,11 +355,11 @@ def format_headline(figures: dict[str, Any]) -> list[str]:
         reason = unavailable.get(figure)
         lines.append(f"{label}: not available ({reason})" if reason else f"{label}: {value}")
 
-    revenue = figures["net_revenue_last_30_days_in_cents"]
+    revenue = figures["revenue_ex_tax_last_30_days_in_cents"]
     add(
         "net_revenue",
-        f"Net revenue, 30 days {figures['window_start_date']} to {figures['figures_through_date']}"
-        if dated else "Net revenue, last 30 days",
+        f"Revenue excl. tax, 30 days {figures['window_start_date']} to "
+        f"{figures['figures_through_date']}" if dated else "Revenue excl. tax, last 30 days",
         _money(revenue or {}),
     )
     add(

@@ -115,6 +115,7 @@ class Renderer:
             "creator_platform_settlement_delay_days": params.settlement_delay_days,
             "creator_platform_as_of_date": params.as_of.isoformat() if params.as_of else None,
             "creator_platform_default_settlement_delay_days": DEFAULT_SETTLEMENT_DELAY_DAYS,
+            "creator_platform_amounts_include_tax": params.amounts_include_tax,
             "creator_sync_version": package_version(),
         }
         self._sources: dict[str, str] = {}

@@ -49,6 +49,7 @@ class Params:
     timezone: str = DEFAULT_TIMEZONE
     settlement_delay_days: int | None = None
     as_of: dt.date | None = None
+    amounts_include_tax: bool = by_key("amounts_include_tax").default
 
     def validate(self) -> None:
         for key in ("dataset", "timezone"):  # each by its setting's kind
@@ -271,11 +272,13 @@ def run_models(
     run_tests: bool = True,
     strict: bool = False,
     lock_timeout: float | None = 600.0,
+    amounts_include_tax: bool = by_key("amounts_include_tax").default,
 ) -> BuildResult:
     """Build the models inside the DuckDB file the pipeline loaded.
 
     `settlement_delay_days` overrides the delay the payout lines show (None: observed per site,
-    else DEFAULT_SETTLEMENT_DELAY_DAYS).
+    else DEFAULT_SETTLEMENT_DELAY_DAYS). `amounts_include_tax`: the platform's amounts include
+    sales tax (the default, as its orders show), so revenue excl. tax is amount - tax.
 
     Holds the warehouse lock of `common.locking` while it writes, so a running sync or webhook
     loader finishes its load first (up to `lock_timeout` seconds) instead of colliding with
@@ -285,7 +288,7 @@ def run_models(
 
     if not Path(duckdb_path).is_file():
         raise ModelsError(f"{duckdb_path}: no such DuckDB file; run `creator-sync sync` first")
-    params = Params(dataset, timezone, settlement_delay_days, as_of)
+    params = Params(dataset, timezone, settlement_delay_days, as_of, amounts_include_tax)
     with warehouse_lock(duckdb_path, timeout=lock_timeout):
         adapter = DuckDBAdapter(duckdb_path)
         try:

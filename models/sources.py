@@ -146,6 +146,8 @@ SOURCE_TABLES: dict[str, SourceTable] = {
                     absent_when="the customers list gives its offers as a link only (spec 2.2)"),
         SourceTable("customers_products", _link("customer_id", "product_id")),
         SourceTable("offers_products", _link("offer_id", "product_id")),
+        # the payment of an order, as webhook deliveries name it (spec 2.10; lists do not)
+        SourceTable("orders_payment_transactions", _link("order_id", "transaction_id")),
         SourceTable("courses_offers", _link("course_id", "offer_id")),
         SourceTable("courses_modules", _link("course_id", "module_id")),
         SourceTable("courses_lessons", _link("course_id", "lesson_id")),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -24,7 +25,6 @@ from creator_sync.report.data import (
     NOT_SENT_STATUSES,
     DelayMonth,
     MrrMonth,
-    Offer,
     Payout,
     RevenueDay,
 )
@@ -78,6 +78,7 @@ RC = {
 }
 
 WIDTH_IN = 10.0
+DELAY_WIDTH_IN = 6.0  # the settlement-delay charts sit two to a row: a detail, not a headline
 MAX_BUCKETS = 60  # payout groups per chart; beyond that bars get thinner than a pixel
 BAR_DAYS_MAX = 120  # daily bars up to this many days, step areas beyond
 
@@ -211,6 +212,7 @@ def revenue_chart(
             ax.axvspan(
                 at - 0.5, at + 0.5, color=COLORS["partial"], zorder=0, lw=0, label="Partial day"
             )
+            _scale_on_complete_days(ax, days, partial_day, gross, below_refunds, net)
         locator = mdates.AutoDateLocator()
         ax.xaxis.set_major_locator(locator)
         ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))
@@ -218,7 +220,33 @@ def revenue_chart(
         ax.yaxis.set_major_formatter(_axis_money(currency))
         _legend(ax, ncols=5 if partial_day is not None else 4)
         ax.margins(x=0.01)
-        return _to_svg(fig, prefix, f"Daily net revenue in {currency}")
+        return _to_svg(fig, prefix, f"Daily net revenue (tax included) in {currency}")
+
+
+def _scale_on_complete_days(
+    ax: Axes,
+    days: Sequence[RevenueDay],
+    partial_day: dt.date,
+    gross: Sequence[float],
+    below: Sequence[float],
+    net: Sequence[float],
+) -> None:
+    """The y axis fits the complete days: a partial day (a few hours, or a burst of activity
+    the day is not over for) never sets the scale. A bar beyond it is cut at the edge."""
+    complete = [i for i, d in enumerate(days) if d.date_day != partial_day]
+    if not complete:
+        return
+    top = max([0.0, *(gross[i] for i in complete), *(net[i] for i in complete)])
+    bottom = min([0.0, *(below[i] for i in complete), *(net[i] for i in complete)])
+    span = (top - bottom) or 1.0
+    high = top + span * 0.08
+    ax.set_ylim(bottom - span * 0.05, high)
+    (last,) = [i for i, d in enumerate(days) if d.date_day == partial_day] or [None]
+    if last is not None and max(gross[last], net[last]) > high:
+        # its bar runs off the axis: say so where it is cut, the amount is in the caption
+        (at,) = mdates.date2num([partial_day])
+        ax.annotate("partial day ↑", (at, high), xytext=(-4, -2), textcoords="offset points",
+                    ha="right", va="top", fontsize=7.5, color="#7A5A00")
 
 
 MOVEMENTS = ("new", "expansion", "reactivation", "contraction", "churned")
@@ -352,77 +380,48 @@ def bucket_payouts(payouts: Sequence[Payout]) -> tuple[str, list[PayoutBucket]]:
     return grain, [PayoutBucket(s, *v) for s, v in buckets.items()]
 
 
-def payouts_chart(currency: str, payouts: Sequence[Payout], prefix: str) -> str:
-    """Actual beside expected per period; a red mark over any period with an unreconciled payout."""
-    grain, buckets = bucket_payouts(payouts)
-    with matplotlib.rc_context(RC):
-        fig, ax = _figure(3.0)
-        xs = range(len(buckets))
-        actual = [_major(b.actual, currency) for b in buckets]
-        expected = [_major(b.expected, currency) for b in buckets]
-        _bars(ax, [x - 0.2 for x in xs], actual, width=0.4, color=COLORS["actual"], label="Actual")
-        _bars(
-            ax,
-            [x + 0.2 for x in xs],
-            expected,
-            width=0.4,
-            color=COLORS["expected"],
-            label="Expected",
-        )
-        flagged = [
-            (x, max(a, e))
-            for x, a, e, b in zip(xs, actual, expected, buckets, strict=True)
-            if b.unreconciled
-        ]
-        if flagged:
-            ax.scatter(
-                [x for x, _ in flagged],
-                [y for _, y in flagged],
-                marker="v",
-                color=COLORS["alert"],
-                zorder=3,
-                label="Unreconciled",
-            )
-        fmt = {"day": "%d %b", "week": "wk %d %b", "month": "%b %Y"}[grain]
-        step = max(1, len(buckets) // 15)
-        ax.set_xticks(list(xs)[::step], [b.start.strftime(fmt) for b in buckets][::step])
-        if len(buckets) // step > 8:
-            for tick in ax.get_xticklabels():
-                tick.set_rotation(45)
-                tick.set_ha("right")
-        ax.set_ylim(bottom=min([0.0, *actual, *expected]))
-        ax.yaxis.set_major_formatter(_axis_money(currency))
-        ax.set_xlabel(f"initiated date, one group per {grain}", color="#52606D")
-        _legend(ax, ncols=3)
-        return _to_svg(fig, prefix, f"Payouts per {grain} in {currency}, actual and expected")
+def month_ticks(starts: Sequence[dt.date]) -> list[str]:
+    """Short month labels for a narrow chart: `Mar`, with the year under the first month and
+    under each January."""
+    return [
+        f"{s:%b}\n{s:%Y}" if i == 0 or s.month == 1 else f"{s:%b}" for i, s in enumerate(starts)
+    ]
 
 
-def offers_chart(
-    currency: str, offers: Sequence[Offer], prefix: str, labels: Sequence[str] | None = None
+LABEL_WIDTH = 40  # characters per line of a bar's label; longer ones wrap, never cut
+
+
+def wrap_label(text: str) -> str:
+    """A bar's label on as many lines as it needs: every word of it stays readable."""
+    return "\n".join(textwrap.wrap(text, LABEL_WIDTH, break_long_words=False)) or text
+
+
+def ranked_bars(
+    currency: str, labels: Sequence[str], values: Sequence[int], prefix: str, title: str
 ) -> str:
-    """Horizontal bars, best at the top, each labelled with its exact amount; `labels` name
-    the offers (their titles by default, with the site when the report covers several)."""
+    """Horizontal bars, best at the top, each labelled with its exact amount (integer cents
+    formatted, not the axis's rounding). Labels wrap instead of being cut."""
+    wrapped = [wrap_label(label) for label in labels]
+    lines = sum(label.count("\n") + 1 for label in wrapped)
     with matplotlib.rc_context({**RC, "axes.grid.axis": "x"}):
-        fig, ax = _figure(0.6 + 0.32 * len(offers))
-        ys = list(range(len(offers)))[::-1]
-        values = [_major(o.net, currency) for o in offers]
-        ax.barh(ys, values, 0.7, color=COLORS["offer"], lw=0)
-        names = labels if labels is not None else [o.title for o in offers]
-        titles = [t if len(t) <= 56 else t[:55] + "…" for t in names]
-        ax.set_yticks(ys, titles)
+        fig, ax = _figure(0.5 + 0.2 * lines + 0.12 * len(labels))
+        ys = list(range(len(labels)))[::-1]
+        majors = [_major(v, currency) for v in values]
+        ax.barh(ys, majors, 0.7, color=COLORS["offer"], lw=0)
+        ax.set_yticks(ys, wrapped)
         ax.xaxis.set_major_formatter(_axis_money(currency))
-        top = max([*values, 0.0])
-        for y, value, offer in zip(ys, values, offers, strict=True):
+        top = max([*majors, 0.0])
+        for y, major, cents in zip(ys, majors, values, strict=True):
             ax.text(
-                max(value, 0) + top * 0.01,
+                max(major, 0) + top * 0.01,
                 y,
-                format_money(offer.net, currency),
+                format_money(cents, currency),
                 va="center",
                 fontsize=8,
                 color="#323F4B",
             )
-        ax.set_xlim(min([*values, 0.0]), top * 1.18 if top > 0 else 1)
-        return _to_svg(fig, prefix, f"Top offers by net revenue in {currency}")
+        ax.set_xlim(min([*majors, 0.0]), top * 1.18 if top > 0 else 1)
+        return _to_svg(fig, prefix, title)
 
 
 def settlement_delay_chart(months: Sequence[DelayMonth], prefix: str, title: str) -> str:
@@ -432,8 +431,9 @@ def settlement_delay_chart(months: Sequence[DelayMonth], prefix: str, title: str
     starts = sorted({m.date_month for m in months})
     slot = {start: i for i, start in enumerate(starts)}
     width = 0.8 / len(providers)
-    with matplotlib.rc_context(RC):
-        fig, ax = _figure(2.6)
+    with matplotlib.rc_context({**RC, "font.size": 8}):
+        fig = Figure(figsize=(DELAY_WIDTH_IN, 1.9), layout="constrained")
+        ax = fig.add_subplot()
         for k, provider in enumerate(providers):
             rows = [m for m in months if m.provider == provider]
             xs = [slot[m.date_month] - 0.4 + width * (k + 0.5) for m in rows]
@@ -446,8 +446,7 @@ def settlement_delay_chart(months: Sequence[DelayMonth], prefix: str, title: str
             ax.scatter(xs, [m.max for m in rows], marker="_", s=120, color=COLORS["max"],
                        zorder=3, label="max" if k == 0 else None)
         step = max(1, len(starts) // 12)
-        ax.set_xticks(list(range(len(starts)))[::step],
-                      [s.strftime("%b %Y") for s in starts][::step])
+        ax.set_xticks(list(range(len(starts)))[::step], month_ticks(starts)[::step])
         ax.set_ylim(bottom=min([0, *(m.p50 for m in months)]),
                     top=max([1, *(m.max for m in months)]) * 1.15)
         ax.yaxis.get_major_locator().set_params(integer=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from creator_sync.common.duckdb_names import quote_literal
@@ -30,6 +31,11 @@ __all__ = ["Headline", "ReportData", "load_report_data"]
 
 TOP_OFFERS = 10
 NO_OFFER = "No offer (payments of orders, money no offer is credited with)"
+NO_PRODUCT = "No product (money no product stands behind)"
+TOP_PRODUCTS = 10
+SUMMARY_MONTHS = 12  # the monthly summary's last months
+# `mrr_movements.churn_kind`, in the order the report lists them
+CHURN_KINDS = ("voluntary", "payment_failed", "refunded_or_disputed", "unknown")
 # The unreconciled payouts listed with their lines: the latest ones, the ones finance works on.
 LATEST_UNRECONCILED = 20
 # Payouts whose money never left: their funds roll into the next payout (issue 4).
@@ -117,13 +123,71 @@ class ScopeRow:
 
 @dataclass(frozen=True)
 class Offer:
+    """One offer's revenue in a month, all sites added (`offer_revenue_monthly`)."""
+
     offer_id: str
     site_id: str
     title: str
+    revenue_ex_tax: int
     net: int
-    purchases: int
-    customers: int
-    is_deleted: bool
+    transactions: int
+    is_unattributed: bool
+
+
+@dataclass(frozen=True)
+class SummaryMonth:
+    """One month of the per-currency summary, all sites added: `revenue_monthly` (money),
+    `saas_metrics_monthly` (ARR) and `mrr_monthly`'s components (NRR, from opening MRR, summed
+    across sites before dividing: a ratio of sums, never an average of ratios)."""
+
+    date_month: dt.date
+    revenue_ex_tax: int
+    tax: int
+    refunds: int
+    disputes: int
+    known_fees: int
+    fee_unknown_transactions: int
+    transactions: int
+    is_partial: bool
+    arr: int | None = None
+    opening_mrr: int | None = None
+    retained_mrr: int | None = None  # opening + expansion + contraction + churn (signed)
+
+    @property
+    def fees(self) -> int | None:
+        """All fees, only when every transaction of the month stated one."""
+        return self.known_fees if self.fee_unknown_transactions == 0 else None
+
+    @property
+    def nrr(self) -> Decimal | None:
+        """Net MRR retention as an exact ratio, None without opening MRR."""
+        if not self.opening_mrr or self.retained_mrr is None:
+            return None
+        return Decimal(self.retained_mrr) / Decimal(self.opening_mrr)
+
+
+@dataclass(frozen=True)
+class ChurnKinds:
+    """A month's churned MRR per `churn_kind` (positive cents) in one currency."""
+
+    date_month: dt.date
+    by_kind: dict[str, int]
+    customers: dict[str, int]
+    is_partial: bool
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_kind.values())
+
+
+@dataclass(frozen=True)
+class ProductRevenue:
+    product_id: str
+    site_id: str
+    title: str
+    revenue_ex_tax: int
+    transactions: int
+    is_unattributed: bool
 
 
 @dataclass
@@ -142,9 +206,30 @@ class ReportData:
     site_names: dict[str, str] = field(default_factory=dict)
     settlement_delay: list[DelayMonth] = field(default_factory=list)
     payout_scope: list[ScopeRow] = field(default_factory=list)
+    # the last month every site's data covers to its end (None before one ends)
+    last_full_month: dt.date | None = None
+    summary: dict[str, list[SummaryMonth]] = field(default_factory=dict)
+    churn: dict[str, list[ChurnKinds]] = field(default_factory=dict)
+    products: dict[str, list[ProductRevenue]] = field(default_factory=dict)
 
     def site_label(self, site_id: str) -> str:
         return self.site_names.get(site_id, site_id)
+
+    def several_sites(self) -> bool:
+        """Offers and products are labelled with their site when the report covers more than
+        one (two sites can sell products of the same name)."""
+        if self.site_id is not None:
+            return False
+        sites = {o.site_id for offers in self.offers.values() for o in offers}
+        sites |= {p.site_id for products in self.products.values() for p in products}
+        return len(sites | set(self.site_names)) > 1
+
+    def chart_label(self, title: str, site_id: str, unattributed: bool) -> str:
+        """A bar's name, with its site when there are several; the site's words are joined by
+        no-break spaces, so a wrapped label never splits a site's name."""
+        if unattributed or not self.several_sites():
+            return title
+        return title + "\u00a0·\u00a0" + self.site_label(site_id).replace(" ", "\u00a0")
 
     def latest_unreconciled(self) -> list[Payout]:
         """The latest LATEST_UNRECONCILED payouts that do not reconcile, newest first."""
@@ -352,39 +437,168 @@ class _Reader:
                                 cents(not_covered, where), str(reason)))
         return out
 
-    def offers(self) -> dict[str, list[Offer]]:
-        out: dict[str, list[Offer]] = defaultdict(list)
-        for currency, offer_id, site_id, title, net, purchases, customers, deleted in self.rows(
+    # ---- the monthly figures (issue 39) ----------------------------------------------------
+
+    def last_full_month(self) -> dt.date | None:
+        """The newest month no site's data ends inside (`revenue_monthly.is_partial_month`)."""
+        (month,) = self.rows(
             f"""
-            select currency, offer_id, site_id, offer_title, net, purchases, customers, deleted
-            from (
-                select currency, offer_id, min(site_id) as site_id,
-                       min(offer_title) as offer_title, sum(net_revenue_in_cents) as net,
-                       sum(purchases_count) as purchases, sum(customers_count) as customers,
-                       bool_and(is_deleted) as deleted,
-                       row_number() over (
-                           partition by currency
-                           order by sum(net_revenue_in_cents) desc, offer_id
-                       ) as offer_rank
-                from {SCHEMA}.offer_performance
-                where {self.site_clause()} and currency is not null
-                group by currency, offer_id
-            ) as ranked
-            where offer_rank <= {TOP_OFFERS}
-            order by currency, net desc, offer_id
+            select max(date_month) from (
+                select date_month from {SCHEMA}.revenue_monthly where {self.site_clause()}
+                group by date_month having not bool_or(is_partial_month)
+            ) as full_months
+            """
+        )[0]
+        return _as_date(month)
+
+    def summary(self) -> dict[str, list[SummaryMonth]]:
+        """Per currency and month, all sites added: revenue_monthly's money, ARR from
+        saas_metrics_monthly, and NRR's two sums from mrr_monthly's components."""
+        site = self.site_clause()
+        out: dict[str, list[SummaryMonth]] = defaultdict(list)
+        for row in self.rows(
+            f"""
+            with revenue as (
+                select currency, date_month, sum(revenue_ex_tax_in_cents) as revenue_ex_tax,
+                       sum(tax_in_cents) as tax, sum(refunds_in_cents) as refunds,
+                       sum(disputes_in_cents) as disputes, sum(known_fees_in_cents) as known_fees,
+                       sum(fee_unknown_transactions_count) as fee_unknown,
+                       sum(transactions_count) as transactions,
+                       bool_or(is_partial_month) as is_partial
+                from {SCHEMA}.revenue_monthly where {site} group by currency, date_month
+            ),
+            arr as (
+                select currency, date_month, sum(arr_in_cents) as arr
+                from {SCHEMA}.saas_metrics_monthly where {site} group by currency, date_month
+            ),
+            retention as (
+                select currency, date_month, sum(previous_mrr_in_cents) as opening,
+                       sum(previous_mrr_in_cents + expansion_mrr_in_cents
+                           + contraction_mrr_in_cents + churned_mrr_in_cents) as retained
+                from {SCHEMA}.mrr_monthly where {site} group by currency, date_month
+            )
+            select revenue.currency, revenue.date_month, revenue_ex_tax, tax, refunds, disputes,
+                   known_fees, fee_unknown, transactions, is_partial, arr, opening, retained
+            from revenue
+            left join arr
+                on arr.currency = revenue.currency and arr.date_month = revenue.date_month
+            left join retention
+                on retention.currency = revenue.currency
+                and retention.date_month = revenue.date_month
+            order by revenue.currency, revenue.date_month
             """
         ):
-            where = f"analytics.offer_performance (offer {offer_id})"
+            currency, month = str(row[0]), _as_date(row[1])
+            where = f"analytics.revenue_monthly/saas_metrics_monthly ({currency}, {month})"
+            money = [cents(value or 0, where) for value in row[2:7]]
             out[currency].append(
+                SummaryMonth(
+                    month, *money,
+                    fee_unknown_transactions=int(row[7] or 0),
+                    transactions=int(row[8] or 0),
+                    is_partial=bool(row[9]),
+                    arr=_optional_cents(row[10], where),
+                    opening_mrr=_optional_cents(row[11], where),
+                    retained_mrr=_optional_cents(row[12], where),
+                )
+            )
+        return dict(out)
+
+    def churn(self, months: list[dt.date]) -> dict[str, list[ChurnKinds]]:
+        """Churned MRR per currency, month and kind (`mrr_movements`), for `months`."""
+        if not months:
+            return {}
+        listed = ", ".join(_date(m) for m in months)
+        found: dict[tuple[str, dt.date], tuple[dict[str, int], dict[str, int], bool]] = {}
+        for currency, month, kind, churned, customers, partial in self.rows(
+            f"""
+            select currency, date_month, coalesce(churn_kind, 'unknown'),
+                   -sum(mrr_change_in_cents), count(distinct customer_id),
+                   bool_or(is_partial_month)
+            from {SCHEMA}.mrr_movements
+            where {self.site_clause()} and movement = 'churn' and date_month in ({listed})
+            group by currency, date_month, coalesce(churn_kind, 'unknown')
+            order by currency, date_month
+            """
+        ):
+            month = _as_date(month)
+            by_kind, counts, _ = found.setdefault((str(currency), month), ({}, {}, False))
+            by_kind[str(kind)] = cents(churned, f"analytics.mrr_movements ({currency}, {month})")
+            counts[str(kind)] = int(customers)
+            found[(str(currency), month)] = (by_kind, counts, bool(partial))
+        out: dict[str, list[ChurnKinds]] = defaultdict(list)
+        for (currency, month), (by_kind, counts, partial) in sorted(found.items()):
+            out[currency].append(ChurnKinds(month, by_kind, counts, partial))
+        return dict(out)
+
+    def offers(self, month: dt.date | None) -> dict[str, list[Offer]]:
+        """The TOP_OFFERS offers per currency by revenue excl. tax in `month`, all sites added
+        (`offer_revenue_monthly`); money no offer stands behind is its own, named row."""
+        if month is None:
+            return {}
+        out: dict[str, list[Offer]] = defaultdict(list)
+        for currency, key, site_id, title, revenue, net, transactions, unattributed in self.rows(
+            f"""
+            select currency, offer_key, site_id, offer_title, revenue, net, transactions,
+                   unattributed
+            from (
+                select currency, offer_key, min(site_id) as site_id,
+                       min(offer_title) as offer_title,
+                       sum(revenue_ex_tax_in_cents) as revenue, sum(net_in_cents) as net,
+                       sum(transactions_count) as transactions,
+                       bool_or(is_unattributed) as unattributed,
+                       row_number() over (
+                           partition by currency
+                           order by sum(revenue_ex_tax_in_cents) desc, offer_key
+                       ) as offer_rank
+                from {SCHEMA}.offer_revenue_monthly
+                where {self.site_clause()} and date_month = {_date(month)}
+                group by currency, offer_key
+            ) as ranked
+            where offer_rank <= {TOP_OFFERS}
+            order by currency, revenue desc, offer_key
+            """
+        ):
+            where = f"analytics.offer_revenue_monthly (offer {key}, {month})"
+            out[str(currency)].append(
                 Offer(
-                    offer_id="" if offer_id is None else str(offer_id),
+                    offer_id="" if unattributed else str(key),
                     site_id=str(site_id),
-                    # the empty offer: money no offer can be credited with (orders' payments)
-                    title=title or (NO_OFFER if offer_id is None else f"offer {offer_id}"),
+                    title=NO_OFFER if unattributed else (title or f"offer {key}"),
+                    revenue_ex_tax=cents(revenue, where),
                     net=cents(net, where),
-                    purchases=int(purchases or 0),
-                    customers=int(customers or 0),
-                    is_deleted=bool(deleted),
+                    transactions=int(transactions or 0),
+                    is_unattributed=bool(unattributed),
+                )
+            )
+        return dict(out)
+
+    def products(self, month: dt.date | None) -> dict[str, list[ProductRevenue]]:
+        """Every product's revenue excl. tax in `month` per currency, all sites added, best
+        first (`product_revenue_monthly`); the page shows the top and adds up the rest."""
+        if month is None:
+            return {}
+        out: dict[str, list[ProductRevenue]] = defaultdict(list)
+        for currency, product_id, site_id, title, revenue, transactions, unattributed in self.rows(
+            f"""
+            select currency, product_id, min(site_id), min(product_title),
+                   sum(revenue_ex_tax_in_cents),
+                   sum(transactions_count), bool_or(is_unattributed)
+            from {SCHEMA}.product_revenue_monthly
+            where {self.site_clause()} and date_month = {_date(month)}
+            group by currency, product_id
+            order by currency, sum(revenue_ex_tax_in_cents) desc, product_id
+            """
+        ):
+            where = f"analytics.product_revenue_monthly (product {product_id}, {month})"
+            out[str(currency)].append(
+                ProductRevenue(
+                    product_id="" if unattributed else str(product_id),
+                    site_id=str(site_id),
+                    title=NO_PRODUCT if unattributed else (title or f"product {product_id}"),
+                    revenue_ex_tax=cents(revenue, where),
+                    transactions=int(transactions or 0),
+                    is_unattributed=bool(unattributed),
                 )
             )
         return dict(out)
@@ -419,7 +633,12 @@ def load_report_data(
                 f"{label}: site {site_id!r} has no rows in {SCHEMA}.revenue_daily; the sites it "
                 f"has: {', '.join(map(str, sites)) or 'none'}", "flag=--site-id")
     try:
-        headline = compute_headline(adapter.fetch, coverage, site_id=site_id)
+        # a warehouse built before revenue excl. tax existed: net - tax stands in
+        revenue_columns = adapter.columns(SCHEMA, "revenue_daily") or {}
+        headline = compute_headline(
+            adapter.fetch, coverage, site_id=site_id,
+            has_revenue_ex_tax="revenue_ex_tax_in_cents" in revenue_columns,
+        )
     except ValueError as exc:
         raise ReportError(str(exc)) from None
     payouts = reader.payouts()
@@ -430,7 +649,6 @@ def load_report_data(
         revenue=reader.revenue(),
         mrr=reader.mrr(),
         payouts=payouts,
-        offers=reader.offers(),
         freshness=read_freshness(adapter, dataset),
         site_names=read_site_names(adapter, dataset),
         settlement_delay=reader.settlement_delay(),
@@ -439,4 +657,18 @@ def load_report_data(
         stale_after=stale_after or stale_after_limit(),
     )
     data.unreconciled_items = reader.payout_items(data.latest_unreconciled())
+    data.last_full_month = reader.last_full_month()
+    data.summary = {
+        currency: months if since else months[-SUMMARY_MONTHS:]
+        for currency, months in reader.summary().items()
+    }
+    if since:
+        data.summary = {
+            c: [m for m in months if m.date_month >= since.replace(day=1)]
+            for c, months in data.summary.items()
+        }
+    shown = sorted({m.date_month for months in data.summary.values() for m in months})
+    data.churn = reader.churn(shown)
+    data.offers = reader.offers(data.last_full_month)
+    data.products = reader.products(data.last_full_month)
     return data

@@ -17,6 +17,7 @@ from creator_sync.models.headline import METHODS
 from creator_sync.report.data import ReportData
 from creator_sync.report.html import attrs, esc, fmt_ts, unavailable
 from creator_sync.report.money import format_count, format_money, format_percent_change
+from creator_sync.report.monthly import monthly_section, products_section
 from creator_sync.report.sections import (
     mrr_section,
     offers_section,
@@ -191,23 +192,23 @@ def _tiles(data: ReportData) -> str:
 
     net_lines = [
         _money_line(
-            "net-revenue-30d",
+            "revenue-ex-tax-30d",
             currency,
             current,
             _change(
-                "net-revenue-prior-30d",
+                "revenue-ex-tax-prior-30d",
                 currency,
                 current,
-                h.net_prior_30d.get(currency, 0),
+                h.revenue_prior_30d.get(currency, 0),
                 f"prior {WINDOW_DAYS} days",
             ),
         )
-        for currency, current in h.net_30d.items()
+        for currency, current in h.revenue_30d.items()
     ]
     window = (
-        f"Net revenue, {WINDOW_DAYS} days to {h.window.end.isoformat()}"
+        f"Revenue excl. tax, {WINDOW_DAYS} days to {h.window.end.isoformat()}"
         if h.window.end
-        else f"Net revenue, last {WINDOW_DAYS} days"
+        else f"Revenue excl. tax, last {WINDOW_DAYS} days"
     )
 
     mrr_title = f"MRR, {h.mrr_month.strftime('%B %Y')}" if h.mrr_month else "MRR"
@@ -292,10 +293,12 @@ def render_page(data: ReportData, generated_at: dt.datetime | None = None) -> st
         _header(data, generated_at),
         _basis(data, generated_at),
         _tiles(data),
+        monthly_section(data),
         revenue_section(data),
         mrr_section(data),
-        payouts_section(data),
+        products_section(data),
         offers_section(data),
+        payouts_section(data),
         f"<footer>creator-sync {esc(package_version())}. Amounts are exact to the cent; chart axes "
         "are rounded.</footer>",
     )

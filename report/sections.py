@@ -43,20 +43,32 @@ def revenue_section(data: ReportData) -> str:
             days = [d for d in all_days if d.date_day >= first]
         if not days:
             continue
-        total = sum(d.net for d in days)
         partial = window.partial_day if days[-1].date_day == window.partial_day else None
-        caption = (
-            f"{currency}: {days[0].date_day.isoformat()} to {days[-1].date_day.isoformat()}"
-            f"{' (partial)' if partial else ''}, net {format_money(total, currency)}"
+        # the caption's total covers the complete days, as the tile does; the partial day is
+        # named apart with what it holds so far
+        complete = [d for d in days if d.date_day != partial]
+        caption = f"{currency}: " + (
+            f"{complete[0].date_day.isoformat()} to {complete[-1].date_day.isoformat()}, net "
+            f"incl. tax {format_money(sum(d.net for d in complete), currency)}"
+            if complete
+            else "no complete day yet"
         )
+        if partial:
+            caption += (
+                f"; {partial.isoformat()} is partial (so far "
+                f"{format_money(days[-1].net, currency)}), shaded and not counted"
+            )
         svg = charts.revenue_chart(currency, days, f"rev-{currency}", partial_day=partial)
         figures.append(figure("chart-revenue-daily", currency, caption, svg))
     reason = data.headline.unavailable.get("net_revenue")
     return section(
         "section-revenue",
-        "Daily net revenue",
+        "Daily net revenue (tax included)",
+        f"Cash as charged, sales tax included (the revenue tile and the monthly summary above "
+        f"exclude it). "
         f"Gross above the line; refunds and disputes below it; the dark line is net, per reporting "
-        f"day in {data.coverage.build.timezone} "
+        f"day in {data.coverage.build.timezone}. The axis fits the complete days; a partial "
+        f"day's bar may run off it "
         f"({'since ' + data.since.isoformat() if data.since else f'last {DAILY_DAYS_DEFAULT} days'}).",
         unavailable(reason) if reason else "".join(figures) or empty("No revenue in this range."),
     )
@@ -78,6 +90,50 @@ def mrr_section(data: ReportData) -> str:
         "Each month starts at last month's MRR, rises by new, expansion and reactivation MRR and "
         "falls by contraction and churn. Annual plans count as one twelfth per month.",
         "".join(figures) or empty("No subscription revenue in this range."),
+    )
+
+
+def _differences(currency: str, payouts: list[Payout]) -> str:
+    """Per period (day, week or month, as many as stay readable), what was paid out, what was
+    expected and the difference: the periods that differ, in red, newest first, and the total."""
+    grain, buckets = charts.bucket_payouts(payouts)
+    differing = [b for b in buckets if b.actual != b.expected or b.unreconciled]
+    actual, expected = sum(b.actual for b in buckets), sum(b.expected for b in buckets)
+
+    def row(label: str, b_actual: int, b_expected: int, open_: int, testid: str, **kw: str) -> str:
+        diff = b_actual - b_expected
+        return (
+            f"<tr{attrs(data_testid=testid, data_currency=currency, data_value=diff, **kw)}>"
+            f"<td>{esc(label)}</td>"
+            f'<td class="num">{esc(format_money(b_actual, currency))}</td>'
+            f'<td class="num">{esc(format_money(b_expected, currency))}</td>'
+            f'<td class="num{" alert" if diff else ""}">'
+            f"{esc(format_money(diff, currency, signed=True))}</td>"
+            f'<td class="num">{format_count(open_) if open_ else "—"}</td></tr>'
+        )
+
+    fmt = {"day": "%Y-%m-%d", "week": "week of %Y-%m-%d", "month": "%B %Y"}[grain]
+    rows = "".join(
+        row(b.start.strftime(fmt), b.actual, b.expected, b.unreconciled, "payout-difference",
+            data_start=b.start.isoformat())
+        for b in reversed(differing)
+    )
+    total = row(f"All {format_count(len(buckets))} {grain}s", actual, expected,
+                sum(b.unreconciled for b in buckets), "payout-difference-total")
+    note = (
+        f"Every {grain} matches to the cent."
+        if not differing
+        else f"{format_count(len(differing))} of {format_count(len(buckets))} {grain}s differ "
+        "or hold an unreconciled payout; the others match to the cent."
+    )
+    return (
+        f'<div class="block"{attrs(data_testid="payout-differences", data_currency=currency)}>'
+        f"<h3>{esc(_payout_summary(currency, payouts))}</h3>"
+        f'<p class="note">{esc(note)}</p>'
+        f'<table><thead><tr><th>Initiated</th><th class="num">Paid out</th>'
+        '<th class="num">Expected</th><th class="num">Difference</th>'
+        '<th class="num">Unreconciled payouts</th></tr></thead>'
+        f'<tbody>{rows}</tbody><tfoot class="total">{total}</tfoot></table></div>'
     )
 
 
@@ -309,63 +365,58 @@ def payouts_section(data: ReportData) -> str:
             "add up to.",
             unavailable(payouts_missing) + _scope(data),
         )
-    figures = []
-    for currency, payouts in data.payouts.items():
-        if not any(p.status not in NOT_SENT_STATUSES for p in payouts):
-            continue
-        svg = charts.payouts_chart(currency, payouts, f"pay-{currency}")
-        figures.append(figure("chart-payouts", currency, _payout_summary(currency, payouts), svg))
+    tables = [
+        _differences(currency, payouts)
+        for currency, payouts in data.payouts.items()
+        if any(p.status not in NOT_SENT_STATUSES for p in payouts)
+    ]
     return section(
         "section-payouts",
         title,
         "Expected is the net of the payout's own lines when the platform itemised it, else the "
         "net settlement of the transactions the settlement rule assigns to it. Failed and "
-        "canceled payouts are left out of the chart; their funds roll into the next payout.",
+        "canceled payouts are left out; their funds roll into the next payout.",
         (_methods(data) if not payouts_missing else "")
-        + ("".join(figures) or empty("No payouts in this range."))
+        + ("".join(tables) or empty("No payouts in this range."))
         + _scope(data)
         + "<h3>Settlement delay observed</h3>"
         + '<p class="note">Days from a line\'s creation to its payout\'s initiation, per month: '
         "p50, p95 and max, from the lines of payouts that were sent.</p>"
-        + _delay_section(data)
+        + f'<div class="pair">{_delay_section(data)}</div>'
         + "<h3>Unreconciled payouts</h3>"
         + (unavailable(payouts_missing) if payouts_missing else _unreconciled_table(data)),
     )
 
 
-def _several_sites(data: ReportData) -> bool:
-    """Offers are labelled with their site when the report covers more than one."""
-    if data.site_id is not None:
-        return False
-    sites = {o.site_id for offers in data.offers.values() for o in offers}
-    return len(sites | set(data.site_names)) > 1
-
-
 def offers_section(data: ReportData) -> str:
+    """The top offers of the last full month by revenue excl. tax (`offer_revenue_monthly`)."""
+    month = data.last_full_month
     blocks = []
-    with_site = _several_sites(data)
+    with_site = data.several_sites()
     for currency, offers in data.offers.items():
         if not offers:
             continue
-        labels = [
-            o.title + (f" · {data.site_label(o.site_id)}" if with_site else "") for o in offers
-        ]
-        svg = charts.offers_chart(currency, offers, f"off-{currency}", labels)
+        labels = [data.chart_label(o.title, o.site_id, o.is_unattributed) for o in offers]
+        svg = charts.ranked_bars(
+            currency, labels, [o.revenue_ex_tax for o in offers], f"off-{currency}",
+            f"Top offers by revenue excl. tax in {currency}",
+        )
         site_head = "<th>Site</th>" if with_site else ""
         rows = "".join(
-            f"<tr{attrs(data_testid='top-offer', data_offer_id=o.offer_id, data_site_id=o.site_id, data_currency=currency, data_value=o.net)}>"
-            f'<td class="num">{i}</td><td>{esc(o.title)}{" (archived)" if o.is_deleted else ""}</td>'
-            + (f"<td>{esc(data.site_label(o.site_id))}</td>" if with_site else "")
-            + f'<td>{esc(o.offer_id)}</td><td class="num">{format_count(o.purchases)}</td>'
-            f'<td class="num">{format_count(o.customers)}</td>'
-            f'<td class="num">{esc(format_money(o.net, currency))}</td></tr>'
+            f"<tr{attrs(data_testid='top-offer', data_offer_id=o.offer_id, data_site_id=o.site_id, data_currency=currency, data_value=o.revenue_ex_tax)}>"
+            f'<td class="num">{i}</td><td>{esc(o.title)}</td>'
+            + (f"<td>{'' if o.is_unattributed else esc(data.site_label(o.site_id))}</td>"
+               if with_site else "")
+            + f'<td>{esc(o.offer_id)}</td><td class="num">{format_count(o.transactions)}</td>'
+            f'<td class="num">{esc(format_money(o.net, currency))}</td>'
+            f'<td class="num">{esc(format_money(o.revenue_ex_tax, currency))}</td></tr>'
             for i, o in enumerate(offers, start=1)
         )
         table = (
             '<details><summary>as a table</summary><table><thead><tr><th class="num">#</th>'
-            f'<th>Offer</th>{site_head}<th>Offer id</th><th class="num">Purchases</th>'
-            '<th class="num">Customers</th><th class="num">Net revenue</th></tr></thead>'
-            f"<tbody>{rows}</tbody></table></details>"
+            f'<th>Offer</th>{site_head}<th>Offer id</th><th class="num">Transactions</th>'
+            '<th class="num">Net incl. tax</th><th class="num">Revenue excl. tax</th></tr>'
+            f"</thead><tbody>{rows}</tbody></table></details>"
         )
         blocks.append(
             figure(
@@ -376,10 +427,15 @@ def offers_section(data: ReportData) -> str:
             )
         )
     reason = data.headline.unavailable.get("net_revenue")
+    title = "Top offers by revenue excl. tax" + (f", {month.strftime('%B %Y')}" if month else "")
     return section(
         "section-offers",
-        "Top offers by net revenue",
-        "All-time net revenue (gross less refunds and disputes) per offer"
-        + (", labelled with its site." if with_site else "."),
-        unavailable(reason) if reason else "".join(blocks) or empty("No offer revenue yet."),
+        title,
+        "Revenue excl. tax per offer in the last full month, all sites added (net of refunds "
+        "and disputes)" + (", each offer labelled with its site." if with_site else ".")
+        + " Money no offer is credited with (an order's payment for items that name no offer) "
+        "has its own row.",
+        unavailable(reason) if reason else "".join(blocks) or empty(
+            "No offer revenue in the last full month." if month else "No full month yet."
+        ),
     )

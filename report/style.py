@@ -48,6 +48,13 @@ tr.items > td { padding:0 8px 8px 24px; background:#FCFCFD; }
 details > summary { cursor:pointer; color:var(--muted); padding:4px 0; }
 table.items { font-size:11.5px; }
 section p.note { margin:0 0 10px; color:var(--muted); font-size:12.5px; }
+.block { margin:0 0 18px; }
+.block h3 { margin:14px 0 6px; font-size:15px; }
+.block h4 { margin:12px 0 4px; font-size:13px; }
+td .note, span.note { color:var(--muted); font-size:11.5px; font-weight:400; }
+tr.total td, tfoot.total td { font-weight:650; border-top:2px solid var(--line); }
+tr[data-partial="true"] > td { color:var(--muted); font-style:italic; }
+.pair { display:grid; grid-template-columns:repeat(auto-fit, minmax(420px, 1fr)); gap:0 12px; }
 footer { margin-top:36px; color:var(--muted); font-size:12px; }
 @media print { body { background:#fff; } figure.chart, .tile { break-inside:avoid; } }
 """

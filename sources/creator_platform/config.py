@@ -195,6 +195,10 @@ SETTINGS: tuple[Setting, ...] = (
     # the reporting day and month of the models (models, demo; the report shows the build's)
     Setting(W, "timezone", zone_name, "UTC", flag="--timezone",
             help="IANA zone of the reporting day and month, e.g. America/New_York."),
+    # the models' revenue without tax (DECISIONS.md "Tax"): the platform's amounts include it
+    Setting(W, "amounts_include_tax", boolean, True,
+            help="Transaction amounts include sales tax (revenue excl. tax = amount - tax); "
+                 "false for a platform whose amounts exclude it."),
 )
 SOURCE_SETTINGS = tuple(s for s in SETTINGS if s.section == SOURCE_SECTION)
 # each key's default, by name (`DEFAULTS.page_size`): for a function that takes the knob too

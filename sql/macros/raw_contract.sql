@@ -21,6 +21,7 @@
     "customers_offers": {"columns": [["customer_id", "text"], ["offer_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "customers_products": {"columns": [["customer_id", "text"], ["product_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "offers_products": {"columns": [["offer_id", "text"], ["product_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
+    "orders_payment_transactions": {"columns": [["order_id", "text"], ["transaction_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "courses_offers": {"columns": [["course_id", "text"], ["offer_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "courses_modules": {"columns": [["course_id", "text"], ["module_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},
     "courses_lessons": {"columns": [["course_id", "text"], ["lesson_id", "text"], ["site_id", "text"], ["_dlt_load_id", "text"]], "key": ["id"]},

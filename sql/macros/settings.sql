@@ -9,12 +9,15 @@
     'settlement_delay_override_days': ('creator_platform_settlement_delay_days', 'integer', none),
     'default_settlement_delay_days': ('creator_platform_default_settlement_delay_days', 'integer', 2),
     'as_of_date': ('creator_platform_as_of_date', 'date', none),
+    'amounts_include_tax': ('creator_platform_amounts_include_tax', 'boolean', true),
     'creator_sync_version': ('creator_sync_version', 'text', 'dbt'),
 } -%}
 {%- set var_name, sql_type, default = settings[name] -%}
 {%- set value = var(var_name, default) -%}
 {%- if value is none or value == '' -%}
 cast(null as {{ sql_type }})
+{%- elif sql_type == 'boolean' -%}
+{{ 'true' if value in (true, 'true', 'True', 1, '1') else 'false' }}
 {%- elif sql_type == 'integer' -%}
 {{ value | int }}
 {%- elif sql_type == 'date' -%}

@@ -131,7 +131,7 @@ def test_the_installed_wheel_runs_the_demo_with_models_and_report(
 
     demo = run(cli, "demo", cwd=empty, timeout=300)
     assert "models: built schema `analytics`" in demo.stdout, demo.stdout
-    assert "Built on " in demo.stdout and "Net revenue, 30 days " in demo.stdout
+    assert "Built on " in demo.stdout and "Revenue excl. tax, 30 days " in demo.stdout
     report = empty / "demo-report.html"
     assert report.is_file() and "Finance report" in report.read_text()
     con = duckdb.connect(str(empty / "demo.duckdb"), read_only=True)

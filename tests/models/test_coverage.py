@@ -134,7 +134,7 @@ def test_transactions_left_out_build_and_say_so(raw_db) -> None:
     assert lines[0] == (
         "Transactions: not loaded (never synced (left out by --resources, or no sync has run))"
     )
-    assert "Net revenue, last 30 days: not available (transactions not loaded)" in lines
+    assert "Revenue excl. tax, last 30 days: not available (transactions not loaded)" in lines
     assert "Unreconciled payouts: not available (transactions not loaded)" in lines
     assert figures["mrr_in_cents"] is not None  # MRR is built on purchases
 
@@ -225,7 +225,7 @@ def test_a_partial_last_day_ends_the_window_a_day_earlier(raw_db) -> None:
         "Figures through 2024-03-27, the last complete day in America/New_York (2024-03-28 is "
         "partial: the transactions reach 2024-03-28 20:00 UTC)" in lines
     )
-    assert any(line.startswith("Net revenue, 30 days 2024-02-27 to 2024-03-27: ") for line in lines)
+    assert any(line.startswith("Revenue excl. tax, 30 days 2024-02-27 to 2024-03-27: ") for line in lines)
 
     complete = built(lambda rows: raw_db(rows, "complete.duckdb"), rows_with(
         sync_row("transactions", complete_through_at=ts("2024-03-29T04:00:00+00:00")),

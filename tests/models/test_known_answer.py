@@ -183,7 +183,7 @@ def test_headline_figures(built: tuple[str, object]) -> None:
     assert figures["mrr_in_cents"] == {"USD": 4300}
     assert figures["unreconciled_payouts"] == 1  # PO4
     lines = format_headline(figures)
-    (revenue,) = [line for line in lines if line.startswith("Net revenue, 30 days ")]
+    (revenue,) = [line for line in lines if line.startswith("Revenue excl. tax, 30 days ")]
     assert "USD 73.00" in revenue and "GBP 9.99" in revenue
     assert "MRR on 2024-03-31: USD 43.00 from 3 active subscriptions" in lines
     assert format_cents(-123456789, "EUR") == "-EUR 1,234,567.89"

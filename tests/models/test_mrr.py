@@ -56,7 +56,9 @@ def _random_book(seed: int):
     return purchases, transactions, links
 
 
-def _expected(purchases, transactions, links):
+def _customer_mrr(purchases, transactions, links):
+    """The reporting months, each customer's MRR per month and the active subscriptions per month,
+    at each month's snapshot (also read by test_saas_metrics.py)."""
     charges = defaultdict(list)
     by_id = {t["id"]: t for t in transactions}
     for link in links:
@@ -78,6 +80,11 @@ def _expected(purchases, transactions, links):
             mrr = (amount * 2 + 12) // 24 if p["payment_type"] == "subscription_annual" else amount
             customer_mrr[p["customer_id"]][month] += mrr
             subs_count[month] += 1
+    return months, customer_mrr, subs_count
+
+
+def _expected(purchases, transactions, links):
+    months, customer_mrr, subs_count = _customer_mrr(purchases, transactions, links)
     out: dict[dt.date, dict[str, int]] = {}
     first_paying = {c: min((m for m, v in ms.items() if v > 0), default=None) for c, ms in customer_mrr.items()}
     start = min(m for m in first_paying.values() if m is not None)

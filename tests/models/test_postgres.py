@@ -106,6 +106,31 @@ def test_itemised_payouts_build_identically(postgres_dsn, raw_db) -> None:
     assert counts["unpaid_transactions"] == 1 and counts["fees_monthly"] == 2
 
 
+def test_subscription_movements_and_metrics_build_identically(postgres_dsn, raw_db) -> None:
+    """Movements with their churn reasons, the SaaS metrics (ARPA and LTV rounded to the cent from
+    integer and DOUBLE arithmetic, the trailing churn average) and the subscription cohorts, in a
+    reporting zone with DST: row for row on both engines."""
+    from subscriptions_data import subscription_rows
+
+    timezone = "America/New_York"
+    as_of = dt.date(2024, 11, 30)
+    rows = subscription_rows()
+    duck_path = raw_db(rows)
+    run_models(duck_path, timezone=timezone, as_of=as_of)
+
+    write_raw_postgres(postgres_dsn, rows)
+    pg = PostgresAdapter(postgres_dsn)
+    try:
+        result = build(pg, Params(timezone=timezone, as_of=as_of))
+        assert not result.failed_tests
+        counts = assert_marts_equal(duck_path, pg)
+        _, ltv = pg.fetch("select count(ltv_in_cents) from analytics.saas_metrics_monthly")
+    finally:
+        pg.close()
+    assert counts["mrr_movements"] == 15 and counts["saas_metrics_monthly"] == 12
+    assert ltv[0][0] > 0
+
+
 def test_postgres_label_hides_the_password(postgres_dsn) -> None:
     pg = PostgresAdapter(postgres_dsn.replace(":throwaway@", ":s3cret-pw@"))
     try:
@@ -134,5 +159,30 @@ def test_sandbox_synced_to_postgres_equals_duckdb(
     finally:
         pg.close()
     assert counts["revenue_daily"] > 0 and counts["payout_reconciliation"] > 0
+    assert counts["mrr_movements"] > 0 and counts["saas_metrics_monthly"] > 0
     # the payout details (lines) loaded by dlt into PostgreSQL match and reconcile the same way
     assert counts["payout_lines"] > 0 and counts["settlement_delay"] > 0
+
+
+def test_revenue_recognition_and_product_splits_build_identically(postgres_dsn, raw_db) -> None:
+    """Revenue excl. tax, unstated fees (NULL), an annual plan earned over its year and half
+    refunded (the reversal's proportional split, negative cents), an order split across its
+    items and an offer's products: row for row on both engines, in a zone with DST."""
+    from revenue_data import AS_OF as REVENUE_AS_OF
+    from revenue_data import account
+
+    timezone = "America/New_York"
+    rows = account()
+    duck_path = raw_db(rows)
+    run_models(duck_path, timezone=timezone, as_of=REVENUE_AS_OF)
+
+    write_raw_postgres(postgres_dsn, rows)
+    pg = PostgresAdapter(postgres_dsn)
+    try:
+        result = build(pg, Params(timezone=timezone, as_of=REVENUE_AS_OF))
+        assert not result.failed_tests
+        counts = assert_marts_equal(duck_path, pg)
+    finally:
+        pg.close()
+    assert counts["revenue_monthly"] == 3 and counts["transaction_ledger"] == 5
+    assert counts["product_revenue_monthly"] > 0 and counts["offer_revenue_monthly"] > 0

@@ -64,7 +64,8 @@ def test_every_mart_declares_a_grain() -> None:
     assert {m.name for m in marts} >= {
         "revenue_daily", "mrr_monthly", "orders", "orders_daily", "customers",
         "customer_cohorts", "payouts", "payout_reconciliation", "payout_transactions",
-        "unpaid_balance", "offer_performance", "course_catalog",
+        "unpaid_balance", "offer_performance", "course_catalog", "mrr_movements",
+        "saas_metrics_monthly",
     }
     assert all(m.grain for m in marts), [m.name for m in marts if not m.grain]
 

@@ -31,8 +31,30 @@ def test_every_data_test_passes_strictly(built) -> None:
         (t.name, t.sample[:2]) for t in result.tests if not t.passed
     ]
     for mart in ("revenue_daily", "mrr_monthly", "customers", "payout_reconciliation",
-                 "payout_transactions", "unpaid_balance", "offer_performance", "course_catalog"):
+                 "payout_transactions", "unpaid_balance", "offer_performance", "course_catalog",
+                 "mrr_movements", "saas_metrics_monthly"):
         assert result.row_counts[mart] > 0, mart
+
+
+def test_every_churn_carries_the_reason_of_the_subscription_that_ended(built) -> None:
+    """Each churn names a subscription the customer held and that ended that month, with the
+    platform's reason; the sandbox's reasons are all recognised (none falls to `unknown`)."""
+    path, _ = built
+    rows = fetch_dicts(path, """
+        select movements.customer_id, movements.date_month, movements.churn_reason,
+               movements.churn_kind, purchases.customer_id as purchase_customer_id,
+               purchases.deactivation_reason, purchases.deactivated_at
+        from analytics.mrr_movements as movements
+        left join analytics_staging.stg_purchases as purchases
+            on movements.churn_purchase_id = purchases.purchase_id
+        where movements.movement = 'churn'""")
+    assert rows
+    for row in rows:
+        assert row["purchase_customer_id"] == row["customer_id"], row
+        assert row["churn_reason"] == row["deactivation_reason"] is not None, row
+        ended = row["deactivated_at"].astimezone(dt.UTC).date().replace(day=1)
+        assert ended == row["date_month"], row
+        assert row["churn_kind"] in ("voluntary", "payment_failed", "refunded_or_disputed"), row
 
 
 def test_every_paid_payout_reconciles_to_zero(built) -> None:

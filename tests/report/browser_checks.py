@@ -37,8 +37,8 @@ FIGURES_JS = """
 
 
 TILE_FIGURES = {
-    "net-revenue-30d",
-    "net-revenue-prior-30d",
+    "revenue-ex-tax-30d",
+    "revenue-ex-tax-prior-30d",
     "mrr",
     "mrr-prior-month",
     "active-subscriptions",
@@ -52,12 +52,12 @@ def mart_headline(db: pathlib.Path) -> dict[str, dict[str | None, int]]:
     con = duckdb.connect(str(db), read_only=True)
     try:
         q = {
-            "net-revenue-30d": """
-                SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+            "revenue-ex-tax-30d": """
+                SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.revenue_daily
                 WHERE date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 30
                 GROUP BY ALL""",
-            "net-revenue-prior-30d": """
-                SELECT currency, sum(net_in_cents) FROM analytics.revenue_daily
+            "revenue-ex-tax-prior-30d": """
+                SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.revenue_daily
                 WHERE date_day <= (SELECT max(date_day) FROM analytics.revenue_daily) - 30
                   AND date_day > (SELECT max(date_day) FROM analytics.revenue_daily) - 60
                 GROUP BY ALL""",
@@ -102,14 +102,14 @@ def expected_charts(db: pathlib.Path) -> set[tuple[str, str]]:
             ("chart-revenue-daily", "SELECT DISTINCT currency FROM analytics.revenue_daily"),
             ("chart-mrr-waterfall", "SELECT DISTINCT currency FROM analytics.mrr_monthly"),
             (
-                "chart-payouts",
-                "SELECT DISTINCT currency FROM analytics.payouts "
-                "WHERE lower(status) NOT IN ('failed', 'canceled')",
+                "chart-top-offers",
+                f"SELECT DISTINCT currency FROM analytics.offer_revenue_monthly "
+                f"WHERE date_month = ({LAST_FULL_MONTH})",
             ),
             (
-                "chart-top-offers",
-                "SELECT DISTINCT currency FROM analytics.offer_performance "
-                "WHERE currency IS NOT NULL",
+                "chart-products",
+                f"SELECT DISTINCT currency FROM analytics.product_revenue_monthly "
+                f"WHERE date_month = ({LAST_FULL_MONTH})",
             ),
             # one per site, keyed by the site
             ("chart-settlement-delay", "SELECT DISTINCT site_id FROM analytics.settlement_delay"),
@@ -118,6 +118,63 @@ def expected_charts(db: pathlib.Path) -> set[tuple[str, str]]:
         return charts
     finally:
         con.close()
+
+
+LAST_FULL_MONTH = """SELECT max(date_month) FROM analytics.revenue_monthly WHERE date_month NOT IN
+    (SELECT date_month FROM analytics.revenue_monthly WHERE is_partial_month)"""
+
+
+def mart_monthly(db: pathlib.Path) -> dict[tuple[str, str, str], int]:
+    """The monthly sections' figures straight from the marts, keyed (testid, currency, month):
+    revenue excl. tax and known fees per month, churned MRR of the last full month per kind."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        out: dict[tuple[str, str, str], int] = {}
+        for currency, month, revenue, fees in con.execute(
+            "SELECT currency, date_month, sum(revenue_ex_tax_in_cents), sum(known_fees_in_cents) "
+            "FROM analytics.revenue_monthly GROUP BY ALL"
+        ).fetchall():
+            out[("summary-revenue-ex-tax", currency, month.isoformat())] = int(revenue)
+            out[("summary-known-fees", currency, month.isoformat())] = int(fees)
+        for currency, month, churned in con.execute(
+            "SELECT currency, date_month, -sum(churned_mrr_in_cents) FROM analytics.mrr_monthly "
+            "GROUP BY ALL"
+        ).fetchall():
+            out[("churn-total", currency, month.isoformat())] = int(churned)
+        return out
+    finally:
+        con.close()
+
+
+MONTHLY_JS = """
+[...document.querySelectorAll('tr[data-testid="summary-month"], tr[data-testid="churn-month"]')]
+  .flatMap(row => [...row.querySelectorAll('[data-value]')].map(cell => ({
+     testid: cell.dataset.testid, currency: cell.dataset.currency, month: row.dataset.month,
+     value: cell.dataset.value, text: cell.innerText.trim(),
+     visible: cell.getBoundingClientRect().height > 0})))
+"""
+
+# the widest label a chart must show whole: the money no offer is credited with
+LABELS_JS = """
+[...document.querySelectorAll('figure.chart svg text')].map(t => t.textContent)
+"""
+
+
+def check_monthly_in_browser(browser: Chromium, db: pathlib.Path) -> list[dict]:
+    """Every month row the page shows equals the marts, and is visible; no chart label is cut."""
+    cells = browser.evaluate(MONTHLY_JS)
+    expected = mart_monthly(db)
+    checked = 0
+    for cell in cells:
+        key = (cell["testid"], cell["currency"], cell["month"])
+        if key in expected:
+            assert int(cell["value"]) == expected[key], (key, cell)
+            assert cell["visible"], cell
+            checked += 1
+    assert checked, "no monthly figure was checked"
+    labels = browser.evaluate(LABELS_JS)
+    assert not [t for t in labels if t.endswith("…")], labels
+    return cells
 
 
 def check_report_in_browser(
@@ -146,7 +203,7 @@ def check_report_in_browser(
     for figure in figures:
         if figure["testid"] in TILE_FIGURES:
             assert figure["visible"], figure
-        if figure["testid"] in ("net-revenue-30d", "mrr", "unpaid-balance"):
+        if figure["testid"] in ("revenue-ex-tax-30d", "mrr", "unpaid-balance"):
             assert figure["text"] == format_money(int(figure["value"]), figure["currency"]), figure
         shown[figure["testid"]][figure["currency"]] = int(figure["value"])
     for name, values in mart_headline(db).items():
@@ -158,4 +215,5 @@ def check_report_in_browser(
         else:
             assert shown[name] == values, name
     assert screenshot.stat().st_size > 10_000
-    return {"charts": charts, "figures": figures}
+    monthly = check_monthly_in_browser(browser, db)
+    return {"charts": charts, "figures": figures, "monthly": monthly}

@@ -21,7 +21,7 @@ from creator_sync.report.render import write_report
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "docs" / "img" / "report.png"
-HEIGHT = 2600  # header, freshness, tiles, daily revenue and the start of the MRR waterfall
+HEIGHT = 2600  # header, what the figures are built on, tiles and the monthly summary
 
 
 def main() -> int:

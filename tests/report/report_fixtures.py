@@ -47,7 +47,8 @@ def coverage_rows() -> list[tuple]:
 
 
 def revenue_rows() -> list[tuple]:
-    """(site, currency, day, gross, refunds, disputes, net): refunds and disputes negative."""
+    """(site, currency, day, gross, refunds, disputes, net, tax, revenue excl. tax): refunds and
+    disputes negative; tax on every third day, so revenue excl. tax differs from net."""
     rows = []
     for i in range(DAYS):
         day = AS_OF - dt.timedelta(days=DAYS - 1 - i)
@@ -59,7 +60,8 @@ def revenue_rows() -> list[tuple]:
             gross = base + 37 * i
             refunds = -(199 if i % 7 == 0 else 0)
             disputes = -(1_250 if i % 30 == 3 else 0)
-            rows.append((site, currency, day, gross, refunds, disputes, gross + refunds + disputes))
+            net, tax = gross + refunds + disputes, (gross // 21 if i % 3 == 0 else 0)
+            rows.append((site, currency, day, gross, refunds, disputes, net, tax, net - tax))
     return rows
 
 
@@ -86,6 +88,53 @@ def mrr_rows() -> list[tuple]:
                 )
             )
     return rows
+
+
+# the marts of the monthly sections, emptied together by tests that need no charts
+MONTHLY_MARTS = ("revenue_monthly", "saas_metrics_monthly", "mrr_movements",
+                 "offer_revenue_monthly", "product_revenue_monthly")
+MONTHS = (dt.date(2026, 1, 1), dt.date(2026, 2, 1), dt.date(2026, 3, 1))
+# offer_revenue_monthly: (site, currency, month, offer_key, title, unattributed, net, ex tax, n)
+OFFER_MONTH_ROWS = [
+    (SITES[0], "USD", MONTHS[2], "4000000001", 'Course <A> & "friends"', False, 1_050_001,
+     1_000_001, 12),
+    (SITES[0], "USD", MONTHS[2], "4000000002", "Membership $5 / $50", False, 260_000, 250_000, 30),
+    (SITES[0], "USD", MONTHS[2], "(no offer)", None, True, 330_000, 300_000, 9),
+    (SITES[1], "USD", MONTHS[2], "(no offer)", None, True, 20_000, 20_000, 1),
+    (SITES[1], "USD", MONTHS[2], "4000000004", "Coaching", False, 500_000, 500_000, 5),
+    (SITES[0], "EUR", MONTHS[2], "4000000003", "Bundle", False, 109_999, 99_999, 1),
+    # February: a bigger month for an offer that sold nothing in March
+    (SITES[0], "USD", MONTHS[1], "4000000009", "February only", False, 9_999_999, 9_999_999, 1),
+]
+PRODUCT_COUNT = 12  # USD products in March: more than the page lists, so the rest is added up
+
+
+def product_month_rows() -> list[tuple]:
+    """product_revenue_monthly: 12 USD products and a `(no product)` row in March (site 1),
+    one EUR product, one February product."""
+    rows = [
+        (SITES[0], "USD", MONTHS[2], f"5000000{n:03d}", f"Product {n}", False,
+         10_000 * (PRODUCT_COUNT + 1 - n), 3)
+        for n in range(1, PRODUCT_COUNT + 1)
+    ]
+    rows.append((SITES[0], "USD", MONTHS[2], "(no product)", None, True, 4_321, 2))
+    rows.append((SITES[0], "EUR", MONTHS[2], "5000000100", "Workbook", False, 99_999, 1))
+    rows.append((SITES[0], "USD", MONTHS[1], "5000000999", "Old product", False, 77_777, 1))
+    return rows
+
+
+# mrr_movements' churn rows: (site, currency, month, customer, change, kind); each month's sum
+# per site and currency is mrr_rows' churned_mrr_in_cents
+CHURN_ROWS = [
+    (SITES[0], "USD", MONTHS[1], "c1", -4_900, "voluntary"),
+    (SITES[0], "USD", MONTHS[2], "c2", -4_900, "payment_failed"),
+    (SITES[0], "USD", MONTHS[2], "c3", -4_900, None),
+    (SITES[1], "USD", MONTHS[1], "c4", -4_900, "voluntary"),
+    (SITES[1], "USD", MONTHS[2], "c5", -3_000, "voluntary"),
+    (SITES[1], "USD", MONTHS[2], "c6", -6_800, "refunded_or_disputed"),
+    (SITES[0], "EUR", MONTHS[1], "c7", -4_900, "payment_failed"),
+    (SITES[0], "EUR", MONTHS[2], "c8", -9_800, "voluntary"),
+]
 
 
 def payout_rows() -> tuple[list[tuple], list[tuple], list[tuple]]:
@@ -225,19 +274,63 @@ def write_coverage(
     )
 
 
+def write_monthly_marts(con: duckdb.DuckDBPyConnection) -> None:
+    """The monthly marts of issue 39, consistent with revenue_daily and mrr_monthly: site 2's
+    USD goes through a processor that states no fee (every transaction's fee unknown), site 1's
+    USD states a fee for all but one transaction a month, EUR states all of them."""
+    con.execute("""ALTER TABLE analytics.mrr_monthly ADD COLUMN previous_mrr_in_cents BIGINT""")
+    con.execute("""UPDATE analytics.mrr_monthly AS m SET previous_mrr_in_cents = coalesce((
+        SELECT p.mrr_in_cents FROM analytics.mrr_monthly AS p WHERE p.site_id = m.site_id
+        AND p.currency = m.currency AND p.date_month = m.date_month - INTERVAL 1 MONTH), 0)""")
+    con.execute("""CREATE TABLE analytics.revenue_monthly AS
+        SELECT site_id, currency, date_trunc('month', date_day)::DATE AS date_month,
+            sum(gross_in_cents)::BIGINT AS gross_in_cents,
+            sum(refunds_in_cents)::BIGINT AS refunds_in_cents,
+            sum(disputes_in_cents)::BIGINT AS disputes_in_cents,
+            sum(net_in_cents)::BIGINT AS net_in_cents, sum(tax_in_cents)::BIGINT AS tax_in_cents,
+            sum(revenue_ex_tax_in_cents)::BIGINT AS revenue_ex_tax_in_cents,
+            CASE WHEN site_id = '2147483702' THEN 0 ELSE sum(gross_in_cents // 40) END::BIGINT
+                AS known_fees_in_cents,
+            CASE WHEN site_id = '2147483702' THEN count(*) WHEN currency = 'USD' THEN 1 ELSE 0
+                END::BIGINT AS fee_unknown_transactions_count,
+            count(*)::BIGINT AS transactions_count,
+            false AS is_partial_month
+        FROM analytics.revenue_daily GROUP BY site_id, currency, date_month""")
+    con.execute("""CREATE TABLE analytics.saas_metrics_monthly AS
+        SELECT site_id, currency, date_month, mrr_in_cents, 12 * mrr_in_cents AS arr_in_cents
+        FROM analytics.mrr_monthly""")
+    con.execute("""CREATE TABLE analytics.mrr_movements (site_id TEXT, currency TEXT,
+        date_month DATE, customer_id TEXT, movement TEXT, mrr_change_in_cents BIGINT,
+        churn_kind TEXT, is_partial_month BOOLEAN)""")
+    _insert(con, "analytics.mrr_movements", [
+        *((s, c, m, cust, "churn", change, kind, False)
+          for s, c, m, cust, change, kind in CHURN_ROWS),
+        (SITES[0], "USD", MONTHS[2], "c9", "new", 9_900, None, False),
+    ])
+    con.execute("""CREATE TABLE analytics.offer_revenue_monthly (site_id TEXT, currency TEXT,
+        date_month DATE, offer_key TEXT, offer_title TEXT, is_unattributed BOOLEAN,
+        net_in_cents BIGINT, revenue_ex_tax_in_cents BIGINT, transactions_count BIGINT)""")
+    _insert(con, "analytics.offer_revenue_monthly", OFFER_MONTH_ROWS)
+    con.execute("""CREATE TABLE analytics.product_revenue_monthly (site_id TEXT, currency TEXT,
+        date_month DATE, product_id TEXT, product_title TEXT, is_unattributed BOOLEAN,
+        revenue_ex_tax_in_cents BIGINT, transactions_count BIGINT)""")
+    _insert(con, "analytics.product_revenue_monthly", product_month_rows())
+
+
 def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Path:
     con = duckdb.connect(str(path))
     con.execute("SET TimeZone = 'UTC'")
     con.execute("CREATE SCHEMA analytics")
     con.execute("""CREATE TABLE analytics.revenue_daily (site_id TEXT, currency TEXT, date_day DATE,
         gross_in_cents BIGINT, refunds_in_cents BIGINT, disputes_in_cents BIGINT,
-        net_in_cents BIGINT)""")
+        net_in_cents BIGINT, tax_in_cents BIGINT, revenue_ex_tax_in_cents BIGINT)""")
     _insert(con, "analytics.revenue_daily", revenue_rows())
     con.execute("""CREATE TABLE analytics.mrr_monthly (site_id TEXT, currency TEXT, date_month DATE,
         mrr_in_cents BIGINT, new_mrr_in_cents BIGINT, expansion_mrr_in_cents BIGINT,
         contraction_mrr_in_cents BIGINT, churned_mrr_in_cents BIGINT,
         reactivation_mrr_in_cents BIGINT, active_subscriptions BIGINT)""")
     _insert(con, "analytics.mrr_monthly", mrr_rows())
+    write_monthly_marts(con)
     payouts, recon, items = payout_rows()
     con.execute("""CREATE TABLE analytics.payouts (payout_id TEXT, site_id TEXT, currency TEXT,
         status TEXT, amount_in_cents BIGINT, initiated_at TIMESTAMPTZ,

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from report_fixtures import (
     AS_OF,
+    MONTHLY_MARTS,
     SITES,
     SYNCED_AT,
     Elements,
@@ -27,6 +28,7 @@ from report_fixtures import (
 from creator_sync.models.adapters import DuckDBAdapter
 from creator_sync.report.cli import report_command
 from creator_sync.report.data import load_report_data
+from creator_sync.report.money import format_money
 from creator_sync.report.page import render_page
 
 # an hour after the fixture's sync: fresh, unless a test says otherwise
@@ -68,7 +70,7 @@ def page(
     if not charts:
         data = dataclasses.replace(
             data, revenue={}, mrr={}, payouts={p: [] for p in data.payouts}, offers={},
-            settlement_delay=[],
+            products={}, settlement_delay=[],
         )
     return render_page(data, generated_at=now)
 
@@ -88,7 +90,7 @@ def replaced(resource: str, **changes: object) -> list[tuple]:
 
 def net(first: dt.date, last: dt.date) -> dict[str, int]:
     totals: dict[str, int] = defaultdict(int)
-    for _site, currency, day, *_, value in revenue_rows():
+    for _site, currency, day, *_, value, _tax, _revenue_ex_tax in revenue_rows():
         if first <= day <= last:
             totals[currency] += value
     return dict(totals)
@@ -139,7 +141,7 @@ def test_payouts_not_loaded_are_named_never_zeroed(
     # the unpaid and unreconciled tiles, the section
     assert unavailable == ["Not available: payouts not loaded."] * 3
     # revenue does not depend on payouts: still shown
-    assert found.by_testid("net-revenue-30d")
+    assert found.by_testid("revenue-ex-tax-30d")
     resources = {a["data-resource"]: a for a, _ in found.by_testid("coverage-resource")}
     resource = resources["payouts"]
     assert resource["data-loaded"] == "false" and resource["class"] == "alert"
@@ -150,16 +152,16 @@ def test_transactions_not_loaded_take_revenue_and_payout_figures_with_them(
 ) -> None:
     rows = replaced("transactions", records=0, status="failed", reason="503 after 8 attempts",
                     synced=None, through=None, newest=None)
-    path = warehouse_with(tmp_path, rows, empty=("revenue_daily", "offer_performance"))
+    path = warehouse_with(tmp_path, rows, empty=("revenue_daily", *MONTHLY_MARTS))
     found = elements(page(path))
     assert [t for _, t in found.by_testid("coverage-problem")] == [
         "Transactions: not loaded (last sync: failed: 503 after 8 attempts)"
     ]
-    assert not found.by_testid("net-revenue-30d") and not found.by_testid("unpaid-balance")
+    assert not found.by_testid("revenue-ex-tax-30d") and not found.by_testid("unpaid-balance")
     reasons = [t for _, t in found.by_testid("unavailable")]
     # the revenue tile and section, the unpaid and unreconciled tiles, the reconciliation,
-    # the offers
-    assert reasons.count("Not available: transactions not loaded.") == 6
+    # the offers, the monthly summary, the products
+    assert reasons.count("Not available: transactions not loaded.") == 8
     assert found.by_testid("mrr")  # MRR is built on purchases
 
 
@@ -241,11 +243,19 @@ def test_a_partial_last_day_is_marked_and_left_out_of_the_comparisons(
     assert through_attrs["data-date"] == "2026-03-30"
     assert through_attrs["data-partial-day"] == "2026-03-31"
     assert "2026-03-31 is partial: the transactions reach 2026-03-31 15:00 UTC" in html
-    assert "Net revenue, 30 days to 2026-03-30" in html
+    assert "Revenue excl. tax, 30 days to 2026-03-30" in html
     assert "2026-03-31 is partial and not counted" in html
     chart = html[html.index('data-testid="chart-revenue-daily" data-currency="USD"') :]
     chart = chart[: chart.index("</figure>")]
-    assert "(partial)" in chart and ">Partial day<" in chart
+    assert ">Partial day<" in chart
+    # the caption's total is the complete days', as the tile's (issue 39, item 4)
+    usd = [r for r in revenue_rows() if r[1] == "USD"]
+    complete = sum(r[6] for r in usd if dt.date(2026, 1, 1) <= r[2] < AS_OF)
+    partial = sum(r[6] for r in usd if r[2] == AS_OF)
+    assert (
+        f"USD: 2026-01-01 to 2026-03-30, net incl. tax {format_money(complete, 'USD')}; "
+        f"2026-03-31 is partial (so far {format_money(partial, 'USD')}), shaded and not counted"
+    ) in chart
 
 
 def test_the_reporting_zone_decides_whether_the_last_day_is_complete(
@@ -319,15 +329,15 @@ def test_offers_carry_their_site_when_there_are_several(warehouse: pathlib.Path)
     rows = elements(html).by_testid("top-offer")
     assert {a["data-site-id"] for a, _ in rows} == set(SITES)
     assert "<th>Site</th>" in html and "<td>Pine &amp; Co</td>" in html
-    assert "Coaching · Pine &amp; Co" in html  # the chart label
+    assert "Coaching\u00a0·\u00a0Pine\u00a0&amp;\u00a0Co" in html  # the chart label, unbroken
     one_site = page(warehouse, charts=True, site_id=SITES[1])
-    assert "<th>Site</th>" not in one_site and "Coaching · " not in one_site
+    assert "<th>Site</th>" not in one_site and "Coaching\u00a0·" not in one_site
 
 
 def test_staleness_limit_is_a_flag_and_a_config_key(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    series = ("revenue_daily", "mrr_monthly", "offer_performance", *PAYOUT_MARTS)
+    series = ("revenue_daily", "mrr_monthly", *MONTHLY_MARTS, *PAYOUT_MARTS)
     path = warehouse_with(tmp_path, coverage_rows(), empty=series)  # no charts: fast
     out = tmp_path / "r.html"
     args = ["--duckdb", str(path), "--out", str(out)]

@@ -27,7 +27,7 @@ def test_report_renders_in_chromium(
     chromium: Chromium, report: pathlib.Path, warehouse: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
     seen = check_report_in_browser(chromium, report, warehouse, tmp_path / "report.png")
-    assert len(seen["charts"]) == 9
+    assert len(seen["charts"]) == 10
 
 
 @pytest.mark.postgres
@@ -42,7 +42,7 @@ def test_report_from_postgres_renders_in_chromium(
         postgres_dsn=postgres_dsn,
     )
     seen = check_report_in_browser(chromium, report, warehouse, tmp_path / "pg.png")
-    assert len(seen["charts"]) == 9
+    assert len(seen["charts"]) == 10
     from_duckdb = write_report(str(warehouse), str(tmp_path / "duck.html")).read_text()
     generated = re.compile(r"generated [^<·]*")
     assert generated.sub("", report.read_text()) == generated.sub("", from_duckdb)

@@ -20,7 +20,7 @@ from report_fixtures import (
 )
 
 from creator_sync.models.adapters import DuckDBAdapter
-from creator_sync.report.data import load_report_data
+from creator_sync.report.data import NO_OFFER, load_report_data
 from creator_sync.report.errors import ReportError
 from creator_sync.sources.creator_platform.config import BadSetting
 
@@ -33,11 +33,14 @@ def load(path: pathlib.Path, **options):
         con.close()
 
 
-def expected_net(first: dt.date, last: dt.date, site: str | None = None) -> dict[str, int]:
+def expected_net(
+    first: dt.date, last: dt.date, site: str | None = None, *, ex_tax: bool = False
+) -> dict[str, int]:
+    """Net cash (tax included), or revenue excl. tax, of the fixture's days, per currency."""
     totals: dict[str, int] = defaultdict(int)
-    for row_site, currency, day, *_, net in revenue_rows():
+    for row_site, currency, day, *_, net, _tax, revenue_ex_tax in revenue_rows():
         if first <= day <= last and site in (None, row_site):
-            totals[currency] += net
+            totals[currency] += revenue_ex_tax if ex_tax else net
     return dict(totals)
 
 
@@ -46,6 +49,9 @@ def test_headline_windows_end_on_the_last_reported_day(warehouse: pathlib.Path) 
     h = data.headline
     assert h.window.last_day == h.window.end == AS_OF and h.window.partial_day is None
     assert h.net_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF)
+    # the tile's figure is revenue excl. tax: the fixture's tax is not in it
+    assert h.revenue_30d == expected_net(AS_OF - dt.timedelta(days=29), AS_OF, ex_tax=True)
+    assert h.revenue_30d != h.net_30d
     assert h.net_prior_30d == expected_net(
         AS_OF - dt.timedelta(days=59), AS_OF - dt.timedelta(days=30)
     )
@@ -73,7 +79,7 @@ def test_site_filter_scopes_every_figure(warehouse: pathlib.Path) -> None:
     assert set(data.revenue) == {"USD"}
     assert data.headline.unpaid_balance == {"USD": 1}
     assert {p.site_id for rows in data.payouts.values() for p in rows} == {SITES[1]}
-    assert [o.title for o in data.offers["USD"]] == ["Coaching"]
+    assert [o.title for o in data.offers["USD"]] == ["Coaching", NO_OFFER]
     assert data.unreconciled_items == {}
 
 
@@ -157,17 +163,20 @@ def test_payout_scope_says_which_revenue_the_payouts_cover(warehouse: pathlib.Pa
     assert [(r.provider, r.covered) for r in only] == [("platform_payments", 900000)]
 
 
-def test_top_offers_rank_by_net_revenue_per_currency(warehouse: pathlib.Path) -> None:
-    offers = load(warehouse).offers
-    assert [(o.offer_id, o.net) for o in offers["USD"]] == [
-        ("4000000001", 1000001),
-        ("4000000004", 500000),
-        ("4000000002", 250000),
+def test_top_offers_rank_the_last_full_month_by_revenue_ex_tax(warehouse: pathlib.Path) -> None:
+    """March, not all time (February's bigger offer is not there); the two sites' `(no offer)`
+    money is one row, named in full."""
+    data = load(warehouse)
+    assert data.last_full_month == dt.date(2026, 3, 1)
+    offers = data.offers
+    assert [(o.offer_id, o.revenue_ex_tax, o.net, o.transactions) for o in offers["USD"]] == [
+        ("4000000001", 1_000_001, 1_050_001, 12),
+        ("4000000004", 500_000, 500_000, 5),
+        ("", 320_000, 350_000, 10),
+        ("4000000002", 250_000, 260_000, 30),
     ]
-    assert [(o.title, o.purchases, o.customers, o.is_deleted) for o in offers["EUR"]] == [
-        ("Bundle", 1, 1, True)
-    ]
-    assert set(offers) == {"USD", "EUR"}  # an offer without a currency has no revenue to rank
+    assert offers["USD"][2].title == NO_OFFER and offers["USD"][2].is_unattributed
+    assert [(o.title, o.revenue_ex_tax) for o in offers["EUR"]] == [("Bundle", 99_999)]
 
 
 def test_freshness_reads_the_last_successful_load_and_row_counts(warehouse: pathlib.Path) -> None:
@@ -198,14 +207,14 @@ def test_unknown_site_is_a_usage_error_naming_the_sites_present(warehouse: pathl
 def test_missing_marts_and_columns_are_listed_together(tmp_path: pathlib.Path) -> None:
     path = build_warehouse(tmp_path / "w.duckdb")
     con = duckdb.connect(str(path))
-    con.execute("DROP TABLE analytics.offer_performance")
+    con.execute("DROP TABLE analytics.offer_revenue_monthly")
     con.execute("ALTER TABLE analytics.revenue_daily DROP COLUMN disputes_in_cents")
     con.close()
     with pytest.raises(ReportError) as caught:
         load(path)
     message = str(caught.value)
     assert str(path) in message
-    assert "missing table analytics.offer_performance" in message
+    assert "missing table analytics.offer_revenue_monthly" in message
     assert "analytics.revenue_daily lacks column(s) disputes_in_cents" in message
     assert "creator-sync models --duckdb" in message
 

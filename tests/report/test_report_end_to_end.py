@@ -64,7 +64,7 @@ def test_report_on_sandbox_data_in_chromium(
     shown: dict[str, dict[str | None, int]] = {}
     for figure in seen["figures"]:
         shown.setdefault(figure["testid"], {})[figure["currency"]] = int(figure["value"])
-    assert shown["net-revenue-30d"] == printed["net_revenue_last_30_days_in_cents"]
+    assert shown["revenue-ex-tax-30d"] == printed["revenue_ex_tax_last_30_days_in_cents"]
     assert shown["mrr"] == printed["mrr_in_cents"]
     assert shown["active-subscriptions"] == {None: printed["active_subscriptions"]}
     assert shown["unpaid-balance"] == printed["unpaid_balance_in_cents"]
@@ -82,7 +82,62 @@ def test_report_on_sandbox_data_in_chromium(
     assert {c["testid"] for c in seen["charts"]} == {
         "chart-revenue-daily",
         "chart-mrr-waterfall",
-        "chart-payouts",
         "chart-settlement-delay",
         "chart-top-offers",
+        "chart-products",
     }
+
+
+def test_monthly_sections_equal_the_marts_on_sandbox_data(synced: pathlib.Path) -> None:
+    """On real pipeline output, each monthly figure against SQL of its own: NRR by another
+    algebra (MRR less new and reactivation is what the opening MRR kept), ARR as 12 × MRR,
+    churn kinds against mrr_monthly, products and offers against revenue_monthly."""
+    from decimal import Decimal
+
+    from creator_sync.models.adapters import DuckDBAdapter
+    from creator_sync.report.data import load_report_data
+
+    adapter = DuckDBAdapter(str(synced), read_only=True)
+    try:
+        data = load_report_data(adapter)
+    finally:
+        adapter.close()
+    con = duckdb.connect(str(synced), read_only=True)
+    try:
+        mrr = {
+            (c, m): (int(kept), int(opening), int(total), int(churned))
+            for c, m, kept, opening, total, churned in con.execute(
+                "SELECT currency, date_month, "
+                "sum(mrr_in_cents - new_mrr_in_cents - reactivation_mrr_in_cents), "
+                "sum(previous_mrr_in_cents), sum(mrr_in_cents), -sum(churned_mrr_in_cents) "
+                "FROM analytics.mrr_monthly GROUP BY ALL"
+            ).fetchall()
+        }
+        month = data.last_full_month
+        assert month is not None
+        revenue = dict(con.execute(
+            "SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.revenue_monthly "
+            "WHERE date_month = ? GROUP BY ALL", [month]).fetchall())
+        no_offer = dict(con.execute(
+            "SELECT currency, sum(revenue_ex_tax_in_cents) FROM analytics.offer_revenue_monthly "
+            "WHERE date_month = ? AND offer_id IS NULL GROUP BY ALL", [month]).fetchall())
+    finally:
+        con.close()
+    checked = 0
+    for currency, months in data.summary.items():
+        for m in months:
+            kept, opening, total, _ = mrr.get((currency, m.date_month), (0, 0, 0, 0))
+            assert m.arr == (12 * total if (currency, m.date_month) in mrr else None)
+            if opening:
+                assert m.nrr == Decimal(kept) / Decimal(opening), (currency, m.date_month)
+                checked += 1
+    assert checked > 0
+    for currency, months in data.churn.items():
+        for c in months:
+            assert c.total == mrr[(currency, c.date_month)][3], (currency, c.date_month)
+    assert {c: sum(p.revenue_ex_tax for p in ps) for c, ps in data.products.items()} == {
+        c: int(v) for c, v in revenue.items()}
+    for currency, offers in data.offers.items():
+        shown = [o.revenue_ex_tax for o in offers if o.is_unattributed]
+        if shown:
+            assert shown == [int(no_offer[currency])]

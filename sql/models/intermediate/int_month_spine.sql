@@ -1,5 +1,6 @@
 -- description: every reporting month of the date spine, with the instant its snapshot is taken
--- (month end, or the end of the as-of day for the current month), as local time
+-- (month end, or the end of the as-of day for the current month), as local time, and whether
+-- the data covers the month to its end
 -- grain: date_month
 with days as (
     select * from {{ ref('int_date_spine') }}
@@ -9,9 +10,28 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
 months as (
     select distinct date_month
     from days
+),
+
+as_of_day as (
+    -- the as-of day is partial when the synced transactions do not reach its end in the
+    -- reporting zone (data_coverage.complete_through_at), as the headline judges it
+    select
+        as_of.as_of_date,
+        coalesce(
+            cast(coverage.complete_through_at at time zone {{ setting('timezone') }} as date)
+                <= as_of.as_of_date,
+            false
+        ) as is_as_of_day_partial
+    from as_of
+    left join coverage
+        on coverage.resource = 'transactions'
 ),
 
 final as (
@@ -21,10 +41,17 @@ final as (
             as month_index,
         cast(least(
             cast(months.date_month + interval '1 month' as date),
-            cast(as_of.as_of_date + 1 as date)
-        ) as timestamp) as snapshot_end_local
+            cast(as_of_day.as_of_date + 1 as date)
+        ) as timestamp) as snapshot_end_local,
+        -- the as-of month, unless the as-of day is its last and the data reaches that day's end
+        coalesce(
+            cast(months.date_month + interval '1 month' as date) > cast(as_of_day.as_of_date + 1 as date)
+                or (cast(months.date_month + interval '1 month' as date) = cast(as_of_day.as_of_date + 1 as date)
+                    and as_of_day.is_as_of_day_partial),
+            false
+        ) as is_partial_month
     from months
-    cross join as_of
+    cross join as_of_day
 )
 
 select * from final

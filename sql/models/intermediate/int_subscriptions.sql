@@ -26,6 +26,7 @@ final as (
         coalesce(purchases.amount_in_cents, offers.price_in_cents, 0) as list_amount_in_cents,
         purchases.started_at,
         purchases.deactivated_at,
+        purchases.deactivation_reason,
         cast(purchases.started_at at time zone {{ setting('timezone') }} as timestamp) as started_local,
         cast(purchases.deactivated_at at time zone {{ setting('timezone') }} as timestamp)
             as deactivated_local

@@ -94,7 +94,15 @@ split as (
                     'cumulative.weight_total') }}
             )
             as bigint
-        ) as amount_in_cents
+        ) as amount_in_cents,
+        -- revenue excl. tax split by the same weights: its parts add up to it exactly too
+        cast(
+            {{ signed_share('transactions.revenue_ex_tax_in_cents', 'cumulative.weight_through',
+                'cumulative.weight_total') }}
+            - {{ signed_share('transactions.revenue_ex_tax_in_cents',
+                'cumulative.weight_through - cumulative.weight', 'cumulative.weight_total') }}
+            as bigint
+        ) as revenue_ex_tax_in_cents
     from cumulative
     inner join transactions
         on cumulative.transaction_id = transactions.transaction_id
@@ -107,7 +115,8 @@ unlinked as (
         transactions.offer_id,
         cast(0 as bigint) as purchases_count,
         false as is_split_by_amount,
-        transactions.amount_in_cents
+        transactions.amount_in_cents,
+        transactions.revenue_ex_tax_in_cents
     from transactions
     left join links
         on transactions.transaction_id = links.transaction_id
@@ -135,7 +144,8 @@ final as (
         parts.purchases_count,
         parts.purchases_count > 1 as is_bundle,
         parts.is_split_by_amount,
-        parts.amount_in_cents
+        parts.amount_in_cents,
+        parts.revenue_ex_tax_in_cents
     from parts
     inner join transactions
         on parts.transaction_id = transactions.transaction_id

@@ -1,6 +1,8 @@
 -- description: completed transactions with their purchase, offer, reporting day and revenue
 -- class. The API lists only succeeded ones; rows from elsewhere (webhooks) in another state are
 -- left out. A renewal (recurring) is a charge of a subscription purchase after its first charge.
+-- Revenue excl. tax is amount - sales tax (the platform's amounts include tax, as its orders show;
+-- var creator_platform_amounts_include_tax false: the amount). A fee not stated stays NULL.
 -- grain: transaction_id
 with transactions as (
     select * from {{ ref('stg_transactions') }}
@@ -89,6 +91,11 @@ final as (
         amount_in_cents,
         sales_tax_in_cents,
         payment_fee_in_cents,
+        cast(amount_in_cents - case when {{ setting('amounts_include_tax') }}
+            then sales_tax_in_cents else 0 end as bigint) as revenue_ex_tax_in_cents,
+        payment_fee_in_cents as fee_in_cents,
+        payment_fee_in_cents is not null as is_fee_known,
+        is_subscription_purchase,
         case when revenue_type = 'gross' then amount_in_cents else 0 end as gross_in_cents,
         case when revenue_type = 'refund' then amount_in_cents else 0 end as refunds_in_cents,
         case when revenue_type = 'dispute' then amount_in_cents else 0 end as disputes_in_cents,

@@ -15,6 +15,8 @@ final as (
         {{ setting('default_settlement_delay_days') }} as default_settlement_delay_days,
         as_of.as_of_date,
         {{ setting('as_of_date') }} is not null as is_as_of_given,
+        -- the platform's amounts include sales tax: revenue excl. tax = amount - tax
+        {{ setting('amounts_include_tax') }} as amounts_include_tax,
         {{ setting('creator_sync_version') }} as creator_sync_version
     from as_of
 )

@@ -1,5 +1,7 @@
 -- description: one row per site, currency, first-purchase month and month number (0 = the
--- first month) up to the as-of month: customers still paying, and the cohort's net revenue
+-- first month) up to the as-of month: cohort members who paid in the month, members holding an
+-- active subscription at the month's snapshot (as mrr_monthly counts them), and the cohort's net
+-- revenue; the as-of month flagged when partial
 -- grain: site_id, currency, cohort_month, month_number
 with transactions as (
     select * from {{ ref('int_transactions') }}
@@ -13,6 +15,10 @@ months as (
     select * from {{ ref('int_month_spine') }}
 ),
 
+subscriber_months as (
+    select * from {{ ref('int_subscriber_mrr_months') }}
+),
+
 firsts as (
     select
         site_id,
@@ -20,6 +26,15 @@ firsts as (
         currency,
         cast(date_trunc('month', cast(created_at at time zone {{ setting('timezone') }} as date)) as date)
             as first_month
+    from purchases
+    where customer_id is not null
+    union all
+    -- a subscription that took effect before its purchase was recorded starts the customer then
+    select
+        site_id,
+        customer_id,
+        currency,
+        cast(date_trunc('month', cast(started_at at time zone {{ setting('timezone') }} as date)) as date)
     from purchases
     where customer_id is not null
     union all
@@ -69,6 +84,21 @@ activity as (
     group by members.site_id, members.currency, members.cohort_month, transactions.date_month
 ),
 
+subscribed as (
+    -- members holding an active subscription with MRR at the month's snapshot
+    select
+        members.site_id,
+        members.currency,
+        members.cohort_month,
+        subscriber_months.date_month,
+        count(distinct members.customer_id) as active_subscribers
+    from members
+    inner join subscriber_months
+        on members.customer_id = subscriber_months.subscriber_id
+    where subscriber_months.mrr_in_cents > 0
+    group by members.site_id, members.currency, members.cohort_month, subscriber_months.date_month
+),
+
 grid as (
     select
         cohorts.site_id,
@@ -76,7 +106,8 @@ grid as (
         cohorts.cohort_month,
         cohorts.cohort_customers,
         months.date_month,
-        months.month_index - cohort_index.month_index as month_number
+        months.month_index - cohort_index.month_index as month_number,
+        months.is_partial_month
     from cohorts
     inner join months as cohort_index
         on cohorts.cohort_month = cohort_index.date_month
@@ -100,13 +131,22 @@ final as (
             partition by grid.site_id, grid.currency, grid.cohort_month
             order by grid.month_number
             rows between unbounded preceding and current row
-        ) as bigint) as cumulative_revenue_in_cents
+        ) as bigint) as cumulative_revenue_in_cents,
+        cast(coalesce(subscribed.active_subscribers, 0) as bigint) as active_subscribers,
+        cast(coalesce(subscribed.active_subscribers, 0) as double precision) / grid.cohort_customers
+            as subscriber_retention_rate,
+        grid.is_partial_month
     from grid
     left join activity
         on grid.site_id = activity.site_id
         and grid.currency = activity.currency
         and grid.cohort_month = activity.cohort_month
         and grid.date_month = activity.date_month
+    left join subscribed
+        on grid.site_id = subscribed.site_id
+        and grid.currency = subscribed.currency
+        and grid.cohort_month = subscribed.cohort_month
+        and grid.date_month = subscribed.date_month
 )
 
 select * from final

@@ -5,7 +5,10 @@
 -- and payment fee). Gross is sales only; the fee rate is fees / gross (DOUBLE, not money).
 -- Each side needs its input complete (data_coverage.is_complete): the line figures the payouts,
 -- the transaction figures the transactions; an incomplete side is NULL and
--- `amount_unavailable_reason` says what is missing.
+-- `amount_unavailable_reason` says what is missing. A fee the processor did not state (the API
+-- states fees only for the platform's own processor) is never 0: the transaction fees and fee
+-- rate are NULL when any transaction of the row has none, `transaction_known_fees_in_cents`
+-- sums the fees stated, and `fee_unavailable_reason` says how many are missing.
 -- grain: site_id, currency, provider, date_month
 with lines as (
     select * from {{ ref('int_payout_lines') }}
@@ -99,7 +102,9 @@ transaction_fees as (
         cast(count(*) as bigint) as transactions_count,
         cast(sum(case when revenue_type = 'gross' then amount_in_cents else 0 end) as bigint)
             as transaction_gross_in_cents,
-        cast(sum(fee_in_cents) as bigint) as transaction_fees_in_cents
+        cast(coalesce(sum(fee_in_cents), 0) as bigint) as transaction_known_fees_in_cents,
+        cast(sum(case when fee_in_cents is null then 1 else 0 end) as bigint)
+            as fee_unknown_transactions_count
     from transaction_rows
     group by site_id, currency, provider, date_month
 ),
@@ -135,14 +140,28 @@ final as (
         case when inputs.is_transactions_complete
             then cast(coalesce(transaction_fees.transaction_gross_in_cents, 0) as bigint) end
             as transaction_gross_in_cents,
+        -- NULL when any transaction of the row has no stated fee: never a guessed 0
         case when inputs.is_transactions_complete
-            then cast(coalesce(transaction_fees.transaction_fees_in_cents, 0) as bigint) end
+            and coalesce(transaction_fees.fee_unknown_transactions_count, 0) = 0
+            then cast(coalesce(transaction_fees.transaction_known_fees_in_cents, 0) as bigint) end
             as transaction_fees_in_cents,
         case when inputs.is_transactions_complete
-            then cast(transaction_fees.transaction_fees_in_cents as double precision)
+            and coalesce(transaction_fees.fee_unknown_transactions_count, 0) = 0
+            then cast(transaction_fees.transaction_known_fees_in_cents as double precision)
                 / nullif(transaction_fees.transaction_gross_in_cents, 0) end
             as transaction_fee_rate,
-        inputs.amount_unavailable_reason
+        inputs.amount_unavailable_reason,
+        case when inputs.is_transactions_complete
+            then cast(coalesce(transaction_fees.transaction_known_fees_in_cents, 0) as bigint) end
+            as transaction_known_fees_in_cents,
+        case when inputs.is_transactions_complete
+            then cast(coalesce(transaction_fees.fee_unknown_transactions_count, 0) as bigint) end
+            as fee_unknown_transactions_count,
+        case when coalesce(transaction_fees.fee_unknown_transactions_count, 0) > 0
+            then keys.provider || ' states no fee for '
+                || cast(transaction_fees.fee_unknown_transactions_count as text) || ' of '
+                || cast(transaction_fees.transactions_count as text) || ' transactions'
+        end as fee_unavailable_reason
     from keys
     cross join inputs
     left join line_fees

@@ -1,8 +1,13 @@
 -- description: MRR per site, currency and reporting month with its movements (signed: churn and
--- contraction are negative), so that mrr = previous month's mrr + all movements
+-- contraction are negative), so that mrr = previous month's mrr + all movements; the as-of month
+-- flagged while the data does not cover it to its end (is_partial_month)
 -- grain: site_id, currency, date_month
 with subscriber_months as (
     select * from {{ ref('int_subscriber_mrr_months') }}
+),
+
+months as (
+    select * from {{ ref('int_month_spine') }}
 ),
 
 aggregated as (
@@ -29,9 +34,9 @@ aggregated as (
 
 final as (
     select
-        site_id,
-        currency,
-        date_month,
+        aggregated.site_id,
+        aggregated.currency,
+        aggregated.date_month,
         mrr_in_cents,
         previous_mrr_in_cents,
         new_mrr_in_cents,
@@ -44,8 +49,11 @@ final as (
         churned_customers,
         case when previous_active_customers > 0
             then cast(churned_customers as double precision) / previous_active_customers
-        end as churn_rate
+        end as churn_rate,
+        months.is_partial_month
     from aggregated
+    inner join months
+        on aggregated.date_month = months.date_month
 )
 
 select * from final

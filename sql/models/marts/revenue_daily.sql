@@ -1,5 +1,8 @@
 -- description: revenue per site, currency and reporting day, zero-filled from the first
--- transaction of that site and currency up to the as-of date
+-- transaction of that site and currency up to the as-of date. Revenue excl. tax beside the cash
+-- (net, tax included); fees only where every transaction of the day states one (else NULL, with
+-- the stated part and the count of unstated ones); the as-of day flagged when the synced
+-- transactions reach only part of it
 -- grain: site_id, currency, date_day
 with transactions as (
     select * from {{ ref('int_transactions') }}
@@ -7,6 +10,29 @@ with transactions as (
 
 spine as (
     select * from {{ ref('int_date_spine') }}
+),
+
+as_of as (
+    select * from {{ ref('int_as_of') }}
+),
+
+coverage as (
+    select * from {{ ref('data_coverage') }}
+),
+
+reporting_days as (
+    -- the as-of day is partial when the synced transactions do not reach its end in the
+    -- reporting zone (data_coverage.complete_through_at), as the headline judges it
+    select
+        as_of.as_of_date,
+        coalesce(
+            cast(coverage.complete_through_at at time zone {{ setting('timezone') }} as date)
+                <= as_of.as_of_date,
+            false
+        ) as is_as_of_day_partial
+    from as_of
+    left join coverage
+        on coverage.resource = 'transactions'
 ),
 
 {{ spine_grid('transactions', 'spine') }},
@@ -21,7 +47,10 @@ daily as (
         cast(sum(disputes_in_cents) as bigint) as disputes_in_cents,
         cast(sum(amount_in_cents) as bigint) as net_in_cents,
         cast(sum(sales_tax_in_cents) as bigint) as tax_in_cents,
-        cast(sum(payment_fee_in_cents) as bigint) as fees_in_cents,
+        cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
+        cast(coalesce(sum(fee_in_cents), 0) as bigint) as known_fees_in_cents,
+        cast(sum(case when is_fee_known then 0 else 1 end) as bigint)
+            as fee_unknown_transactions_count,
         count(*) as transactions_count,
         cast(sum(case when is_recurring then 0 else gross_in_cents end) as bigint) as new_in_cents,
         cast(sum(case when is_recurring then gross_in_cents else 0 end) as bigint)
@@ -35,8 +64,15 @@ final as (
         grid.site_id,
         grid.currency,
         grid.date_day,
-        {{ zero_filled(['gross_in_cents', 'refunds_in_cents', 'disputes_in_cents', 'net_in_cents', 'tax_in_cents', 'fees_in_cents', 'transactions_count', 'new_in_cents', 'recurring_in_cents']) }}
+        {{ zero_filled(['gross_in_cents', 'refunds_in_cents', 'disputes_in_cents', 'net_in_cents', 'tax_in_cents']) }},
+        -- NULL when any transaction of the day has no stated fee: never a guessed 0
+        case when coalesce(daily.fee_unknown_transactions_count, 0) = 0
+            then cast(coalesce(daily.known_fees_in_cents, 0) as bigint) end as fees_in_cents,
+        {{ zero_filled(['transactions_count', 'new_in_cents', 'recurring_in_cents', 'revenue_ex_tax_in_cents', 'known_fees_in_cents', 'fee_unknown_transactions_count']) }},
+        grid.date_day = reporting_days.as_of_date and reporting_days.is_as_of_day_partial
+            as is_partial_day
     {{ spine_join('daily') }}
+    cross join reporting_days
 )
 
 select * from final

@@ -1,6 +1,7 @@
 -- description: one row per listed transaction; money stays in integer cents, currencies
 -- upper-cased; provider, action, state and payment type compared normalised (A8: lower case,
--- spaces and underscores alike)
+-- spaces and underscores alike). A fee the processor did not state stays NULL: the API states
+-- `payment_fee_in_cents` only for the platform's own processor (never guessed as 0)
 -- grain: transaction_id
 with source as (
     -- the latest extraction of each id (see models/render.py)
@@ -19,7 +20,7 @@ final as (
         replace(lower(trim(payment_type)), ' ', '_') as payment_type,
         coalesce(amount_in_cents, 0) as amount_in_cents,
         coalesce(sales_tax_in_cents, 0) as sales_tax_in_cents,
-        coalesce(payment_fee_in_cents, 0) as payment_fee_in_cents,
+        payment_fee_in_cents,
         upper(currency) as currency,
         settlement_amount_in_cents,
         settlement_fee_amount_in_cents,

@@ -1,0 +1,64 @@
+-- description: revenue per site, currency, reporting month and offer, up to the as-of date: each
+-- transaction credited to the offers it paid for (int_transaction_products: a bundle split
+-- across its purchases by their amounts, an order's payment across its items by their totals,
+-- an item that sells an offer credited to it). Money no offer stands behind (an order's items
+-- that name products, a purchase not loaded) is one row per month with `offer_key`
+-- '(no offer)'. Per month and currency, revenue excl. tax adds up to revenue_monthly's (data
+-- test). Months without money for an offer have no row.
+-- grain: site_id, currency, date_month, offer_key
+with credits as (
+    select * from {{ ref('int_transaction_products') }}
+),
+
+offers as (
+    select * from {{ ref('stg_offers') }}
+),
+
+as_of as (
+    select * from {{ ref('int_as_of') }}
+),
+
+credited as (
+    select credits.*
+    from credits
+    cross join as_of
+    where credits.date_day <= as_of.as_of_date
+),
+
+monthly as (
+    select
+        site_id,
+        currency,
+        date_month,
+        offer_id,
+        cast(sum(case when revenue_type = 'gross' then amount_in_cents else 0 end) as bigint)
+            as gross_in_cents,
+        cast(sum(case when revenue_type = 'gross' then 0 else amount_in_cents end) as bigint)
+            as refunds_and_disputes_in_cents,
+        cast(sum(amount_in_cents) as bigint) as net_in_cents,
+        cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
+        cast(count(distinct transaction_id) as bigint) as transactions_count
+    from credited
+    group by site_id, currency, date_month, offer_id
+),
+
+final as (
+    select
+        monthly.site_id,
+        monthly.currency,
+        monthly.date_month,
+        coalesce(monthly.offer_id, '(no offer)') as offer_key,
+        monthly.offer_id,
+        offers.offer_title,
+        monthly.offer_id is null as is_unattributed,
+        monthly.gross_in_cents,
+        monthly.refunds_and_disputes_in_cents,
+        monthly.net_in_cents,
+        monthly.revenue_ex_tax_in_cents,
+        monthly.transactions_count
+    from monthly
+    left join offers
+        on monthly.offer_id = offers.offer_id
+)
+
+select * from final

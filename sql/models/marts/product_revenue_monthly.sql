@@ -1,0 +1,63 @@
+-- description: revenue per site, currency, reporting month and product, up to the as-of date:
+-- each transaction credited to the products it paid for (int_transaction_products: a purchase's
+-- share to the products it grants, else its offer's, evenly; an order's payment to its items by
+-- their totals, an item that sells an offer to that offer's products). Money no product stands
+-- behind is one row per month with product_id '(no product)'. Per month and currency, revenue
+-- excl. tax adds up to revenue_monthly's (data test). Months without money for a product have
+-- no row.
+-- grain: site_id, currency, date_month, product_id
+with credits as (
+    select * from {{ ref('int_transaction_products') }}
+),
+
+products as (
+    select * from {{ ref('stg_products') }}
+),
+
+as_of as (
+    select * from {{ ref('int_as_of') }}
+),
+
+credited as (
+    select credits.*
+    from credits
+    cross join as_of
+    where credits.date_day <= as_of.as_of_date
+),
+
+monthly as (
+    select
+        site_id,
+        currency,
+        date_month,
+        product_id,
+        cast(sum(case when revenue_type = 'gross' then amount_in_cents else 0 end) as bigint)
+            as gross_in_cents,
+        cast(sum(case when revenue_type = 'gross' then 0 else amount_in_cents end) as bigint)
+            as refunds_and_disputes_in_cents,
+        cast(sum(amount_in_cents) as bigint) as net_in_cents,
+        cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
+        cast(count(distinct transaction_id) as bigint) as transactions_count
+    from credited
+    group by site_id, currency, date_month, product_id
+),
+
+final as (
+    select
+        monthly.site_id,
+        monthly.currency,
+        monthly.date_month,
+        coalesce(monthly.product_id, '(no product)') as product_id,
+        products.product_title,
+        monthly.product_id is null as is_unattributed,
+        monthly.gross_in_cents,
+        monthly.refunds_and_disputes_in_cents,
+        monthly.net_in_cents,
+        monthly.revenue_ex_tax_in_cents,
+        monthly.transactions_count
+    from monthly
+    left join products
+        on monthly.product_id = products.product_id
+)
+
+select * from final

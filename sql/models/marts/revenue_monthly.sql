@@ -1,0 +1,109 @@
+-- description: revenue per site, currency and reporting month up to the as-of month: the month's
+-- sums of revenue_daily (cash, tax, revenue excl. tax, fees known and unknown), net after fees
+-- where every fee is known, and revenue excl. tax as earned over each service period
+-- (int_revenue_schedule) with the deferred balance at month end: recognised through a month plus
+-- deferred at its end equals revenue excl. tax through it (data test)
+-- grain: site_id, currency, date_month
+with daily as (
+    select * from {{ ref('revenue_daily') }}
+),
+
+schedule as (
+    select * from {{ ref('int_revenue_schedule') }}
+),
+
+monthly as (
+    select
+        site_id,
+        currency,
+        cast(date_trunc('month', date_day) as date) as date_month,
+        cast(sum(gross_in_cents) as bigint) as gross_in_cents,
+        cast(sum(refunds_in_cents) as bigint) as refunds_in_cents,
+        cast(sum(disputes_in_cents) as bigint) as disputes_in_cents,
+        cast(sum(net_in_cents) as bigint) as net_in_cents,
+        cast(sum(tax_in_cents) as bigint) as tax_in_cents,
+        cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
+        cast(sum(known_fees_in_cents) as bigint) as known_fees_in_cents,
+        cast(sum(fee_unknown_transactions_count) as bigint) as fee_unknown_transactions_count,
+        cast(sum(transactions_count) as bigint) as transactions_count,
+        max(date_day) as last_day,
+        max(case when is_partial_day then 1 else 0 end) = 1 as has_partial_day
+    from daily
+    group by site_id, currency, cast(date_trunc('month', date_day) as date)
+),
+
+recognized as (
+    select
+        site_id,
+        currency,
+        date_month,
+        cast(sum(recognized_in_cents) as bigint) as recognized_in_cents
+    from schedule
+    group by site_id, currency, date_month
+),
+
+schedule_by_month as (
+    -- entries by the month of their transaction and the month they are earned in
+    select
+        site_id,
+        currency,
+        transaction_month,
+        date_month as entry_month,
+        cast(sum(recognized_in_cents) as bigint) as recognized_in_cents
+    from schedule
+    group by site_id, currency, transaction_month, date_month
+),
+
+deferred as (
+    -- at the end of a month: what transactions of that month or earlier earn after it
+    select
+        monthly.site_id,
+        monthly.currency,
+        monthly.date_month,
+        cast(sum(schedule_by_month.recognized_in_cents) as bigint) as deferred_in_cents
+    from monthly
+    inner join schedule_by_month
+        on monthly.site_id = schedule_by_month.site_id
+        and monthly.currency = schedule_by_month.currency
+        and schedule_by_month.transaction_month <= monthly.date_month
+        and schedule_by_month.entry_month > monthly.date_month
+    group by monthly.site_id, monthly.currency, monthly.date_month
+),
+
+final as (
+    select
+        monthly.site_id,
+        monthly.currency,
+        monthly.date_month,
+        monthly.gross_in_cents,
+        monthly.refunds_in_cents,
+        monthly.disputes_in_cents,
+        monthly.net_in_cents,
+        monthly.tax_in_cents,
+        monthly.revenue_ex_tax_in_cents,
+        monthly.known_fees_in_cents,
+        -- NULL when any transaction of the month has no stated fee: never a guessed 0
+        case when monthly.fee_unknown_transactions_count = 0
+            then monthly.known_fees_in_cents end as fees_in_cents,
+        monthly.fee_unknown_transactions_count,
+        case when monthly.fee_unknown_transactions_count = 0
+            then cast(monthly.revenue_ex_tax_in_cents - monthly.known_fees_in_cents as bigint)
+        end as net_after_fees_in_cents,
+        cast(coalesce(recognized.recognized_in_cents, 0) as bigint) as recognized_revenue_in_cents,
+        cast(coalesce(deferred.deferred_in_cents, 0) as bigint) as deferred_revenue_in_cents,
+        monthly.transactions_count,
+        monthly.has_partial_day
+            or monthly.last_day < cast(monthly.date_month + interval '1 month' as date) - 1
+            as is_partial_month
+    from monthly
+    left join recognized
+        on monthly.site_id = recognized.site_id
+        and monthly.currency = recognized.currency
+        and monthly.date_month = recognized.date_month
+    left join deferred
+        on monthly.site_id = deferred.site_id
+        and monthly.currency = deferred.currency
+        and monthly.date_month = deferred.date_month
+)
+
+select * from final
