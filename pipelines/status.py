@@ -121,6 +121,7 @@ def format_status(rows: list[dict[str, Any]]) -> str:
 @option("duckdb")
 @option("dataset")
 @option("destination")
+@option("postgres_dsn")
 @option("pipelines_dir")
 @click.option("--json", "as_json", is_flag=True, help="The same, as JSON.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks on failure.")
