@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .duckdb_names import connect_warehouse, quote_ident, quote_literal
+from .duckdb_names import connect_warehouse, quote_ident, quote_literal, schema_ref, table_ref
 from .locking import LockTimeout, warehouse_lock
 from .warehouse import DEPRECATED_DSN_ENV, Warehouse
 
@@ -153,20 +153,14 @@ class WarehouseDB:
         self.dialect = dialect
         self.label = label
         self.types = SQL_TYPES[dialect]
-        self._catalog: str | None = None
 
     # -- names --------------------------------------------------------------------------------
     def schema(self, schema: str) -> str:
-        """`schema`, qualified with the connection's catalog on DuckDB: a file named like the
-        dataset makes two-part names ambiguous there (PostgreSQL never reads `a.b` so)."""
-        if self.dialect != "duckdb":
-            return quote_ident(schema)
-        if self._catalog is None:
-            self._catalog = str(self.native.execute("SELECT current_database()").fetchone()[0])
-        return f"{quote_ident(self._catalog)}.{quote_ident(schema)}"
+        """`schema`, unambiguous whatever the file and dataset are called (`schema_ref`)."""
+        return schema_ref(self.native, schema)
 
     def table(self, schema: str, table: str) -> str:
-        return f"{self.schema(schema)}.{quote_ident(table)}"
+        return table_ref(self.native, schema, table)
 
     # -- statements ---------------------------------------------------------------------------
     def _sql(self, sql: str, params: Sequence[Any] | None) -> str:
