@@ -41,6 +41,7 @@ def _ok(result: Any) -> str:
 
 def rows(dsn: str, sql: str, *params: Any) -> list[tuple]:
     conn = psycopg2.connect(dsn)
+    conn.autocommit = True
     try:
         with conn.cursor() as cursor:
             cursor.execute(sql, params or None)
@@ -264,3 +265,36 @@ def test_two_receivers_writing_at_once_lose_nothing_and_double_nothing(
                 "creator_platform.transactions") == [(200, 200, sum(1000 + i for i in range(200)))]
     assert rows(pg_database, "select count(*) from creator_platform.customers") == [(1,)]
     assert rows(pg_database, "select count(*) from creator_platform.webhook_dead_letters") == [(0,)]
+
+
+def test_dead_letters_and_their_requeue_on_postgresql(pg_database, tmp_path):
+    """A delivery that cannot be typed and an unknown event become dead letters in PostgreSQL;
+    once the cause is gone, `--requeue-dead-letters` puts the loadable one back and it loads."""
+    from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
+
+    warehouse = Warehouse("postgres", "creator_platform", None, "creator_sync_creator_platform",
+                          str(tmp_path / "state"), postgres_dsn=pg_database)
+    journal = Journal(tmp_path / "journal")
+    loader = Loader(journal, warehouse)
+    now = dt.datetime.now(dt.UTC)
+    bad = delivery("payment_succeeded", "3300000007",
+                   [transaction("3300000007", amount_in_cents="12.5")])
+    journal.append([encode(parse_delivery(orjson.dumps(bad), now)),
+                    encode(parse_delivery(orjson.dumps(payment_succeeded("3300000008")), now))])
+    journal.append([b'{"not": "a record"'])  # undecodable: a load_failed letter of its own
+    loader.load_isolating(JournalReader(journal, 0).read(10))
+    assert rows(pg_database, "select reason, journal_seq from creator_platform.webhook_dead_letters "
+                "order by journal_seq") == [("normalize_failed", 1), ("load_failed", 3)]
+    loader.load_isolating(JournalReader(journal, 0).read(10))  # a replay doubles nothing
+    assert rows(pg_database, "select count(*) from creator_platform.webhook_dead_letters") == [(2,)]
+    rows_fixed = "update creator_platform.webhook_dead_letters set body = replace(body, " \
+                 "'\"12.5\"', '1250') where reason = 'normalize_failed' returning journal_seq"
+    assert rows(pg_database, rows_fixed) == [(1,)]  # the "fix" (a normaliser that reads it)
+    assert requeue_dead_letters(journal, warehouse) == 1
+    assert requeue_dead_letters(journal, warehouse) == 0  # gone from the dead letters
+    loader.load_isolating(JournalReader(journal, journal.loaded_seq()).read(10))
+    assert rows(pg_database, "select id, amount_in_cents from creator_platform.transactions "
+                "order by id") == [("3300000007", 1250), ("3300000008", 4999)]
+    assert rows(pg_database, "select reason from creator_platform.webhook_dead_letters") == [
+        ("load_failed",)]
+    journal.close()
