@@ -39,10 +39,10 @@ def test_the_new_name_wins_and_the_old_one_is_an_alias(monkeypatch):
     assert not [line for line in unknown_key_warnings() if "POSTGRES_DSN" in line]
 
 
-@pytest.mark.parametrize("command", ["models", "report"])
+@pytest.mark.parametrize("command", ["models", "report", "status"])
 @pytest.mark.parametrize("variable", ["CREATOR_SYNC__POSTGRES_DSN", "CREATOR_SYNC_POSTGRES_DSN"])
 def test_each_name_reaches_the_commands(tmp_path: Path, command: str, variable: str) -> None:
-    """Both names point `models` and `report` at the server (here one that does not answer: a
+    """Both names point `models`, `report` and `status` at the server (here one that does not answer: a
     run-time failure, exit 1, without the password); only the old one warns."""
     work = tmp_path / "team"
     (work / ".dlt").mkdir(parents=True)
