@@ -28,6 +28,7 @@ from creator_sync.sources.creator_platform import (
     is_done,
     option,
     place_of,
+    warn_unknown_keys,
 )
 
 from .sync_resources import SYNC_RESOURCES
@@ -145,5 +146,6 @@ def status_command(as_json: bool, verbose: bool, **flags: Any) -> None:
     Exit status: 0 success, 1 failure at run time, 2 usage or configuration error.
     """
     with reported_failures(verbose):
+        warn_unknown_keys()
         rows = status_rows(warehouse_of(Settings(**flags)))
     click.echo(json.dumps(rows, indent=2) if as_json else format_status(rows))
