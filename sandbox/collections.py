@@ -198,7 +198,7 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                sorts=("name", "email", "created_at"),
                filters={"site_id": site_filter("form_submissions"),
                         "form_id": ref_filter("form_submissions", "form", "forms")},
-               single=True),
+               single=True, listed=alive("form_submissions")),
     Collection("transactions", "transactions", "view:transactions",
                filters={"site_id": site_filter("transactions"),
                         "customer_id": ref_filter("transactions", "customer", "customers"),

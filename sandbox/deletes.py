@@ -6,7 +6,7 @@ an active subscription paid through the platform's own payments cannot be delete
 rest follows what real accounts show and is a sandbox option where it is a choice
 (`customer_on_contact_delete`, docs/sandbox.md#deletes):
 
-- a deleted contact's notes and tag links go with it;
+- a deleted contact's notes, form submissions and tag links go with it;
 - its customer goes too ("delete", the default), stays without a contact ("keep"), or the
   delete is refused with 422 ("refuse");
 - a deleted customer's active purchases are deactivated (access ends, no more renewals);
@@ -74,6 +74,8 @@ def delete_contact(store: Store, row: int, rule: str) -> None:
     links.set(links.parent[keep], links.child[keep])
     notes = store.fk_children("contact_notes", "contact", row)
     _gone(store, "contact_notes", notes.tolist())
+    submissions = store.fk_children("form_submissions", "contact", row)
+    _gone(store, "form_submissions", submissions.tolist())
     if customer != NULL:
         if rule == "keep":
             _stamp(store, "customers", customer)
