@@ -70,7 +70,7 @@ def _people_to_delete(sandbox: Any) -> tuple[list[str], str, list[str]]:
 def _flags(db: Path, table: str, ids: list[str]) -> dict[str, Any]:
     marks = ", ".join(f"'{i}'" for i in ids)
     with duckdb.connect(str(db), read_only=True) as con:
-        return dict(con.execute(f"select id, _is_deleted from creator_platform.creator_platform.{table} "
+        return dict(con.execute(f"select id, _is_deleted from {db.stem}.creator_platform.{table} "
                                 f"where id in ({marks})").fetchall())
 
 
@@ -170,3 +170,35 @@ def test_deleted_people_are_flagged_and_erased_by_a_plain_sync(sandbox: Any, tmp
         assert per_offer and all(mart == alive for _, mart, alive in per_offer), per_offer
     # no deleted person's email is left in any table, raw or mart
     assert _text_hits(db, emails) == []
+
+
+@pytest.mark.parametrize("deleted_people", ["erase", "keep"])
+def test_a_full_listing_stopped_at_every_page_still_flags_the_deleted(
+        sandbox: Any, tmp_path: Path, deleted_people: str) -> None:
+    """The weekly full listing of people spans rounds (a checkpoint after every page, as on a
+    large account): its completion flags what it did not list. `keep` only flags."""
+    from sandbox_helpers import sync
+
+    db = tmp_path / "w.duckdb"
+    sync(sandbox, db, page_size=10)
+    api = Api(sandbox.base_url)
+    contact_ids, customer_id, note_ids = _people_to_delete(sandbox)
+    for contact in contact_ids:
+        api.delete(f"/contacts/{contact}")
+    for note in note_ids[:3]:
+        api.delete(f"/contact_notes/{note}")
+    httpx.post(f"{sandbox.base_url}/_sandbox/activity",
+               json={"count": 5, "advance_seconds": WEEK_AND_A_DAY}, timeout=120)
+    result = sync(sandbox, db, page_size=10, checkpoint_every=0.0, deleted_people=deleted_people,
+                  resources=("contacts", "customers", "contact_notes"))
+    assert len(result.load_ids) >= 3 and not result.partial  # rounds, each a page or so
+    for table, ids in (("contacts", contact_ids), ("customers", [customer_id]),
+                       ("contact_notes", note_ids[:3])):
+        assert set(_flags(db, table, ids).values()) == {True}, table
+    with duckdb.connect(str(db), read_only=True) as con:
+        emails = con.execute("select count(email) from w.creator_platform.contacts "
+                             "where _is_deleted").fetchone()[0]
+        living = con.execute("select count(*) from w.creator_platform.contacts "
+                             "where not _is_deleted").fetchone()[0]
+    assert emails == (0 if deleted_people == "erase" else len(contact_ids))
+    assert living == sandbox.store.alive("contacts").sum()
