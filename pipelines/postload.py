@@ -21,8 +21,10 @@ from creator_sync.sources.creator_platform import (
     sync_run,
 )
 
+from . import erasure_log
 from .deletion_marking import mark_deleted
 from .erasure import PEOPLE_TABLES, erase_people
+from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
 from .sync_resources import write_sync_resources
 from .warehouse_sql import data_tables, warehouse_guard
@@ -39,7 +41,7 @@ class Finished:
 
 def finish_sync(
     pipeline: dlt.Pipeline, source: Any, load_info: Any = None, *, lock: bool = True,
-    deleted_people: str = DEFAULTS.deleted_people,
+    deleted_people: str = DEFAULTS.deleted_people, erasure_salt: str | None = None,
 ) -> Finished:
     """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
 
@@ -48,6 +50,8 @@ def finish_sync(
     2. `_is_deleted` for the rows complete listings no longer list (per table and site);
        with `deleted_people="erase"` (`[creator_sync] deleted_people`), the personal fields
        of every deleted person erased (`erasure.erase_people`);
+       and the people `forget` erased whom this run brought back, erased again
+       (`erasure_salt`: the salt of its log's hashes);
     3. the rows webhook deliveries wrote while the run listed put back where newer than what
        it loaded;
     4. `sync_resources`: one row per resource, what this run did (the models read it);
@@ -75,6 +79,8 @@ def finish_sync(
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
                                    report.listed, report.seen, report.began)
             erased = _erase_deleted(pipeline) if deleted_people == "erase" else {}
+            for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
+                erased[table] = erased.get(table, 0) + count
             if load_ids:  # only a load can have overwritten a delivery
                 restore_pushes(pipeline, run.extract_started)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
@@ -82,6 +88,17 @@ def finish_sync(
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)
+
+
+def _erase_returning(pipeline: dlt.Pipeline, load_ids: list[str],
+                     salt: str | None) -> dict[str, int]:
+    erasures = list(erasure_log.entries(pipeline.pipelines_dir))
+    if not erasures or not salt or not load_ids:
+        return {}
+    tables = data_tables(pipeline)
+    with pipeline.sql_client() as client:
+        person = returning(client, tables, load_ids, erasures, salt)
+        return {} if person is None else erase(client, tables, person)
 
 
 def _erase_deleted(pipeline: dlt.Pipeline) -> dict[str, int]:

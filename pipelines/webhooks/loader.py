@@ -35,6 +35,7 @@ from creator_sync.pipelines.delivery_rows import (
     scrub_payload,
 )
 from creator_sync.pipelines.webhooks import warehouse
+from creator_sync.pipelines.webhooks.forget_requests import answer_pending
 from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
 from creator_sync.pipelines.webhooks.records import DeadLetter, decode
 from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
@@ -118,6 +119,8 @@ class Loader:
             if not batch:
                 if self._stop.is_set() and reader.position >= self.journal.durable_seq:
                     return
+                if answer_pending(self.journal):  # `forget` asked: its offsets moved
+                    reader = JournalReader(self.journal, reader.position)
                 self.journal.wait_for(reader.position, 0.2, self._stop)
             more = reader.read(self.batch_size - len(batch))
             if more and not batch:
