@@ -9,6 +9,9 @@ ambiguous ("catalog or schema?") and DuckDB refuses it. Our defaults are exactly
 - our own connections (models, report, webhook loader) open the file under a catalog alias that
   no schema in it uses (`connect_warehouse`), so two-part `schema.table` names stay unambiguous
   whatever the file and the dataset are called, and the SQL needs no catalog;
+- SQL that may run on either kind of connection (the rows a delivery writes, which the pull's
+  push restore writes again on dlt's own connection, whose catalog is the file's name) names
+  its tables with `table_ref`: `"catalog"."schema"."table"`, the catalog asked of the connection;
 - every identifier we put into SQL goes through `quote_ident`.
 """
 
@@ -36,6 +39,22 @@ def quote_ident(name: str) -> str:
 
 def quote_literal(value: str) -> str:
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def schema_ref(con: Any, schema: str) -> str:
+    """`schema` as the prefix of its tables on `con`, unambiguous whatever the file and the
+    dataset are called: `"catalog"."schema"` on DuckDB, with the connection's current catalog
+    (the file's own name when dlt opened it, the alias under `connect_warehouse`); `"schema"`
+    on any other database (PostgreSQL never reads `a.b` as catalog and schema)."""
+    if isinstance(con, duckdb.DuckDBPyConnection):
+        (catalog,) = con.execute("SELECT current_database()").fetchone()
+        return f"{quote_ident(catalog)}.{quote_ident(schema)}"
+    return quote_ident(schema)
+
+
+def table_ref(con: Any, schema: str, table: str) -> str:
+    """`schema.table` on `con`, qualified as `schema_ref` says."""
+    return f"{schema_ref(con, schema)}.{quote_ident(table)}"
 
 
 def connect_warehouse(path: str | os.PathLike[str], *, read_only: bool = False,

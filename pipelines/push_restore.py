@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import dlt
 import orjson
 
-from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.common.duckdb_names import table_ref
 
 from .warehouse_sql import is_duckdb
 
@@ -38,15 +38,14 @@ def _deliveries_since(con: duckdb.DuckDBPyConnection, dataset: str,
                       since: datetime) -> list[Delivery]:
     from .delivery_rows import Delivery
 
-    schema = quote_ident(dataset)
     found = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_schema = ? "
-        "AND table_name = 'webhook_events'", [dataset]).fetchone()
+        "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
+        "AND table_schema = ? AND table_name = 'webhook_events'", [dataset]).fetchone()
     if not found or not found[0]:
         return []
     rows = con.execute(
         f"SELECT event, resource_id, payload_hash, payload, site_id, received_at "
-        f"FROM {schema}.webhook_events WHERE loaded_at >= ? ORDER BY journal_seq",
+        f"FROM {table_ref(con, dataset, 'webhook_events')} WHERE loaded_at >= ? ORDER BY journal_seq",
         [since]).fetchall()
     return [Delivery(event, rid, orjson.loads(payload), digest,
                      received.astimezone(UTC) if received.tzinfo else received.replace(tzinfo=UTC),

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from creator_sync.common.duckdb_names import quote_ident, quote_literal
+from creator_sync.common.duckdb_names import quote_ident, quote_literal, table_ref
 from creator_sync.sources.creator_platform import declared_columns, table_hints
 
 if TYPE_CHECKING:  # imported where arrow data is built: a pull sync reads only the constants
@@ -55,7 +55,8 @@ class TableBatch:
 def existing_columns(con: duckdb.DuckDBPyConnection, schema: str, table: str) -> dict[str, str]:
     rows = con.execute(  # duckdb_columns() is much cheaper than information_schema here
         "SELECT column_name, data_type FROM duckdb_columns() "
-        "WHERE schema_name = ? AND table_name = ? ORDER BY column_index",
+        "WHERE database_name = current_database() AND schema_name = ? AND table_name = ? "
+        "ORDER BY column_index",
         [schema, table],
     ).fetchall()
     return {name: dtype for name, dtype in rows}
@@ -85,7 +86,7 @@ def _prepare_table(
 ) -> set[str]:
     """Create the table with the pull sync's column types, or add the columns it lacks;
     returns the table's columns."""
-    target = f"{quote_ident(schema)}.{quote_ident(table)}"
+    target = table_ref(con, schema, table)
     have = existing_columns(con, schema, table)
     ddl = _column_ddl(table, columns)
     if not have:
@@ -123,7 +124,7 @@ def upsert_resources(
     con.register(view, data)
     try:
         have = _prepare_table(con, schema, batch.name, columns)
-        target = f"{quote_ident(schema)}.{quote_ident(batch.name)}"
+        target = table_ref(con, schema, batch.name)
         if PRESENT in data.column_names:
             assignments = ", ".join(
                 f"{quote_ident(c)} = CASE WHEN list_contains(b.{PRESENT}, {quote_literal(c)}) "
@@ -162,7 +163,7 @@ def replace_links(con: duckdb.DuckDBPyConnection, schema: str, batch: TableBatch
     import pyarrow as pa
 
     assert batch.parent_column is not None
-    target = f"{quote_ident(schema)}.{quote_ident(batch.name)}"
+    target = table_ref(con, schema, batch.name)
     data = batch.rows
     count = 0 if data is None else data.num_rows
     exists = bool(_prepare_table(con, schema, batch.name, data.column_names)) if count else bool(

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from creator_sync.common.duckdb_names import connect_warehouse, quote_ident
+from creator_sync.common.duckdb_names import connect_warehouse, table_ref
 from creator_sync.common.terminal import reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.sources.creator_platform import SOURCE_NAME, Settings, is_done, option, place_of
@@ -38,10 +38,12 @@ def _recorded(wh: Warehouse) -> list[dict[str, Any]]:
                                        "sync` first [key=creator_sync.duckdb]")
         con = connect_warehouse(wh.duckdb_path, read_only=True)
         try:
-            found = con.execute("select 1 from information_schema.tables where table_schema = ? "
-                                "and table_name = ?", [wh.dataset, SYNC_RESOURCES]).fetchall()
-            rows = con.execute(f"select {columns} from {quote_ident(wh.dataset)}."
-                               f"{SYNC_RESOURCES} order by resource").fetchall() if found else []
+            found = con.execute("select 1 from information_schema.tables where table_catalog = "
+                                "current_database() and table_schema = ? and table_name = ?",
+                                [wh.dataset, SYNC_RESOURCES]).fetchall()
+            table = table_ref(con, wh.dataset, SYNC_RESOURCES)
+            rows = con.execute(f"select {columns} from {table} order by resource"
+                               ).fetchall() if found else []
         finally:
             con.close()
     else:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import orjson
 
-from creator_sync.common.duckdb_names import connect_warehouse, quote_ident
+from creator_sync.common.duckdb_names import connect_warehouse, table_ref
 from creator_sync.pipelines.pushed_writes import existing_columns
 from creator_sync.pipelines.webhooks.journal import Journal
 from creator_sync.pipelines.webhooks.loader import LockFactory, default_lock
@@ -32,8 +32,8 @@ def requeue_dead_letters(
     """Move loadable dead letters back into the journal; returns how many were requeued."""
     if not Path(duckdb_path).exists():
         return 0
-    table = f"{quote_ident(dataset)}.webhook_dead_letters"
     with lock(str(duckdb_path)), connect_warehouse(duckdb_path) as con:
+        table = table_ref(con, dataset, "webhook_dead_letters")
         if not existing_columns(con, dataset, "webhook_dead_letters"):
             return 0
         rows = con.execute(

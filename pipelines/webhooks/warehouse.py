@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
-from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.common.duckdb_names import schema_ref, table_ref
 
 if TYPE_CHECKING:  # imported where arrow data is built
     import pyarrow as pa
@@ -40,9 +40,10 @@ CREATE TABLE IF NOT EXISTS {schema}.webhook_dead_letters (
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, schema: str) -> None:
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}")
-    con.execute(EVENTS_DDL.format(schema=quote_ident(schema)))
-    con.execute(DEAD_LETTERS_DDL.format(schema=quote_ident(schema)))
+    ref = schema_ref(con, schema)
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {ref}")
+    con.execute(EVENTS_DDL.format(schema=ref))
+    con.execute(DEAD_LETTERS_DDL.format(schema=ref))
 
 
 def new_event_keys(
@@ -65,7 +66,7 @@ def new_event_keys(
     try:
         seen = con.execute(
             f"SELECT p.event, p.resource_id, p.payload_hash FROM _wh_probe p "
-            f"JOIN {quote_ident(schema)}.webhook_events e USING (event, resource_id, payload_hash)"
+            f"JOIN {table_ref(con, schema, 'webhook_events')} e USING (event, resource_id, payload_hash)"
         ).fetchall()
     finally:
         con.unregister("_wh_probe")
@@ -76,7 +77,7 @@ def insert_events(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -
     con.register("_wh_events", rows)
     try:
         con.execute(
-            f"INSERT INTO {quote_ident(schema)}.webhook_events BY NAME "
+            f"INSERT INTO {table_ref(con, schema, 'webhook_events')} BY NAME "
             "SELECT event, resource_id, payload_hash, payload::JSON AS payload, site_id, "
             "journal_seq, received_at, loaded_at FROM _wh_events"
         )
@@ -86,17 +87,18 @@ def insert_events(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -
 
 def insert_dead_letters(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -> int:
     """Idempotent on journal_seq, so a replayed batch does not double a dead letter."""
+    table = table_ref(con, schema, "webhook_dead_letters")
     con.register("_wh_dead", rows)
     try:
         before = con.execute(
-            f"SELECT count(*) FROM {quote_ident(schema)}.webhook_dead_letters"
+            f"SELECT count(*) FROM {table}"
         ).fetchone()[0]
         con.execute(
-            f"INSERT INTO {quote_ident(schema)}.webhook_dead_letters BY NAME SELECT * FROM _wh_dead "
-            f"WHERE journal_seq NOT IN (SELECT journal_seq FROM {quote_ident(schema)}.webhook_dead_letters)"
+            f"INSERT INTO {table} BY NAME SELECT * FROM _wh_dead "
+            f"WHERE journal_seq NOT IN (SELECT journal_seq FROM {table})"
         )
         after = con.execute(
-            f"SELECT count(*) FROM {quote_ident(schema)}.webhook_dead_letters"
+            f"SELECT count(*) FROM {table}"
         ).fetchone()[0]
     finally:
         con.unregister("_wh_dead")
