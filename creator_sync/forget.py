@@ -27,7 +27,7 @@ from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.models.render import STAGING_SCHEMA, TARGET_SCHEMA
 from creator_sync.pipelines import erasure_log
 from creator_sync.pipelines.factory import build_pipeline
-from creator_sync.pipelines.forget_scrub import Person, join, scrub_text
+from creator_sync.pipelines.forget_scrub import Person, erase_in_text, join
 from creator_sync.pipelines.forget_warehouse import Found, Request, erase, find, remaining
 from creator_sync.pipelines.sync import finish_pending
 from creator_sync.pipelines.warehouse_sql import data_tables, warehouse_guard
@@ -152,7 +152,7 @@ def _files(wh: Warehouse, person: Person) -> list[str]:
     for path in _walk(folder):
         if ".log" in path.name:
             text = path.read_text(encoding="utf-8", errors="replace")
-            scrubbed = scrub_text(text, person)
+            scrubbed = erase_in_text(text, person)
             if scrubbed != text:
                 path.write_text(scrubbed, encoding="utf-8")
                 rewritten += 1

@@ -18,6 +18,8 @@ import orjson
 
 from creator_sync.common.files import make_state_dir, private_opener
 
+from .forget_scrub import Person
+
 LOG_NAME = "erasures.jsonl"
 
 
@@ -71,3 +73,47 @@ def erased_before(pipelines_dir: str | Path, salt: str, value: str) -> Erasure |
         if wanted in entry.emails or wanted in entry.ids:
             last = entry
     return last
+
+
+class ErasedPeople:
+    """The erasure log as the webhook receiver reads it (again whenever it changes): a delivery
+    that names a person `forget` erased is scrubbed before it lands."""
+
+    def __init__(self, pipelines_dir: str | Path, salt: str | None) -> None:
+        self.path = log_path(pipelines_dir)
+        self.salt = salt
+        self._stamp: float | None = None
+        self._emails: frozenset[str] = frozenset()
+        self._ids: frozenset[str] = frozenset()
+
+    def _refresh(self) -> bool:
+        if not self.salt or not self.path.exists():
+            return False
+        stamp = self.path.stat().st_mtime
+        if stamp != self._stamp:
+            found = list(entries(self.path.parent))
+            self._emails = frozenset().union(*(e.emails for e in found))
+            self._ids = frozenset().union(*(e.ids for e in found))
+            self._stamp = stamp
+        return bool(self._emails or self._ids)
+
+    def named_in(self, payload: object) -> Person | None:
+        """The erased people a delivery's payload names (its contacts and customers), if any."""
+        if not isinstance(payload, list) or not self._refresh():
+            return None
+        salt = str(self.salt)
+        people: dict[str, set[str]] = {"contacts": set(), "customers": set()}
+        texts: set[str] = set()
+        for resource in payload:
+            if not isinstance(resource, dict) or resource.get("type") not in people:
+                continue
+            attributes = resource.get("attributes") or {}
+            email = attributes.get("email")
+            if (digest(salt, str(resource.get("id"))) in self._ids
+                    or (isinstance(email, str) and digest(salt, email) in self._emails)):
+                people[str(resource["type"])].add(str(resource.get("id")))
+                texts.update(str(attributes[c]) for c in ("email", "name") if attributes.get(c))
+        if not (people["contacts"] or people["customers"]):
+            return None
+        return Person(frozenset(people["contacts"]), frozenset(people["customers"]),
+                      frozenset(texts))

@@ -57,7 +57,7 @@ def join(people: Iterable[Person]) -> Person:
                   frozenset().union(*(p.texts for p in people)))
 
 
-def scrub_text(text: str, person: Person) -> str:
+def erase_in_text(text: str, person: Person) -> str:
     pattern = person.pattern
     return text if pattern is None else pattern.sub(ERASED, text)
 
@@ -77,7 +77,7 @@ def _concerns(resource: dict[str, Any], person: Person) -> bool:
 
 def _scrub_strings(value: Any, person: Person) -> Any:
     if isinstance(value, str):
-        return scrub_text(value, person)
+        return erase_in_text(value, person)
     if isinstance(value, list):
         return [_scrub_strings(v, person) for v in value]
     if isinstance(value, dict):
@@ -85,7 +85,7 @@ def _scrub_strings(value: Any, person: Person) -> Any:
     return value
 
 
-def scrub_payload(payload: Any, person: Person) -> Any:
+def erase_in_payload(payload: Any, person: Person) -> Any:
     """A delivery's payload (its array of resources) with the person's personal attributes set
     to null, in every resource that is theirs, and their texts erased wherever else they stand."""
     if not isinstance(payload, list):
@@ -101,7 +101,7 @@ def scrub_payload(payload: Any, person: Person) -> Any:
     return out
 
 
-def scrub_body(body: bytes, person: Person) -> bytes | None:
+def erase_in_body(body: bytes, person: Person) -> bytes | None:
     """A journal record or dead letter's body without the person, or None when it does not name
     them. A body that is not a delivery's JSON has the person's texts erased as text."""
     if not person.named_in(body):
@@ -109,7 +109,7 @@ def scrub_body(body: bytes, person: Person) -> bytes | None:
     try:
         delivery = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return scrub_text(body.decode("utf-8", "replace"), person).encode()
+        return erase_in_text(body.decode("utf-8", "replace"), person).encode()
     if isinstance(delivery, dict) and "payload" in delivery:
-        delivery = {**delivery, "payload": scrub_payload(delivery["payload"], person)}
+        delivery = {**delivery, "payload": erase_in_payload(delivery["payload"], person)}
     return orjson.dumps(_scrub_strings(delivery, person))

@@ -19,7 +19,7 @@ import orjson
 from creator_sync.sources.creator_platform import apply_pii
 
 from .erasure import erase_people
-from .forget_scrub import ERASED, Person, scrub_body, scrub_payload
+from .forget_scrub import ERASED, Person, erase_in_body, erase_in_payload
 
 TEXT_TYPES = ("varchar", "text", "character varying", "json", "jsonb")
 EVENTS, DEAD_LETTERS = "webhook_events", "webhook_dead_letters"
@@ -190,7 +190,7 @@ def _scrub_events(client: Any, person: Person) -> int:
     count = 0
     q = client.make_qualified_table_name(EVENTS)
     for seq, payload in _named_rows(client, EVENTS, "payload", person):
-        scrubbed = orjson.dumps(scrub_payload(orjson.loads(payload), person)).decode()
+        scrubbed = orjson.dumps(erase_in_payload(orjson.loads(payload), person)).decode()
         if scrubbed != payload:
             client.execute_sql(f"UPDATE {q} SET payload = CAST(%s AS {_json_type(client)}) "
                                "WHERE journal_seq = %s", scrubbed, seq)
@@ -206,7 +206,7 @@ def _scrub_dead_letters(client: Any, person: Person) -> int:
     count = 0
     q = client.make_qualified_table_name(DEAD_LETTERS)
     for seq, body in _named_rows(client, DEAD_LETTERS, "body", person):
-        scrubbed = scrub_body(body.encode(), person)
+        scrubbed = erase_in_body(body.encode(), person)
         if scrubbed is not None:
             client.execute_sql(f"UPDATE {q} SET body = %s WHERE journal_seq = %s",
                                scrubbed.decode(), seq)

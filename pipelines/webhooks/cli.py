@@ -309,6 +309,8 @@ def listen_command(
         pii=settings["pii"],
         pii_salt=str(settings["pii_salt"] or ""),
         requeue_dead_letters=requeue_dead_letters,
+        pipelines_dir=Path(warehouse.pipelines_dir),
+        erasure_salt=str(settings["erasure_salt"] or ""),
         journal_dir=Path(journal_dir) if journal_dir else None,
         batch_size=batch_size,
         batch_interval=batch_interval,

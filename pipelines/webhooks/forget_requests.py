@@ -16,7 +16,7 @@ import orjson
 
 from creator_sync.common.files import private_opener
 
-from ..forget_scrub import Person, scrub_body
+from ..forget_scrub import Person, erase_in_body
 from .journal import Journal, JournalInUse
 
 REQUEST = "forget.request"
@@ -33,7 +33,7 @@ def scrub_journal(directory: Path, person: Person, timeout: float = ANSWER_TIMEO
     except JournalInUse:
         return _ask_the_receiver(directory, person, timeout)
     try:
-        changed = journal.scrub(lambda body: scrub_body(body, person))
+        changed = journal.scrub(lambda body: erase_in_body(body, person))
     finally:
         journal.close()
     return f"{changed} deliveries scrubbed"
@@ -73,7 +73,7 @@ def answer_pending(journal: Journal) -> bool:
         return False  # half-written by a forget that died: it is gone or rewritten
     person = Person(frozenset(asked["contact_ids"]), frozenset(asked["customer_ids"]),
                     frozenset(asked["texts"]))
-    changed = journal.scrub(lambda body: scrub_body(body, person))
+    changed = journal.scrub(lambda body: erase_in_body(body, person))
     request.unlink(missing_ok=True)
     _write_atomically(journal.directory / ANSWER, orjson.dumps({"changed": changed}))
     return True

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
+from creator_sync.pipelines.erasure_log import ErasedPeople
 from creator_sync.pipelines.webhooks.journal import Journal
 from creator_sync.pipelines.webhooks.loader import Loader
 from creator_sync.pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
@@ -39,6 +40,9 @@ class ListenOptions:
     pii: str | None = None
     pii_salt: str = field(default="", repr=False)
     requeue_dead_letters: bool = False
+    # `forget`'s log (the pipeline's folder) and its salt: erased people stay erased
+    pipelines_dir: Path | None = None
+    erasure_salt: str = field(default="", repr=False)
 
     @property
     def journal_path(self) -> Path:
@@ -81,6 +85,8 @@ def serve(options: ListenOptions, announce=print, on_signal=None) -> Loader:
         interval=options.batch_interval,
         pii=options.pii,  # type: ignore[arg-type]
         pii_salt=options.pii_salt,
+        erased=(ErasedPeople(options.pipelines_dir, options.erasure_salt)
+                if options.pipelines_dir is not None else None),
     )
     if options.requeue_dead_letters:
         requeued = requeue_dead_letters(journal, options.duckdb_path, options.dataset)
