@@ -20,6 +20,7 @@ from creator_sync.sources.creator_platform import apply_pii
 
 from .erasure import erase_people
 from .forget_scrub import ERASED, Person, erase_in_body, erase_in_payload
+from .warehouse_sql import existing_tables
 
 TEXT_TYPES = ("varchar", "text", "character varying", "json", "jsonb")
 EVENTS, DEAD_LETTERS = "webhook_events", "webhook_dead_letters"
@@ -91,7 +92,7 @@ def find(client: Any, tables: Mapping[str, Iterable[str]], request: Request,
         found.texts.add(email)
     for _ in range(2):  # a contact's customer, a customer's contact: one more round finds both
         _from_people(client, have, found, email)
-    if email is not None and EVENTS in have:
+    if email is not None and existing_tables(client, {EVENTS}):  # (the receiver's own table)
         _from_events(client, found, email)
     if not (found.contact_ids or found.customer_ids) and not _named_anywhere(client, found):
         found.texts.clear()
@@ -157,8 +158,8 @@ def erase(client: Any, tables: Mapping[str, Iterable[str]], person: Person) -> d
                                            "customers": person.customer_ids})
     schema = client.dataset_name
     columns = text_columns(client, schema)
-    if EVENTS in columns:
-        _count(erased, EVENTS, _scrub_events(client, person))
+    if EVENTS in columns and "payload" in columns[EVENTS]:
+        _count(erased, EVENTS, _scrub_events(client, person, columns[EVENTS]["payload"]))
     if DEAD_LETTERS in columns and "body" in columns[DEAD_LETTERS]:
         _count(erased, DEAD_LETTERS, _scrub_dead_letters(client, person))
     for table, count in _sweep(client, schema, columns, person).items():
@@ -186,20 +187,18 @@ def _named_rows(client: Any, table: str, column: str, person: Person) -> list[tu
         *[f"%{n}%" for n in needles]) or []
 
 
-def _scrub_events(client: Any, person: Person) -> int:
+def _scrub_events(client: Any, person: Person, kind: str) -> int:
+    """The deliveries that name the person, their payload without them (`kind`: the column's
+    type, JSON on DuckDB, JSON or JSONB on PostgreSQL)."""
     count = 0
     q = client.make_qualified_table_name(EVENTS)
     for seq, payload in _named_rows(client, EVENTS, "payload", person):
         scrubbed = orjson.dumps(erase_in_payload(orjson.loads(payload), person)).decode()
-        if scrubbed != payload:
-            client.execute_sql(f"UPDATE {q} SET payload = CAST(%s AS {_json_type(client)}) "
+        if orjson.loads(scrubbed) != orjson.loads(payload):
+            client.execute_sql(f"UPDATE {q} SET payload = CAST(%s AS {kind}) "
                                "WHERE journal_seq = %s", scrubbed, seq)
             count += 1
     return count
-
-
-def _json_type(client: Any) -> str:
-    return "JSON" if "duckdb" in type(client).__module__ else "JSONB"
 
 
 def _scrub_dead_letters(client: Any, person: Person) -> int:
