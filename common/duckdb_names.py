@@ -192,3 +192,34 @@ def _remove_if_empty(path: str) -> None:
         for leftover in (path, f"{path}.wal"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(leftover)
+
+def compact_in_place(path: str | os.PathLike[str]) -> None:
+    """Rewrite a DuckDB file whole. DuckDB reuses the blocks an UPDATE or DELETE freed but never
+    clears them, so an erased value can be read back from the file until it is rewritten: copy
+    every schema, table, view and comment into a new file, then rename it over the old one."""
+    path = os.fspath(path)
+    fresh = f"{path}.compact"
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(fresh)
+    con = duckdb.connect()
+    try:
+        con.execute(f"ATTACH {quote_literal(path)} AS old_file (READ_ONLY)")
+        con.execute(f"ATTACH {quote_literal(fresh)} AS new_file")
+        con.execute("COPY FROM DATABASE old_file TO new_file")
+        con.execute("DETACH new_file")
+        con.execute("DETACH old_file")
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(fresh)
+        raise
+    finally:
+        con.close()
+    os.chmod(fresh, os.stat(path).st_mode & 0o777)
+    with open(fresh, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(fresh, path)
+    directory = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

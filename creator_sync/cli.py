@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "hooks": "creator_sync.pipelines.webhooks.cli:hooks_command",
     "listen": "creator_sync.pipelines.webhooks.cli:listen_command",
     "report": "creator_sync.report.cli:report_command",
+    "forget": "creator_sync.forget:forget_command",
 }
 
 

@@ -16,14 +16,18 @@ from typing import Any
 import dlt
 
 from creator_sync.sources.creator_platform import (
+    DEFAULTS,
     dependent_refresh,
     sync_run,
 )
 
+from . import erasure_log
 from .deletion_marking import mark_deleted
+from .erasure import PEOPLE_TABLES, erase_people
+from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
 from .sync_resources import write_sync_resources
-from .warehouse_sql import warehouse_guard
+from .warehouse_sql import data_tables, warehouse_guard
 
 
 @dataclass
@@ -32,16 +36,22 @@ class Finished:
 
     deleted: dict[str, int] = field(default_factory=dict)
     load_ids: list[str] = field(default_factory=list)
+    erased: dict[str, int] = field(default_factory=dict)  # rows whose personal fields went
 
 
 def finish_sync(
     pipeline: dlt.Pipeline, source: Any, load_info: Any = None, *, lock: bool = True,
+    deleted_people: str = DEFAULTS.deleted_people, erasure_salt: str | None = None,
 ) -> Finished:
     """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
 
     1. the dependent customer refresh (customers named by new money, re-read by id), when the
        run needs one and it was not extracted with the source: extracted and loaded here;
     2. `_is_deleted` for the rows complete listings no longer list (per table and site);
+       with `deleted_people="erase"` (`[creator_sync] deleted_people`), the personal fields
+       of every deleted person erased (`erasure.erase_people`);
+       and the people `forget` erased whom this run brought back, erased again
+       (`erasure_salt`: the salt of its log's hashes);
     3. the rows webhook deliveries wrote while the run listed put back where newer than what
        it loaded;
     4. `sync_resources`: one row per resource, what this run did (the models read it);
@@ -67,11 +77,35 @@ def finish_sync(
         report = run.report
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
-                                   report.listed, report.seen)
+                                   report.listed, report.seen, report.began)
+            erased = _erase_deleted(pipeline) if deleted_people == "erase" else {}
+            for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
+                erased[table] = erased.get(table, 0) + count
             if load_ids:  # only a load can have overwritten a delivery
                 restore_pushes(pipeline, run.extract_started)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
     finally:
         run.close()
-    return Finished(deleted, load_ids)
+    return Finished(deleted, load_ids, erased)
+
+
+def _erase_returning(pipeline: dlt.Pipeline, load_ids: list[str],
+                     salt: str | None) -> dict[str, int]:
+    erasures = list(erasure_log.entries(pipeline.pipelines_dir))
+    if not erasures or not salt or not load_ids:
+        return {}
+    tables = data_tables(pipeline)
+    with pipeline.sql_client() as client:
+        person = returning(client, tables, load_ids, erasures, salt)
+        return {} if person is None else erase(client, tables, person)
+
+
+def _erase_deleted(pipeline: dlt.Pipeline) -> dict[str, int]:
+    """Every run, not only one that marked someone: a later load (a deleted customer's
+    purchase read again) may have brought a deleted person's fields back."""
+    tables = data_tables(pipeline)
+    if not any("_is_deleted" in tables.get(t, ()) for t in PEOPLE_TABLES):
+        return {}
+    with pipeline.sql_client() as client:
+        return erase_people(client, tables)

@@ -78,7 +78,7 @@ log = logging.getLogger("creator_sync.sync")
 
 
 # the `[creator_sync]` keys a sync reads besides the source's own
-SYNC_KEYS = ("checkpoint_every", "max_duration")
+SYNC_KEYS = ("checkpoint_every", "max_duration", "deleted_people", "erasure_salt")
 
 
 def _secrets_kept_secret(self: Any) -> None:
@@ -227,7 +227,7 @@ def run_sync(
         if not destination_unchanged(wh, pipeline):
             with _warehouse_guard(wh), database_kept_open(wh):
                 pipeline.sync_destination()
-        pending_loaded = _finish_pending(pipeline, wh)
+        pending_loaded = finish_pending(pipeline, wh)
         clock = RunClock(settings.checkpoint_every, settings.max_duration,
                          RateLimiter(settings.rate_limit, adaptive=settings.adaptive_rate))
         result = SyncResult(tables={}, stats=RunStats(), load_ids=[], deleted={}, sites=[],
@@ -429,7 +429,9 @@ def _sync_round(
         before = row_counts(pipeline, tables)
         info = pipeline.load() if to_load else NOTHING_LOADED
         _kill_point("loaded")
-        finished = finish_sync(pipeline, source, info, lock=False)
+        finished = finish_sync(pipeline, source, info, lock=False,
+                               deleted_people=settings.deleted_people,
+                               erasure_salt=settings.erasure_salt)
         after = row_counts(pipeline, tables)
         loaded = loaded_counts(pipeline, tables, finished.load_ids)
     result.load_ids += finished.load_ids
@@ -498,7 +500,7 @@ def note_destination(wh: Warehouse, pipeline: Any) -> None:
             target.write_text(json.dumps(mark))
 
 
-def _finish_pending(pipeline: Any, wh: Warehouse) -> int:
+def finish_pending(pipeline: Any, wh: Warehouse) -> int:
     """Load packages a killed run left behind (they carry their state), before new work."""
     if not pipeline.has_pending_data:
         return 0

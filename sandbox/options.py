@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 
 from creator_sync.sandbox.ratelimit import WINDOW_KINDS
 
+CUSTOMER_RULES = ("delete", "keep", "refuse")  # what deleting a customer's contact does to it
+
 DEFAULT_NOW = "2026-03-01T12:00:00Z"
 DEFAULT_BRAND = "platform"
 BRAND_WORD = re.compile(r"^[a-z][a-z0-9]{0,39}$")
@@ -42,6 +44,10 @@ class Options:
     webhook_backoff: float = 0.5
     seconds_per_event: int = 3600
     response_cache_mb: int = 256  # how far the clock moves per activity event
+    # what deleting a customer's contact does to the customer (deletes.py): delete | keep | refuse
+    customer_on_contact_delete: str = "delete"
+    # per activity event, the chance that a contact (and, apart, a note) is deleted
+    delete_rate: float = 0.01
 
     @classmethod
     def from_kwargs(cls, **kwargs: object) -> Options:
@@ -68,6 +74,11 @@ class Options:
         if not BRAND_WORD.match(self.brand):
             raise ValueError(f"--brand must be one lowercase word of letters and digits "
                              f"(starting with a letter), got {self.brand!r}")
+        if self.customer_on_contact_delete not in CUSTOMER_RULES:
+            raise ValueError(f"customer_on_contact_delete must be one of "
+                             f"{', '.join(CUSTOMER_RULES)}, got {self.customer_on_contact_delete!r}")
+        if not 0.0 <= self.delete_rate <= 1.0:
+            raise ValueError(f"delete_rate must be between 0 and 1, got {self.delete_rate}")
         self.now_epoch()  # a bad --now is a usage error, not a traceback
 
     def now_epoch(self) -> int:

@@ -331,6 +331,7 @@ def listen_command(
         pii=settings["pii"],
         pii_salt=str(settings["pii_salt"] or ""),
         requeue_dead_letters=requeue_dead_letters,
+        erasure_salt=str(settings["erasure_salt"] or ""),
         journal_dir=Path(journal_dir) if journal_dir else None,
         batch_size=batch_size,
         batch_interval=batch_interval,

@@ -20,17 +20,26 @@ import re
 import struct
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from creator_sync.common.files import private_dir, private_opener
+from creator_sync.common.warehouse import Warehouse
 
 HEADER = struct.Struct("<IIQ")
 MAX_RECORD_BYTES = 256 * 1024 * 1024
 SEGMENT_RE = re.compile(r"^seg-(\d{20})\.wal$")
 OFFSET_FILE = "loaded.offset"
 WRITER_LOCK = "writer.lock"
+
+
+def default_journal_dir(warehouse: Warehouse) -> Path:
+    """Where `listen` journals by default (and `forget` looks): next to a DuckDB warehouse, so
+    both live and are backed up together; for PostgreSQL, in the pipeline's state folder."""
+    if warehouse.duckdb_path is not None:
+        return Path(f"{warehouse.duckdb_path}.webhooks-journal")
+    return Path(warehouse.pipelines_dir) / "webhooks-journal"
 
 
 class JournalCorrupt(RuntimeError):
@@ -134,6 +143,7 @@ class Journal:
         self.segment_bytes = segment_bytes
         self._lock_fd = self._take_writer_lock()
         self._cond = threading.Condition()
+        self._write_lock = threading.Lock()  # appends against a scrub (forget)
         self._file = None
         self._segment_path: Path | None = None
         self._segment_size = 0
@@ -206,6 +216,10 @@ class Journal:
         burst costs one disk flush per batch, not one per delivery."""
         if not bodies:
             return []
+        with self._write_lock:
+            return self._append(bodies)
+
+    def _append(self, bodies: list[bytes]) -> list[int]:
         seq = self.durable_seq
         if self._file is None or self._segment_size >= self.segment_bytes:
             self._roll(seq + 1)
@@ -232,6 +246,36 @@ class Journal:
             self.durable_seq = seq
             self._cond.notify_all()
         return seqs
+
+    def scrub(self, transform: Callable[[bytes], bytes | None]) -> int:
+        """Rewrite the records `transform` changes (it returns the new body, or None to keep
+        one): `forget` erasing a person. The segment being written is closed first (the next
+        append starts a new one); each segment with a changed record is written anew beside
+        itself and renamed over it, so a crash leaves it old or new, never half. Readers must
+        locate their place again afterwards (byte offsets change); returns records changed."""
+        changed = 0
+        with self._write_lock:
+            if self._segment_size:
+                self._roll(self.durable_seq + 1)
+            for _first, path in list_segments(self.directory):
+                if path == self._segment_path:
+                    continue
+                records = [r for _o, _e, r in _scan(path) if r is not None]
+                bodies = [transform(r.body) for r in records]
+                if all(b is None for b in bodies):
+                    continue
+                changed += sum(b is not None for b in bodies)
+                fresh = path.with_name(path.name + ".scrub")
+                with open(fresh, "wb", opener=private_opener) as handle:
+                    for record, body in zip(records, bodies, strict=True):
+                        body = record.body if body is None else body
+                        handle.write(HEADER.pack(len(body), _crc(record.seq, body), record.seq))
+                        handle.write(body)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(fresh, path)
+                _fsync_dir(self.directory)
+        return changed
 
     def _undo_partial_write(self) -> None:
         """After a failed write (disk full...), cut the segment back to its last acknowledged

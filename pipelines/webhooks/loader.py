@@ -13,6 +13,7 @@ letters on their journal sequence number, and resource upserts are idempotent.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -35,7 +36,10 @@ from creator_sync.pipelines.delivery_rows import (
     normalise_delivery,
     scrub_payload,
 )
+from creator_sync.pipelines.erasure_log import ErasedPeople
+from creator_sync.pipelines.forget_scrub import erase_in_body, erase_in_payload
 from creator_sync.pipelines.webhooks import warehouse
+from creator_sync.pipelines.webhooks.forget_requests import answer_pending
 from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
 from creator_sync.pipelines.webhooks.records import DeadLetter, decode
 from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
@@ -90,6 +94,7 @@ class Loader:
         retry_max_s: float = 5.0,
         pii: PiiMode = None,
         pii_salt: str = "",
+        erased: ErasedPeople | None = None,
     ):
         """`warehouse`: where batches go (a DuckDB file's path: that file, with `dataset`)."""
         self.journal = journal
@@ -100,6 +105,8 @@ class Loader:
         self.retry_max_s = retry_max_s
         self.pii = pii
         self.pii_salt = pii_salt
+        self.erased = erased  # people `forget` erased: scrubbed from deliveries that name them
+        self._relocate = False  # the journal was rewritten: the reader finds its place again
         self.stats = LoaderStats(loaded_seq=journal.loaded_seq())
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -123,6 +130,9 @@ class Loader:
             if not batch:
                 if self._stop.is_set() and reader.position >= self.journal.durable_seq:
                     return
+                if answer_pending(self.journal) or self._relocate:  # offsets moved
+                    reader = JournalReader(self.journal, reader.position)
+                    self._relocate = False
                 self.journal.wait_for(reader.position, 0.2, self._stop)
             more = reader.read(self.batch_size - len(batch))
             if more and not batch:
@@ -186,6 +196,16 @@ class Loader:
             "received_at": delivery.received_at,
         }
 
+    def _without_erased(self, delivery: Delivery) -> Delivery:
+        """A delivery naming a person `forget` erased lands without them, and its journal
+        record is scrubbed too (the platform still holds them until it erases them)."""
+        person = self.erased.named_in(delivery.payload) if self.erased is not None else None
+        if person is None:
+            return delivery
+        self.journal.scrub(lambda body: erase_in_body(body, person))
+        self._relocate = True
+        return dataclasses.replace(delivery, payload=erase_in_payload(delivery.payload, person))
+
     def _scrub_dead(self, row: dict) -> dict:
         """Under --pii a rejected body is not kept: it may hold the very values being hidden."""
         if self.pii is None:
@@ -204,7 +224,7 @@ class Loader:
                 continue
             item = decode(record.body)
             if isinstance(item, Delivery):
-                deliveries.append((record.seq, item))
+                deliveries.append((record.seq, self._without_erased(item)))
             else:
                 dead.append(_dead_row(record.seq, item))
         with open_warehouse(self.warehouse, lock_timeout=LOCK_TIMEOUT_S) as db, db.transaction():

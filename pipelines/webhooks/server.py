@@ -17,7 +17,8 @@ import uvicorn
 
 from creator_sync.common.warehouse import Warehouse, as_warehouse
 from creator_sync.common.warehouse_db import warehouse_label
-from creator_sync.pipelines.webhooks.journal import Journal
+from creator_sync.pipelines.erasure_log import ErasedPeople
+from creator_sync.pipelines.webhooks.journal import Journal, default_journal_dir
 from creator_sync.pipelines.webhooks.loader import Loader
 from creator_sync.pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
 from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
@@ -42,6 +43,7 @@ class ListenOptions:
     pii_salt: str = field(default="", repr=False)
     requeue_dead_letters: bool = False
     warehouse: Warehouse | None = None  # default: the DuckDB file `duckdb_path` with `dataset`
+    erasure_salt: str = field(default="", repr=False)  # of `forget`'s log: erased stay erased
 
     @property
     def target(self) -> Warehouse:
@@ -55,11 +57,7 @@ class ListenOptions:
         """Default: next to a DuckDB warehouse, so both live and are backed up together; for
         PostgreSQL, in the pipeline's state folder (a second receiver needs a `--journal` of
         its own)."""
-        if self.journal_dir:
-            return self.journal_dir
-        if self.duckdb_path is not None:
-            return Path(f"{self.duckdb_path}.webhooks-journal")
-        return Path(self.target.pipelines_dir) / "webhooks-journal"
+        return self.journal_dir or default_journal_dir(self.target)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -98,6 +96,7 @@ def serve(options: ListenOptions, announce=print, on_signal=None) -> Loader:
         interval=options.batch_interval,
         pii=options.pii,  # type: ignore[arg-type]
         pii_salt=options.pii_salt,
+        erased=ErasedPeople(options.target.pipelines_dir, options.erasure_salt),
     )
     if options.requeue_dead_letters:
         requeued = requeue_dead_letters(journal, target)
