@@ -54,6 +54,16 @@ def erase_people(
     return erased
 
 
+def any_deleted(client: Any, people_tables: Iterable[str]) -> bool:
+    """Does any of these people tables hold a row flagged `_is_deleted`? (One query.)"""
+    parts = [f"SELECT 1 FROM {client.make_qualified_table_name(t)} WHERE _is_deleted"
+             for t in people_tables]
+    if not parts:
+        return False
+    rows = client.execute_sql(f"SELECT COUNT(*) FROM ({' UNION ALL '.join(parts)}) AS flagged")
+    return bool(rows and rows[0][0])
+
+
 class _Who:
     """The people to erase per people table, as a SQL condition on a column and its args."""
 

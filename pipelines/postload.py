@@ -23,7 +23,7 @@ from creator_sync.sources.creator_platform import (
 
 from . import erasure_log
 from .deletion_marking import mark_deleted
-from .erasure import PEOPLE_TABLES, erase_people
+from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
 from .sync_resources import write_sync_resources
@@ -48,12 +48,11 @@ def finish_sync(
     1. the dependent customer refresh (customers named by new money, re-read by id), when the
        run needs one and it was not extracted with the source: extracted and loaded here;
     2. `_is_deleted` for the rows complete listings no longer list (per table and site);
-       with `deleted_people="erase"` (`[creator_sync] deleted_people`), the personal fields
-       of every deleted person erased (`erasure.erase_people`);
-       and the people `forget` erased whom this run brought back, erased again
-       (`erasure_salt`: the salt of its log's hashes);
     3. the rows webhook deliveries wrote while the run listed put back where newer than what
-       it loaded;
+       it loaded; then, with `deleted_people="erase"` (`[creator_sync] deleted_people`), the
+       personal fields of every deleted person erased (`erasure.erase_people`), and the
+       people `forget` erased whom this run brought back erased again (`erasure_salt`: the
+       salt of its log's hashes);
     4. `sync_resources`: one row per resource, what this run did (the models read it);
     5. the API session revoked and connections closed (the source is spent).
 
@@ -78,11 +77,13 @@ def finish_sync(
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
                                    report.listed, report.seen, report.began)
-            erased = _erase_deleted(pipeline) if deleted_people == "erase" else {}
-            for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
-                erased[table] = erased.get(table, 0) + count
             if load_ids:  # only a load can have overwritten a delivery
                 restore_pushes(pipeline, run.extract_started)
+            # (after the deliveries put back: one of a deleted person is erased too)
+            erased = (_erase_deleted(pipeline, bool(set(PEOPLE_TABLES) & set(deleted)))
+                      if deleted_people == "erase" and (load_ids or deleted) else {})
+            for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
+                erased[table] = erased.get(table, 0) + count
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
     finally:
@@ -101,11 +102,15 @@ def _erase_returning(pipeline: dlt.Pipeline, load_ids: list[str],
         return {} if person is None else erase(client, tables, person)
 
 
-def _erase_deleted(pipeline: dlt.Pipeline) -> dict[str, int]:
-    """Every run, not only one that marked someone: a later load (a deleted customer's
-    purchase read again) may have brought a deleted person's fields back."""
+def _erase_deleted(pipeline: dlt.Pipeline, marked: bool) -> dict[str, int]:
+    """After a run that marked someone, or that loaded anything while the warehouse holds a
+    deleted person: a later load (a deleted customer's purchase read again) may have brought
+    their fields back. A warehouse without deleted people costs one cheap query per round."""
     tables = data_tables(pipeline)
-    if not any("_is_deleted" in tables.get(t, ()) for t in PEOPLE_TABLES):
+    flagged = [t for t in PEOPLE_TABLES if "_is_deleted" in tables.get(t, ())]
+    if not flagged:
         return {}
     with pipeline.sql_client() as client:
+        if not marked and not any_deleted(client, flagged):
+            return {}
         return erase_people(client, tables)

@@ -437,6 +437,9 @@ def _sync_round(
     result.load_ids += finished.load_ids
     for table, count in finished.deleted.items():
         result.deleted[table] = result.deleted.get(table, 0) + count
+    if finished.erased:  # ([creator_sync] deleted_people = "erase")
+        result.notices.append("deleted people: personal fields erased in " + ", ".join(
+            f"{table} {count}" for table, count in sorted(finished.erased.items())))
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
         was_new, was_updated = result.tables.get(table, (0, 0))

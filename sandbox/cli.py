@@ -81,8 +81,9 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
 @click.option("--customer-on-contact-delete", default="delete", show_default=True,
               type=click.Choice(list(CUSTOMER_RULES)),
               help="What DELETE /v1/contacts/{id} does to the contact's customer.")
-@click.option("--delete-rate", default=0.01, show_default=True, type=click.FloatRange(0, 1),
-              help="Per activity event, the chance a contact (and apart, a note) is deleted.")
+@click.option("--delete-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Per activity event, the chance a contact (and apart, a note) is deleted "
+                   "(0.01: about as often as accounts do).")
 @click.option("--parent-pid", default=None, type=int, hidden=True)
 def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
     """Serve a seeded emulator of the Creator Platform API on loopback."""

@@ -41,7 +41,8 @@ class Api:
 
 @pytest.fixture
 def sandbox():
-    handle = start_sandbox(scale="tiny", seed=42, now=NOW, sites=2)
+    # activity deletes a few people too (about five times as often as accounts do)
+    handle = start_sandbox(scale="tiny", seed=42, now=NOW, sites=2, delete_rate=0.05)
     try:
         yield handle
     finally:

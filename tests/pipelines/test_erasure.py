@@ -12,7 +12,7 @@ from typing import Any
 import dlt
 import pytest
 
-from creator_sync.pipelines.erasure import erase_people
+from creator_sync.pipelines.erasure import any_deleted, erase_people
 from creator_sync.pipelines.warehouse_sql import data_tables
 from creator_sync.sources.creator_platform import personal_columns
 
@@ -104,6 +104,12 @@ def test_flagged_people_lose_their_personal_fields_everywhere(warehouse: dlt.Pip
     assert forms["51"]["email"] is None and forms["52"]["email"] == "p2@example.com"
     with warehouse.sql_client() as client:  # idempotent: nothing left to erase
         assert erase_people(client, data_tables(warehouse)) == {}
+    # a later load brings a deleted customer's purchase back with a name: erased again
+    with warehouse.sql_client() as client:
+        q = client.make_qualified_table_name("purchases")
+        client.execute_sql(f"UPDATE {q} SET cardholder_name = %s WHERE id = %s", "P 11", "31")
+        assert any_deleted(client, ["contacts", "customers"])
+        assert erase_people(client, data_tables(warehouse)) == {"purchases": 1}
 
 
 def test_named_people_are_erased_whatever_their_flag(warehouse: dlt.Pipeline) -> None:
@@ -117,3 +123,7 @@ def test_named_people_are_erased_whatever_their_flag(warehouse: dlt.Pipeline) ->
     assert _read(warehouse, "contacts")["2"]["email"] is None
     assert _read(warehouse, "contacts")["1"]["email"] == "P1@example.com"  # not named
     assert _read(warehouse, "contact_notes")["23"]["body"] is None
+    with warehouse.sql_client() as client:
+        q = client.make_qualified_table_name("contacts")
+        client.execute_sql(f"UPDATE {q} SET _is_deleted = FALSE WHERE 1 = 1")
+        assert not any_deleted(client, ["contacts"])

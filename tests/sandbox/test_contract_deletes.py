@@ -182,8 +182,8 @@ def test_activity_deletes_a_few_people_and_notes(fresh: Any) -> None:
                        for r in api.all("contact_notes")}
 
 
-def test_activity_without_deletes(fresh: Any) -> None:
-    handle, api = fresh(delete_rate=0.0)
+def test_activity_deletes_nothing_by_default(fresh: Any) -> None:
+    handle, api = fresh()
     contacts = set(api.ids("contacts"))
     summary = handle.activity(100)
     assert "delete_contact" not in summary
