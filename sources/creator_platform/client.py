@@ -38,6 +38,7 @@ from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError,
 from .httppool import pooled_transport
 from .ratelimit import LimiterClosed, RateLimiter
 from .stats import RunStats
+from .values import loads_exact
 
 log = logging.getLogger("creator_sync.client")
 # one line per retry of a failure, for the terminal even when quiet (`--no-progress`, cron):
@@ -491,7 +492,7 @@ class CreatorPlatformClient:
                 return decode(body)
             if exact_decimals:
                 return json.loads(body, parse_float=Decimal)
-            return orjson.loads(body)
+            return loads_exact(body)  # fractional numbers as Decimal, never float
         except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError):
             ctype = response.headers.get("content-type", "?")
             raise _Retryable(
