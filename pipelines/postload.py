@@ -22,6 +22,7 @@ from creator_sync.sources.creator_platform import (
 
 from .deletion_marking import mark_deleted
 from .push_restore import restore_pushes
+from .rejected_records import write_rejected_records
 from .sync_resources import write_sync_resources
 from .warehouse_sql import warehouse_guard
 
@@ -44,7 +45,8 @@ def finish_sync(
     2. `_is_deleted` for the rows complete listings no longer list (per table and site);
     3. the rows webhook deliveries wrote while the run listed put back where newer than what
        it loaded;
-    4. `sync_resources`: one row per resource, what this run did (the models read it);
+    4. `sync_resources`: one row per resource, what this run did (the models read it), and
+       `rejected_records`: the records it set aside, a value that cannot be read;
     5. the API session revoked and connections closed (the source is spent).
 
     Link tables need nothing here: dlt's merge replaces each loaded parent's links
@@ -72,6 +74,7 @@ def finish_sync(
                 restore_pushes(pipeline, run.extract_started)
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
+            write_rejected_records(pipeline, report.rejected, report.outcomes)
     finally:
         run.close()
     return Finished(deleted, load_ids)

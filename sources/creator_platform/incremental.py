@@ -61,6 +61,8 @@ def plan(
     full_refresh_every_s: int | None = None,
     force_full: bool = False,
     catch_up: bool = False,
+    retry_since: datetime | None = None,
+    retry_full: bool = False,
 ) -> Plan:
     """Filter parameters for this run (sort and site filter are added by the caller).
 
@@ -69,6 +71,10 @@ def plan(
     left to the next run where the windows find edits (`Incremental.edits_only_in_full`): the
     run has just read every record once, and a first sync spanning more than the period
     would otherwise list it whole again at every completion, never done.
+
+    `retry_since`: the oldest cursor value of a record set aside (rejects.py): the window
+    reaches back to it, so the record is read again; `retry_full`: one has none, a complete
+    listing reads it.
     """
     inc = resource.incremental
     if inc.strategy == "full":
@@ -81,12 +87,17 @@ def plan(
     if (not catch_up or inc.edits_only_in_full) and full_listing_due(
             resource, last_full, now=now, full_refresh_every_s=full_refresh_every_s):
         return Plan({}, True, f"periodic full refresh (every {every / DAY_S:g} days)")
+    if retry_full:
+        return Plan({}, True, "full listing: reading again a record set aside (no cursor value)")
     deep_back = inc.lookback_s if lookback_s is None else lookback_s
     last_deep = state.get("last_deep_at") or state.get("last_full_at")
     deep = catch_up or last_deep is None or (
         (now - parse_timestamp(last_deep)).total_seconds() >= inc.deep_every_s)
     back = deep_back if deep else min(inc.recent_lookback_s, deep_back)
     since = cursor - timedelta(seconds=back)
+    retrying = retry_since is not None and retry_since < since
+    if retrying:
+        since = retry_since  # type: ignore[assignment]
     value: Any
     if inc.strategy in ("updated_since", "created_since"):
         value = _iso(since)
@@ -100,7 +111,8 @@ def plan(
         raise ValueError(f"unknown strategy {inc.strategy}")
     params = {inc.filter_param: value} if inc.filter_param and value is not None else {}
     reason = (("catch-up: " if catch_up else "") + f"incremental since {_iso(since)}"
-              + (" (deep look-back)" if deep else ""))
+              + (" (deep look-back)" if deep else "")
+              + (" (back to a record set aside)" if retrying else ""))
     return Plan(params, False, reason, since=since, deep=deep)
 
 

@@ -31,13 +31,15 @@ from .arrow_tables import rows_to_arrow
 from .batches import Batches
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, keep_read_hashes, read_detail, save_gate
+from .errors import UnreadableValue
 from .hints import EMPTY_PARENT, declared_columns, table_hints
 from .incremental import Plan, advance, full_listing_due, plan
 from .key_sets import DistinctIdCount
 from .linestream import LineStream
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
-from .rows import StreamedLines, normalize_resources
+from .rejects import Rejects
+from .rows import Rejected, StreamedLines, normalize_resources
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
 from .tuning import BATCH_ROWS, DETAIL_RECENT_WEIGHT, DETAIL_ROWS_AHEAD, PAGE_PART_ROWS
@@ -191,6 +193,15 @@ def _done_carry(ahead: deque[tuple[dict[str, Any], Future[Any]]]) -> int:
                if read.done() and read.exception() is None and read.result() is not None)
 
 
+def _streamed_reject(exc: UnreadableValue, parent: str, records: list[Any], part: Rows,
+                     table: str) -> Rejected:
+    """A streamed line array whose value cannot be read: its parent's row leaves the batch
+    (lines of it handed on in earlier pieces stay: docs/sync.md), and is set aside."""
+    part[table] = [r for r in part.get(table, ()) if r.get("id") != parent]
+    record = next((r for r in records if isinstance(r, dict) and str(r.get("id")) == parent), {})
+    return Rejected(parent, record.get("type"), exc.field, exc.value, exc.message, record)
+
+
 def _lacking_lines(resource: Resource, records: list[Any]) -> int:
     """Detail records without their line array (a platform that does not itemise payouts)."""
     lines = type_info(resource.jtype).lines
@@ -232,6 +243,8 @@ class SiteListing:
     # the lowest sort-field value on the last page read, where a listing sorted by a field
     # updates change goes on from (`checkpoint.Place.since`)
     last_floor: datetime | None = None
+    # records set aside (a value that cannot be read), kept in state and read again (rejects.py)
+    rejects: Rejects = field(default_factory=lambda: Rejects({}))
 
     @property
     def resume_page(self) -> int:
@@ -304,6 +317,8 @@ class Listing:
                 checkpoint.mark_done(site_state, full)
         if not stopped:
             stopped = yield from self._catch_up(done_before)
+        self.report.add_rejected(self.owner.name, {
+            site: Rejects(site_state).entries for site, site_state in zip(order, states, strict=True)})
         if stopped:
             left = checkpoint.left_of(order, state)
             log.info("%s: stopped, left: %s", self.owner.name, left)
@@ -424,9 +439,10 @@ class Listing:
             log.info("%s site=%s: going on from page %s", res.name, site or "*", resumed.page)
         else:
             site_state.pop(checkpoint.RESUME_KEY, None)
+            retry = Rejects(site_state)  # records set aside: the window reaches them again
             p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
                      full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh,
-                     catch_up=catch_up)
+                     catch_up=catch_up, retry_since=retry.oldest(), retry_full=retry.undated())
         self.report.add_plan(f"{res.name}/{site or '*'}", p.reason)
         log.info("%s site=%s: %s %s", res.name, site or "*", p.reason, p.params or "")
         params: dict[str, Any] = dict(p.params)
@@ -468,6 +484,7 @@ class Listing:
             last_ids=resumed.ids if resumed is not None else (),
             handed=set(resumed.ids) if resumed is not None else set(),
             before_last=resumed.before if resumed is not None else 0,
+            rejects=Rejects(site_state),
             unchanged=Unchanged(
                 site_state.get(STATE_KEY), self._may_skip,
                 lambda table, keys: self.report.add_seen(table, site, keys),
@@ -613,19 +630,26 @@ class Listing:
         for groups, detail in reads:
             for url, records in groups:
                 streamed: list[StreamedLines] = []
+                rejected: list[Rejected] = []
                 part = normalize_resources(
                     records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
                     pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
-                    streamed=streamed,
+                    streamed=streamed, rejected=rejected,
                 )
                 for lines in streamed:
                     pieces = lines.parts(PAGE_PART_ROWS, self.options.pii, self.options.pii_salt)
-                    if lines.items.count <= PAGE_PART_ROWS:  # one piece: with the rest
-                        part.setdefault(lines.lines.table, []).extend(next(pieces))
-                        continue
-                    for number, piece in enumerate(pieces, start=1):
-                        yield {lines.lines.table: piece}, min(number, 2)
-                        parts += 1
+                    try:
+                        if lines.items.count <= PAGE_PART_ROWS:  # one piece: with the rest
+                            part.setdefault(lines.lines.table, []).extend(next(pieces))
+                            continue
+                        for number, piece in enumerate(pieces, start=1):
+                            yield {lines.lines.table: piece}, min(number, 2)
+                            parts += 1
+                    except UnreadableValue as exc:  # a line's value: its parent is set aside
+                        rejected.append(_streamed_reject(exc, lines.parent, records, part,
+                                                         self.resource.table))
+                if rejected or run.rejects.entries:
+                    run.rejects.note(part, rejected, self.cursor_field, run.gate)
                 for table, table_rows in part.items():
                     rows.setdefault(table, []).extend(table_rows)
                     held += len(table_rows)
@@ -700,6 +724,8 @@ class Listing:
         # the next full listing is due a period after that start
         advance(run.state, run.plan, run.cursor, now=now if run.resumed is None else run.started,
                 started=run.started)
+        # a complete listing read every record: one set aside that it did not list is gone
+        run.rejects.finish(complete=run.plan.full and run.resumed is None)
         if run.unchanged is not None:
             run.unchanged.save(run.state)
         log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))
