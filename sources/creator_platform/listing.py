@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -31,9 +31,9 @@ from .arrow_tables import rows_to_arrow
 from .batches import Batches
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, keep_read_hashes, read_detail, save_gate
-from .errors import UnreadableValue
+from .errors import ApiError, UnreadableValue
 from .hints import EMPTY_PARENT, declared_columns, table_hints
-from .incremental import Plan, advance, full_listing_due, plan
+from .incremental import Plan, RefusedFilter, advance, full_listing_due, plan
 from .key_sets import DistinctIdCount
 from .linestream import LineStream
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
@@ -277,6 +277,7 @@ class Listing:
         self.cursor_field = resource.incremental.cursor_field or "created_at"
         self.with_details = resource.reads_details and options.details
         self.window = DetailWindow(client.detail_concurrency)
+        self.refused = RefusedFilter(resource, {})  # the resource state's, once `rows` runs
 
     def rows(
         self, sites: list[str], state: dict[str, Any], prefetched: list[Page] | None = None
@@ -285,6 +286,7 @@ class Listing:
         the host stops (`options.stop`) keeps its place (checkpoint.py) and the resource ends
         `partial`, naming what is left."""
         order: list[str | None] = list(sites) if self.resource.site_scoped else [None]
+        self.refused = RefusedFilter(self.resource, state)
         states = [state.setdefault(site or "_all", {}) for site in order]
         stopped = False
         done_before: list[tuple[str | None, dict[str, Any]]] = []
@@ -299,7 +301,8 @@ class Listing:
                 continue
             run = self._start(site, site_state)
             full = run.plan.full
-            yield from self._read(run, prefetched if prefetched is not None and site is None else None)
+            run = yield from self._read_or_full(
+                run, prefetched if prefetched is not None and site is None else None)
             if run.stopped_at is None and run.resumed is not None:
                 # a listing resumed across rounds or runs spans time: what changed behind its
                 # place meanwhile is read now, as the next incremental run would read it (a
@@ -307,7 +310,7 @@ class Listing:
                 self._finish(run)
                 site_state.pop(checkpoint.RESUME_KEY, None)
                 run = self._start(site, site_state, catch_up=True)
-                yield from self._read(run, None)
+                run = yield from self._read_or_full(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
                 stopped = True
@@ -336,12 +339,27 @@ class Listing:
             if self._stop(resumable=True) == "stop":
                 return True
             run = self._start(site, site_state, catch_up=True)
-            yield from self._read(run, None)
+            run = yield from self._read_or_full(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
                 return True
             self._finish(run)
         return False
+
+    def _read_or_full(self, run: SiteListing, prefetched: list[Page] | None
+                      ) -> Generator[Any, None, SiteListing]:
+        """`_read`; a window the platform answers with a 400 while it carries the incremental
+        filter (a filter it does not take) is read again as a full listing, and the resource
+        is listed in full from then on (`RefusedFilter`). Returns the listing that completed."""
+        try:
+            yield from self._read(run, prefetched)
+        except ApiError as exc:
+            if not self.refused.refuses(exc, run.params):
+                raise
+            self.refused.remember(self.client.server_now, exc, self.report)
+            run = self._start(run.site, run.state)
+            yield from self._read(run, None)
+        return run
 
     def _read(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Any]:
         """One listing's pages (and its change feed), batched; `run.stopped_at` is set when the
@@ -442,7 +460,8 @@ class Listing:
             retry = Rejects(site_state)  # records set aside: the window reaches them again
             p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
                      full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh,
-                     catch_up=catch_up, retry_since=retry.oldest(), retry_full=retry.undated())
+                     catch_up=catch_up, retry_since=retry.oldest(), retry_full=retry.undated(),
+                     refused=self.refused.active(now))
         self.report.add_plan(f"{res.name}/{site or '*'}", p.reason)
         log.info("%s site=%s: %s %s", res.name, site or "*", p.reason, p.params or "")
         params: dict[str, Any] = dict(p.params)
@@ -450,7 +469,8 @@ class Listing:
             params["filter[site_id]"] = site
         if res.sort:
             params["sort"] = res.sort
-        if resumed is not None and resumed.since is not None and self._sorted_by_changes():
+        if (resumed is not None and resumed.since is not None and self._sorted_by_changes()
+                and not self.refused.active(now)):
             params[res.incremental.filter_param] = resumed.since.strftime("%Y-%m-%dT%H:%M:%SZ")
         elif resumed is not None and resumed.since is not None:  # settings changed: by page
             resumed = dataclasses.replace(resumed, since=None)
