@@ -111,20 +111,22 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
 
 
 NOISE_EVERY = 7  # --quirks: one transaction in 7 is written with float noise on its line
+RATE_NOISE = "0000000345678912"  # 1.08 -> 1.080000000345678912: more places than a column holds
 
 
 def _float_noise(columns: dict[str, list], rows: np.ndarray, cents: list[int],
                  currencies: list[int]) -> None:
     """--quirks: amounts and rates as a platform that computes in binary floats writes them:
     an amount `3.30` as `3.3000000000000003`, a rate `1.08` with more digits than any column
-    holds (`1.08345678912`). The amounts are the same cents; the rate is the one applied."""
+    holds (`1.080000000345678912`). The amounts are the same cents, and the rate still gives
+    them (`amount == round(presented_amount * exchange_rate, 2)`)."""
     for k, row in enumerate(rows.tolist()):
         if row % NOISE_EVERY:
             continue
         if cents[k]:
             columns["amount"][k] = _fragment(cents_text(cents[k]) + "00000000000003")
         if currencies[k]:  # a converted line (currency 0, USD, has the rate 1.0)
-            columns["exchange_rate"][k] = _fragment(RATES[currencies[k]] + "345678912")
+            columns["exchange_rate"][k] = _fragment(RATES[currencies[k]] + RATE_NOISE)
 
 
 def _order_number(ctx: RenderContext, number: int) -> str:
