@@ -114,6 +114,10 @@ def _error_detail(body: bytes) -> tuple[str | None, str | None]:
         detail = first.get("detail") or first.get("title")
         return (str(detail) if detail else None), source.get("pointer")
     if isinstance(doc, dict) and isinstance(doc.get("error"), str):
+        # the token endpoint's errors: plain JSON (`application/json`, A8), OAuth's fields
+        described = doc.get("error_description")
+        if isinstance(described, str) and described.strip():
+            return f"{doc['error']}: {described.strip()[:200]}", None
         return doc["error"], None
     return None, None
 
