@@ -185,7 +185,10 @@ def _convert_planned(row: dict[str, Any], attributes: dict[str, Any], plan: _Pla
         if value is None or (kind == "bigint" and type(value) is int and MIN_BIGINT <= value < MAX_BIGINT):
             continue  # every converter maps None to None; what to_bigint returns, without the call
         try:
-            _convert(row, name, kind, value)
+            if kind == "decimal":
+                _convert(row, name, kind, value)
+            else:  # (the hot path: a call less per timestamp)
+                row[name] = CONVERTERS[kind](value)
         except (ValueError, TypeError, InvalidOperation, OverflowError):
             return _FAILED
     if text is not None and not _TEXT_VALUES.issuperset(map(type, text(attributes))):
@@ -383,7 +386,10 @@ def _line_rows(
                 name = f"attr_{name}"  # never let a field overwrite our keys
             kind = declared.get(name) or _observed_type(name, value)
             try:
-                _convert(row, name, kind, value)
+                if kind == "decimal":
+                    _convert(row, name, kind, value)
+                else:
+                    row[name] = CONVERTERS[kind](value)
             except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
                 raise where.unreadable(kind, value, exc, parent, f"{lines.attribute}.{name}",
                                        number) from None

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .settings import DECIMAL_PRECISION
+from .settings import ATTRIBUTE_TYPES, DECIMAL_PRECISION
 
 _QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
 _QUANTS = {scale: Decimal(1).scaleb(-scale) for scale in range(DECIMAL_PRECISION[1] + 1)}
@@ -95,19 +95,37 @@ def read_decimal(value: Any, scale: int) -> tuple[Decimal | None, str | None]:
     return rounded.quantize(_QUANT), text
 
 
-# a JSON number with a fraction or an exponent after `:`, `,` or `[`: where a float decoder
-# would lose the text (a match inside a string only costs the exact decoder's time)
-_FLOAT_LITERAL = re.compile(rb"[:,\[]\s*-?\d+(?:\.\d|[eE])")
+# attributes typed decimal (money in major units): a float in one of them means the body is
+# decoded again exactly
+_DECIMAL_ATTRIBUTES = tuple(name for name, kind in ATTRIBUTE_TYPES.items() if kind == "decimal")
 
 
 def loads_exact(body: bytes | str) -> Any:
-    """A JSON body with every fractional number as the Decimal of its text (never a float:
-    `1.08345678912345678` keeps its digits); bodies without one are decoded by orjson, the
-    fast path (most pages carry integers and strings only)."""
-    raw = body.encode() if isinstance(body, str) else body
-    if _FLOAT_LITERAL.search(raw) is None:
-        return orjson.loads(raw)
-    return json.loads(raw, parse_float=Decimal)
+    """A JSON:API body, its decimal attributes exact: decoded by orjson (the fast path: money
+    comes as strings, or not at all, on most pages), and again with every fractional number
+    as the Decimal of its text where a record's decimal attribute came as a JSON number with
+    a fraction (a float would lose digits past the 17th)."""
+    doc = orjson.loads(body)
+    if _float_money(doc):
+        return json.loads(body, parse_float=Decimal)
+    return doc
+
+
+def _float_money(doc: Any) -> bool:
+    if not isinstance(doc, dict):
+        return False
+    data = doc.get("data")
+    records = data if isinstance(data, list) else [data]
+    included = doc.get("included")
+    if isinstance(included, list):
+        records = [*records, *included]
+    for record in records:
+        attributes = record.get("attributes") if isinstance(record, dict) else None
+        if isinstance(attributes, dict):
+            for name in _DECIMAL_ATTRIBUTES:
+                if type(attributes.get(name)) is float:
+                    return True
+    return False
 
 
 def to_bigint(value: Any) -> int | None:

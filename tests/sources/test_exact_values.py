@@ -4,6 +4,7 @@ whose value cannot be read is set aside (`Rejected`), the rest of its batch load
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -21,13 +22,20 @@ PAYOUT_BODY = (b'{"data": {"id": "9", "type": "platform_payments_payouts", "attr
                b'"presented_amount": 3.05}]}}}')
 
 
-def test_loads_exact_keeps_the_text_of_every_fractional_number():
-    doc = loads_exact(b'{"a": 1.08345678912345678901, "b": [0.1, 2e-3], "c": 10000, "d": "0.0"}')
-    assert doc["a"] == Decimal("1.08345678912345678901")  # a float would keep 17 digits
-    assert doc["b"] == [Decimal("0.1"), Decimal("0.002")]
-    assert doc["c"] == 10000 and type(doc["c"]) is int and doc["d"] == "0.0"
-    # no fractional number: the fast decoder, the same document
-    assert loads_exact(b'{"a": [1, 2], "b": "x: 1.5"}') == {"a": [1, 2], "b": "x: 1.5"}
+def _doc(net_revenue: str, duration: str = "12.5") -> bytes:
+    return (b'{"data": [{"id": "1", "type": "customers", "attributes": {"net_revenue": '
+            + net_revenue.encode() + b'}}], "included": [{"id": "2", "type": "media", '
+            b'"attributes": {"duration_in_minutes": ' + duration.encode() + b'}}]}')
+
+
+def test_loads_exact_keeps_the_text_of_a_fractional_amount():
+    doc = loads_exact(_doc("1.08345678912345678901"))
+    assert doc["data"][0]["attributes"]["net_revenue"] == Decimal("1.08345678912345678901")
+    assert doc["included"][0]["attributes"]["duration_in_minutes"] == Decimal("12.5")
+    for written in ('"0.0"', "10000"):  # no fractional amount: orjson's document, as is
+        doc = loads_exact(_doc(written))
+        assert doc["data"][0]["attributes"]["net_revenue"] == json.loads(written)
+        assert type(doc["included"][0]["attributes"]["duration_in_minutes"]) is float
 
 
 @pytest.mark.parametrize(("value", "scale", "stored", "raw"), [
