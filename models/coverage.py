@@ -78,6 +78,8 @@ class ResourceCoverage:
     # loaded and its latest sync completed: the marts state no amount built on it otherwise
     is_complete: bool = True
     incomplete_reason: str | None = None
+    # records set aside (raw `rejected_records`): a value that cannot be read; not complete
+    rejected_count: int = 0
 
     @property
     def label(self) -> str:
@@ -96,7 +98,8 @@ class ResourceCoverage:
     @property
     def has_problem(self) -> bool:
         """Not loaded, or the latest sync of it did not complete."""
-        return not self.is_loaded or self.sync_status in ("failed", "skipped", "partial")
+        return (not self.is_loaded or self.sync_status in ("failed", "skipped", "partial")
+                or self.rejected_count > 0)
 
     def last_sync(self) -> str:
         """What the latest sync did with it: `synced 2026-03-01 12:00 UTC`, `failed: <why>`."""
@@ -104,6 +107,9 @@ class ResourceCoverage:
             if self.is_loaded:
                 return f"loaded {fmt_utc(self.last_synced_at)} (per-resource status not recorded)"
             return "never synced (left out by --resources, or no sync has run)"
+        if self.sync_status == "synced" and self.rejected_count:
+            return (f"synced {fmt_utc(self.last_attempt_at)}, {self.rejected_count:,} record(s) "
+                    "set aside in rejected_records (a value that cannot be read)")
         if self.sync_status == "synced":
             return f"synced {fmt_utc(self.last_attempt_at)}"
         return f"{self.sync_status}: {self.sync_reason or 'no reason recorded'}"
@@ -281,6 +287,7 @@ def _resource(row: dict[str, Any]) -> ResourceCoverage:
         ),
         is_complete=bool(row.get("is_complete", int(row["records_count"]) > 0)),
         incomplete_reason=row.get("incomplete_reason"),
+        rejected_count=int(row.get("rejected_count") or 0),
     )
 
 

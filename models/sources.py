@@ -118,7 +118,10 @@ SOURCE_TABLES: dict[str, SourceTable] = {
         SourceTable(
             "payouts",
             {"id": TEXT, "site_id": TEXT, "status": TEXT, "amount": DEC, "currency": TEXT,
-             "initiated_date": TS, "estimated_arrival_date": TS, "bank_account": TEXT, **_META},
+             "initiated_date": TS, "estimated_arrival_date": TS, "bank_account": TEXT,
+             # the amount as the API wrote it, where it was not whole cents (`amount` holds
+             # it rounded half-even to the cent); absent until one such amount arrives
+             "amount_raw": TEXT, **_META},
         ),
         SourceTable(
             # one row per resource: what its last sync did (docs/architecture.md); absent on
@@ -127,6 +130,14 @@ SOURCE_TABLES: dict[str, SourceTable] = {
             "sync_resources",
             {"resource": TEXT, "status": TEXT, "reason": TEXT, "last_attempt_at": TS,
              "last_synced_at": TS, "rows_loaded": BIG, "complete_through_at": TS},
+        ),
+        SourceTable(
+            # the records a sync set aside, a value that cannot be read (issue 40; written by
+            # pipelines/rejected_records.py); absent until one is
+            "rejected_records",
+            {"resource": TEXT, "site_id": TEXT, "record_id": TEXT, "field": TEXT, "value": TEXT,
+             "reason": TEXT, "rejected_at": TS},
+            key=("resource", "site_id", "record_id"),
         ),
         # dlt's own record of loads: the fallback for when the data was synced
         SourceTable("_dlt_loads", {"load_id": TEXT, "status": BIG, "inserted_at": TS}),
@@ -139,7 +150,9 @@ SOURCE_TABLES: dict[str, SourceTable] = {
              "currency": TEXT, "presented_amount": DEC, "presented_currency": TEXT,
              "exchange_rate": DEC, "customer_id": TEXT, "provider": TEXT, "payment_method": TEXT,
              "created_at": TS, "coupon_used": TEXT, "quantity": BIG, "order_number": TEXT,
-             **_META},
+             # money as written where it was not whole cents (see payouts' `amount_raw`)
+             "amount_raw": TEXT, "sales_tax_raw": TEXT, "fee_raw": TEXT, "net_raw": TEXT,
+             "presented_amount_raw": TEXT, **_META},
             key=("payout_id", "line_number"),
         ),
         SourceTable("customers_offers", _link("customer_id", "offer_id"),

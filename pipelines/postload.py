@@ -26,6 +26,7 @@ from .deletion_marking import mark_deleted
 from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
+from .rejected_records import write_rejected_records
 from .sync_resources import write_sync_resources
 from .warehouse_sql import data_tables, warehouse_guard
 
@@ -53,7 +54,8 @@ def finish_sync(
        personal fields of every deleted person erased (`erasure.erase_people`), and the
        people `forget` erased whom this run brought back erased again (`erasure_salt`: the
        salt of its log's hashes);
-    4. `sync_resources`: one row per resource, what this run did (the models read it);
+    4. `sync_resources`: one row per resource, what this run did (the models read it), and
+       `rejected_records`: the records it set aside, a value that cannot be read;
     5. the API session revoked and connections closed (the source is spent).
 
     Link tables need nothing here: dlt's merge replaces each loaded parent's links
@@ -86,6 +88,7 @@ def finish_sync(
                 erased[table] = erased.get(table, 0) + count
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
+            write_rejected_records(pipeline, report.rejected, report.outcomes)
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)

@@ -88,9 +88,16 @@ def _ensure_sync_resources(client: Any, q: str, col: dict[str, str]) -> None:
 
 def _destination_types(client: Any) -> dict[str, str]:
     """dlt data type -> the destination's column type (timestamps with time zone)."""
+    return destination_types(client, SYNC_RESOURCES_COLUMNS, SYNC_RESOURCES)
+
+
+def destination_types(client: Any, columns: tuple[tuple[str, str], ...],
+                      name: str = SYNC_RESOURCES) -> dict[str, str]:
+    """dlt data type -> the destination's column type, for the kinds of `columns` (a table
+    a post-load step writes by SQL)."""
     mapper = client.capabilities.get_type_mapper()
-    table = {"name": SYNC_RESOURCES, "columns": {}}
+    table = {"name": name, "columns": {}}
     return {
         kind: mapper.to_destination_type({"name": kind, "data_type": kind, "timezone": True}, table)
-        for kind in {kind for _, kind in SYNC_RESOURCES_COLUMNS}
+        for kind in {kind for _, kind in columns}
     }

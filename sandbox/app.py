@@ -23,7 +23,7 @@ from creator_sync.sandbox.activity import Activity
 from creator_sync.sandbox.auth import Auth, Principal
 from creator_sync.sandbox.collections import COLLECTIONS, Collection, routes
 from creator_sync.sandbox.dataset import Store
-from creator_sync.sandbox.errors import ApiError
+from creator_sync.sandbox.errors import ApiError, bad_param
 from creator_sync.sandbox.faults import FaultPlan
 from creator_sync.sandbox.options import Options
 from creator_sync.sandbox.payout_lines import payout_lines
@@ -352,12 +352,17 @@ class SandboxApp:
                            headers={"allow": "POST"})
         no_store = {"cache-control": "no-store"}
         if action == "token":
-            limited = self.limiter.check("token:" + req.headers.get("x-forwarded-for", "local"))
-            if limited is not None:
-                raise self._too_many(limited, req.path)
-            # A8: the token endpoint answers plain JSON, not the JSON:API media type
-            return 200, orjson.dumps(self.auth.token(req.form())), {
-                **no_store, "content-type": "application/json"}
+            # A8 and the live document: the token endpoint answers plain JSON, not the JSON:API
+            # media type, its errors (400, 401, 429) included
+            plain = {**no_store, "content-type": "application/json"}
+            try:
+                limited = self.limiter.check("token:" + req.headers.get("x-forwarded-for", "local"))
+                if limited is not None:
+                    raise self._too_many(limited, req.path)
+                return 200, orjson.dumps(self.auth.token(req.form())), plain
+            except ApiError as err:
+                err.headers = {**err.headers, **plain}
+                raise
         if action == "revoke":
             principal = self.auth.authenticate(req.headers.get("authorization"))
             self.auth.revoke(principal, req.form())
@@ -377,7 +382,7 @@ class SandboxApp:
 
     def _context(self, fields: dict[str, set[str]] | None = None, in_list: bool = False):
         return RenderContext(self.store, self.api_url, self.options.quirks, fields or {},
-                             in_list, self.options.brand)
+                             in_list, self.options.brand, self.options.unreadable_amounts)
 
     def _check_fields(self, params, types: set[str], detail: bool = False) -> None:
         internal_fields(params, self.options.brand)
@@ -390,6 +395,10 @@ class SandboxApp:
                               max_size=opts.page_size_max, page_size_allowed=collection.page_size,
                               allow_sort=True)
         self._check_fields(params, {collection.type})
+        refused = opts.refused_filters()
+        for name in sorted(params.filters):
+            if (collection.path.strip("/"), name) in refused:  # --refuse-filters
+                raise bad_param(f"filter[{name}]", f"filter[{name}] is not a permitted filter")
         store = self.store
         page = run_list(store, collection, params, store.tables["sites"].n)
         data = render(self._context(params.fields, in_list=True), collection.type, page.rows)

@@ -60,6 +60,11 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
               help="How long a 'slow' fault stalls before answering.")
 @click.option("--quirks/--no-quirks", default=False, show_default=True,
               help="Behave like real platforms do (see docs/sandbox.md).")
+@click.option("--unreadable-amounts", default=0, show_default=True, type=click.IntRange(0),
+              metavar="N", help="Serve the first N payouts with an amount of `n/a` (a value "
+                               "no sync can read).")
+@click.option("--refuse-filters", default="", show_default=False, metavar="COLLECTION:FILTER,...",
+              help="Answer these list filters with a 400, e.g. blog_posts:updated_at_gt.")
 @click.option("--brand", default=DEFAULT_BRAND, show_default=True, metavar="WORD",
               help="Brand word of the payouts path: /v1/WORD_payments_payouts.")
 @click.option("--maintenance/--no-maintenance", default=False, show_default=True,

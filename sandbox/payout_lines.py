@@ -19,6 +19,7 @@ from creator_sync.sandbox.render import RenderContext, decimals, iso_many
 from creator_sync.sandbox.rollups import to_settlement
 from creator_sync.sandbox.schema import PAYOUTS
 from creator_sync.sandbox.store import NULL
+from creator_sync.sandbox.virtuals import cents_text
 
 SETTLEMENT_CURRENCY = "USD"
 
@@ -102,9 +103,30 @@ def _transaction_lines(ctx: RenderContext, rows: np.ndarray) -> list[dict]:
         "quantity": quantity.tolist(),
         "order_number": [None if n == NULL else _order_number(ctx, n) for n in numbers.tolist()],
     }
+    if ctx.quirks:
+        _float_noise(columns, rows, amount.tolist(), currency.tolist())
     names = list(columns)
     return [dict(zip(names, values, strict=True))
             for values in zip(*columns.values(), strict=True)]
+
+
+NOISE_EVERY = 7  # --quirks: one transaction in 7 is written with float noise on its line
+RATE_NOISE = "0000000345678912"  # 1.08 -> 1.080000000345678912: more places than a column holds
+
+
+def _float_noise(columns: dict[str, list], rows: np.ndarray, cents: list[int],
+                 currencies: list[int]) -> None:
+    """--quirks: amounts and rates as a platform that computes in binary floats writes them:
+    an amount `3.30` as `3.3000000000000003`, a rate `1.08` with more digits than any column
+    holds (`1.080000000345678912`). The amounts are the same cents, and the rate still gives
+    them (`amount == round(presented_amount * exchange_rate, 2)`)."""
+    for k, row in enumerate(rows.tolist()):
+        if row % NOISE_EVERY:
+            continue
+        if cents[k]:
+            columns["amount"][k] = _fragment(cents_text(cents[k]) + "00000000000003")
+        if currencies[k]:  # a converted line (currency 0, USD, has the rate 1.0)
+            columns["exchange_rate"][k] = _fragment(RATES[currencies[k]] + RATE_NOISE)
 
 
 def _order_number(ctx: RenderContext, number: int) -> str:

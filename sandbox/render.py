@@ -59,6 +59,7 @@ class RenderContext:
     fields: dict[str, set[str]] = field(default_factory=dict)  # keyed by internal type
     in_list: bool = False
     brand: str = DEFAULT_BRAND
+    unreadable: int = 0  # payout rows below this serve an amount of `n/a` (--unreadable-amounts)
 
 
 def iso_many(values: list[int], offsets: list[int] | None) -> list[str | None]:
@@ -99,6 +100,20 @@ def processor_names(values: list, brand: str) -> list:
     (as payout lines write "<Brand> Payments", addendum A8)."""
     own = f"{brand}_payments"
     return [own if v == OWN_PROCESSOR else v for v in values]
+
+
+def net_revenue_as_written(values: list) -> list:
+    """--quirks: net revenue as the live document writes it: nothing as `"0.0"`, whole
+    amounts as JSON integers (`10000`), the rest as decimal strings; the same values."""
+    out: list = []
+    for text in values:
+        if text is None or not text.endswith(".00"):
+            out.append(text)
+        elif text in ("0.00", "-0.00"):
+            out.append("0.0")
+        else:
+            out.append(int(text[:-3]))
+    return out
 
 
 def decimals(cents: list[int]) -> list[orjson.Fragment]:
@@ -165,6 +180,13 @@ def render(ctx: RenderContext, type_name: str, rows: np.ndarray,
     if ctx.quirks and type_name == PAYOUTS:
         columns = [(n, [v.capitalize() for v in vals] if n == "status" else vals)
                    for n, vals in columns]
+    if ctx.quirks and type_name == "customers":
+        columns = [(n, net_revenue_as_written(vals) if n == "net_revenue" else vals)
+                   for n, vals in columns]
+    if ctx.unreadable and type_name == PAYOUTS:
+        columns = [(n, ["n/a" if r < ctx.unreadable else v for r, v in zip(rows.tolist(), vals,
+                                                                            strict=True)]
+                    if n == "amount" else vals) for n, vals in columns]
     names = [n for n, _ in columns]
     attr_rows = zip(*(vals for _, vals in columns), strict=True) if columns else \
         iter([() for _ in ids])

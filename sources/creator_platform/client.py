@@ -38,6 +38,7 @@ from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError,
 from .httppool import pooled_transport
 from .ratelimit import LimiterClosed, RateLimiter
 from .stats import RunStats
+from .values import loads_exact
 
 log = logging.getLogger("creator_sync.client")
 # one line per retry of a failure, for the terminal even when quiet (`--no-progress`, cron):
@@ -113,6 +114,10 @@ def _error_detail(body: bytes) -> tuple[str | None, str | None]:
         detail = first.get("detail") or first.get("title")
         return (str(detail) if detail else None), source.get("pointer")
     if isinstance(doc, dict) and isinstance(doc.get("error"), str):
+        # the token endpoint's errors: plain JSON (`application/json`, A8), OAuth's fields
+        described = doc.get("error_description")
+        if isinstance(described, str) and described.strip():
+            return f"{doc['error']}: {described.strip()[:200]}", None
         return doc["error"], None
     return None, None
 
@@ -491,7 +496,7 @@ class CreatorPlatformClient:
                 return decode(body)
             if exact_decimals:
                 return json.loads(body, parse_float=Decimal)
-            return orjson.loads(body)
+            return loads_exact(body)  # fractional numbers as Decimal, never float
         except (orjson.JSONDecodeError, ValueError, UnicodeDecodeError):
             ctype = response.headers.get("content-type", "?")
             raise _Retryable(

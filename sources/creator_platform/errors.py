@@ -89,6 +89,15 @@ class NormalizationError(CreatorPlatformError):
     """A record's value cannot be typed as the warehouse contract says (e.g. cents not integer)."""
 
 
+class UnreadableValue(NormalizationError):
+    """One record's value cannot be read as its column's type (`"n/a"` as an amount): the
+    record is set aside in `rejected_records` and the rest of its resource loads."""
+
+    def __init__(self, message: str, *, value: str, **where: str | None) -> None:
+        self.value = value
+        super().__init__(message, **where)  # type: ignore[arg-type]
+
+
 class PaginationError(CreatorPlatformError):
     """Pagination does not terminate (repeated page, page cap exceeded)."""
 

@@ -61,6 +61,9 @@ def plan(
     full_refresh_every_s: int | None = None,
     force_full: bool = False,
     catch_up: bool = False,
+    retry_since: datetime | None = None,
+    retry_full: bool = False,
+    refused: bool = False,
 ) -> Plan:
     """Filter parameters for this run (sort and site filter are added by the caller).
 
@@ -69,6 +72,11 @@ def plan(
     left to the next run where the windows find edits (`Incremental.edits_only_in_full`): the
     run has just read every record once, and a first sync spanning more than the period
     would otherwise list it whole again at every completion, never done.
+
+    `retry_since`: the oldest cursor value of a record set aside (rejects.py): the window
+    reaches back to it, so the record is read again; `retry_full`: one has none, a complete
+    listing reads it. `refused`: the platform refused the incremental filter (a 400,
+    `RefusedFilter`): every run is a full listing until the filter is tried again.
     """
     inc = resource.incremental
     if inc.strategy == "full":
@@ -81,12 +89,19 @@ def plan(
     if (not catch_up or inc.edits_only_in_full) and full_listing_due(
             resource, last_full, now=now, full_refresh_every_s=full_refresh_every_s):
         return Plan({}, True, f"periodic full refresh (every {every / DAY_S:g} days)")
+    if refused and inc.filter_param:
+        return Plan({}, True, f"full listing: the platform refused {inc.filter_param}")
+    if retry_full:
+        return Plan({}, True, "full listing: reading again a record set aside (no cursor value)")
     deep_back = inc.lookback_s if lookback_s is None else lookback_s
     last_deep = state.get("last_deep_at") or state.get("last_full_at")
     deep = catch_up or last_deep is None or (
         (now - parse_timestamp(last_deep)).total_seconds() >= inc.deep_every_s)
     back = deep_back if deep else min(inc.recent_lookback_s, deep_back)
     since = cursor - timedelta(seconds=back)
+    retrying = retry_since is not None and retry_since < since
+    if retrying:
+        since = retry_since  # type: ignore[assignment]
     value: Any
     if inc.strategy in ("updated_since", "created_since"):
         value = _iso(since)
@@ -100,7 +115,8 @@ def plan(
         raise ValueError(f"unknown strategy {inc.strategy}")
     params = {inc.filter_param: value} if inc.filter_param and value is not None else {}
     reason = (("catch-up: " if catch_up else "") + f"incremental since {_iso(since)}"
-              + (" (deep look-back)" if deep else ""))
+              + (" (deep look-back)" if deep else "")
+              + (" (back to a record set aside)" if retrying else ""))
     return Plan(params, False, reason, since=since, deep=deep)
 
 
@@ -132,3 +148,42 @@ def advance(
         state["last_full_at"] = _iso(now)
     if plan_.full or plan_.deep:
         state["last_deep_at"] = _iso(now)
+
+
+REFUSED_KEY = "_refused_filter"  # in the resource state: {"param", "at", "detail"}
+REFUSED_RETRY_S = 7 * DAY_S  # how often a refused filter is tried again
+
+
+class RefusedFilter:
+    """A platform that answers a window's incremental filter with a 400 (a filter neither the
+    base spec nor the live document lists: `filter[updated_at_gt]` on blog posts) does not
+    take it: the resource is then read by full listings, remembered in its state, and the
+    filter is tried again every `REFUSED_RETRY_S` (docs/sync.md#a-refused-filter)."""
+
+    def __init__(self, resource: Resource, state: dict[str, Any]) -> None:
+        self.param = resource.incremental.filter_param
+        self.name = resource.name
+        self.state = state
+
+    def refuses(self, exc: Any, params: dict[str, Any]) -> bool:
+        """Is `exc` the platform refusing the filter? A 400 on a request that carried it."""
+        return (getattr(exc, "status", None) == 400 and self.param is not None
+                and self.param in params)
+
+    def active(self, now: datetime) -> bool:
+        """Read by full listings now? Refused within `REFUSED_RETRY_S`, the same filter."""
+        noted = self.state.get(REFUSED_KEY)
+        if not isinstance(noted, dict) or noted.get("param") != self.param or not noted.get("at"):
+            return False
+        return (now - parse_timestamp(noted["at"])).total_seconds() < REFUSED_RETRY_S
+
+    def remember(self, now: datetime, exc: Any, report: Any) -> None:
+        """Note the refusal in state and say it once, in one summary line."""
+        first = not self.active(now)
+        self.state[REFUSED_KEY] = {"param": self.param, "at": _iso(now),
+                                   "detail": (getattr(exc, "detail", None) or "")[:200]}
+        if first:
+            report.add_notice(
+                f"{self.name}: the platform refused {self.param} (HTTP 400): read by full "
+                f"listings instead (remembered; the filter is tried again in "
+                f"{REFUSED_RETRY_S // DAY_S} days)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -31,13 +31,15 @@ from .arrow_tables import rows_to_arrow
 from .batches import Batches
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, keep_read_hashes, read_detail, save_gate
+from .errors import ApiError, UnreadableValue
 from .hints import EMPTY_PARENT, declared_columns, table_hints
-from .incremental import Plan, advance, full_listing_due, plan
+from .incremental import Plan, RefusedFilter, advance, full_listing_due, plan
 from .key_sets import DistinctIdCount
 from .linestream import LineStream
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
 from .refresh import FEEDERS, TARGET
-from .rows import StreamedLines, normalize_resources
+from .rejects import Rejects
+from .rows import Rejected, StreamedLines, normalize_resources
 from .run import RunReport, SourceOptions
 from .settings import FINANCE_TABLES, Resource, type_info
 from .tuning import BATCH_ROWS, DETAIL_RECENT_WEIGHT, DETAIL_ROWS_AHEAD, PAGE_PART_ROWS
@@ -214,6 +216,15 @@ def _done_carry(ahead: deque[tuple[dict[str, Any], Future[Any]]]) -> int:
                if read.done() and read.exception() is None and read.result() is not None)
 
 
+def _streamed_reject(exc: UnreadableValue, parent: str, records: list[Any], part: Rows,
+                     table: str) -> Rejected:
+    """A streamed line array whose value cannot be read: its parent's row leaves the batch
+    (lines of it handed on in earlier pieces stay: docs/sync.md), and is set aside."""
+    part[table] = [r for r in part.get(table, ()) if r.get("id") != parent]
+    record = next((r for r in records if isinstance(r, dict) and str(r.get("id")) == parent), {})
+    return Rejected(parent, record.get("type"), exc.field, exc.value, exc.message, record)
+
+
 def _lacking_lines(resource: Resource, records: list[Any]) -> int:
     """Detail records without their line array (a platform that does not itemise payouts)."""
     lines = type_info(resource.jtype).lines
@@ -258,6 +269,8 @@ class SiteListing:
     # the lowest sort-field value on the last page read, where a listing sorted by a field
     # updates change goes on from (`checkpoint.Place.since`)
     last_floor: datetime | None = None
+    # records set aside (a value that cannot be read), kept in state and read again (rejects.py)
+    rejects: Rejects = field(default_factory=lambda: Rejects({}))
 
     @property
     def resume_page(self) -> int:
@@ -290,6 +303,7 @@ class Listing:
         self.cursor_field = resource.incremental.cursor_field or "created_at"
         self.with_details = resource.reads_details and options.details
         self.window = DetailWindow(client.detail_concurrency)
+        self.refused = RefusedFilter(resource, {})  # the resource state's, once `rows` runs
 
     def rows(
         self, sites: list[str], state: dict[str, Any], prefetched: list[Page] | None = None
@@ -298,6 +312,7 @@ class Listing:
         the host stops (`options.stop`) keeps its place (checkpoint.py) and the resource ends
         `partial`, naming what is left."""
         order: list[str | None] = list(sites) if self.resource.site_scoped else [None]
+        self.refused = RefusedFilter(self.resource, state)
         states = [state.setdefault(site or "_all", {}) for site in order]
         stopped = False
         done_before: list[tuple[str | None, dict[str, Any]]] = []
@@ -312,7 +327,8 @@ class Listing:
                 continue
             run = self._start(site, site_state)
             full = run.plan.full
-            yield from self._read(run, prefetched if prefetched is not None and site is None else None)
+            run = yield from self._read_or_full(
+                run, prefetched if prefetched is not None and site is None else None)
             if run.stopped_at is None and run.resumed is not None:
                 # a listing resumed across rounds or runs spans time: what changed behind its
                 # place meanwhile is read now, as the next incremental run would read it (a
@@ -320,7 +336,7 @@ class Listing:
                 self._finish(run)
                 site_state.pop(checkpoint.RESUME_KEY, None)
                 run = self._start(site, site_state, catch_up=True)
-                yield from self._read(run, None)
+                run = yield from self._read_or_full(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
                 stopped = True
@@ -330,6 +346,8 @@ class Listing:
                 checkpoint.mark_done(site_state, full)
         if not stopped:
             stopped = yield from self._catch_up(done_before)
+        self.report.add_rejected(self.owner.name, {
+            site: Rejects(site_state).entries for site, site_state in zip(order, states, strict=True)})
         if stopped:
             left = checkpoint.left_of(order, state)
             log.info("%s: stopped, left: %s", self.owner.name, left)
@@ -347,12 +365,27 @@ class Listing:
             if self._stop(resumable=True) == "stop":
                 return True
             run = self._start(site, site_state, catch_up=True)
-            yield from self._read(run, None)
+            run = yield from self._read_or_full(run, None)
             if run.stopped_at is not None:
                 self._keep_place(run)
                 return True
             self._finish(run)
         return False
+
+    def _read_or_full(self, run: SiteListing, prefetched: list[Page] | None
+                      ) -> Generator[Any, None, SiteListing]:
+        """`_read`; a window the platform answers with a 400 while it carries the incremental
+        filter (a filter it does not take) is read again as a full listing, and the resource
+        is listed in full from then on (`RefusedFilter`). Returns the listing that completed."""
+        try:
+            yield from self._read(run, prefetched)
+        except ApiError as exc:
+            if not self.refused.refuses(exc, run.params):
+                raise
+            self.refused.remember(self.client.server_now, exc, self.report)
+            run = self._start(run.site, run.state)
+            yield from self._read(run, None)
+        return run
 
     def _read(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Any]:
         """One listing's pages (and its change feed), batched; `run.stopped_at` is set when the
@@ -450,9 +483,11 @@ class Listing:
             log.info("%s site=%s: going on from page %s", res.name, site or "*", resumed.page)
         else:
             site_state.pop(checkpoint.RESUME_KEY, None)
+            retry = Rejects(site_state)  # records set aside: the window reaches them again
             p = plan(res, site_state, now=now, lookback_s=opts.lookback_s.get(res.name),
                      full_refresh_every_s=opts.full_refresh_every_s, force_full=opts.full_refresh,
-                     catch_up=catch_up)
+                     catch_up=catch_up, retry_since=retry.oldest(), retry_full=retry.undated(),
+                     refused=self.refused.active(now))
         self.report.add_plan(f"{res.name}/{site or '*'}", p.reason)
         log.info("%s site=%s: %s %s", res.name, site or "*", p.reason, p.params or "")
         params: dict[str, Any] = dict(p.params)
@@ -460,7 +495,8 @@ class Listing:
             params["filter[site_id]"] = site
         if res.sort:
             params["sort"] = res.sort
-        if resumed is not None and resumed.since is not None and self._sorted_by_changes():
+        if (resumed is not None and resumed.since is not None and self._sorted_by_changes()
+                and not self.refused.active(now)):
             params[res.incremental.filter_param] = resumed.since.strftime("%Y-%m-%dT%H:%M:%SZ")
         elif resumed is not None and resumed.since is not None:  # settings changed: by page
             resumed = dataclasses.replace(resumed, since=None)
@@ -496,6 +532,7 @@ class Listing:
             last_ids=resumed.ids if resumed is not None else (),
             handed=set(resumed.ids) if resumed is not None else set(),
             before_last=resumed.before if resumed is not None else 0,
+            rejects=Rejects(site_state),
             unchanged=Unchanged(
                 # every row of a listing of people is written: `_extracted_at` proves it listed
                 site_state.get(STATE_KEY),
@@ -644,19 +681,26 @@ class Listing:
         for groups, detail in reads:
             for url, records in groups:
                 streamed: list[StreamedLines] = []
+                rejected: list[Rejected] = []
                 part = normalize_resources(
                     records, site_id=run.site, extracted_at=extracted_at, pii=self.options.pii,
                     pii_salt=self.options.pii_salt, resource=self.resource.name, url=url,
-                    streamed=streamed,
+                    streamed=streamed, rejected=rejected,
                 )
                 for lines in streamed:
                     pieces = lines.parts(PAGE_PART_ROWS, self.options.pii, self.options.pii_salt)
-                    if lines.items.count <= PAGE_PART_ROWS:  # one piece: with the rest
-                        part.setdefault(lines.lines.table, []).extend(next(pieces))
-                        continue
-                    for number, piece in enumerate(pieces, start=1):
-                        yield {lines.lines.table: piece}, min(number, 2)
-                        parts += 1
+                    try:
+                        if lines.items.count <= PAGE_PART_ROWS:  # one piece: with the rest
+                            part.setdefault(lines.lines.table, []).extend(next(pieces))
+                            continue
+                        for number, piece in enumerate(pieces, start=1):
+                            yield {lines.lines.table: piece}, min(number, 2)
+                            parts += 1
+                    except UnreadableValue as exc:  # a line's value: its parent is set aside
+                        rejected.append(_streamed_reject(exc, lines.parent, records, part,
+                                                         self.resource.table))
+                if rejected or run.rejects.entries:
+                    run.rejects.note(part, rejected, self.cursor_field, run.gate)
                 for table, table_rows in part.items():
                     rows.setdefault(table, []).extend(table_rows)
                     held += len(table_rows)
@@ -731,6 +775,8 @@ class Listing:
         # the next full listing is due a period after that start
         advance(run.state, run.plan, run.cursor, now=now if run.resumed is None else run.started,
                 started=run.started)
+        # a complete listing read every record: one set aside that it did not list is gone
+        run.rejects.finish(complete=run.plan.full and run.resumed is None)
         if run.unchanged is not None:
             run.unchanged.save(run.state)
         log.info("%s site=%s: done, cursor %s", res.name, site or "*", run.state.get("cursor"))

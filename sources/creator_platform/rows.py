@@ -31,20 +31,22 @@ from datetime import UTC, datetime
 from decimal import InvalidOperation
 from typing import Any
 
-from .errors import NormalizationError
+from .errors import NormalizationError, UnreadableValue
 from .hints import EMPTY_PARENT
 from .linestream import LineStream
 from .pii import PiiMode, apply_pii, redact_credentials
 from .settings import (
     LINE_KEY,
     LINE_TABLES,
+    RAW_SUFFIX,
     ColumnType,
     LineTable,
     column_type,
+    decimal_scale,
     link_table,
     type_info,
 )
-from .values import CONVERTERS, MAX_BIGINT, MIN_BIGINT, normal_word
+from .values import CONVERTERS, MAX_BIGINT, MIN_BIGINT, normal_word, read_decimal, to_json_text
 
 LINK_MARKER = ""
 LINE_MARKER = 0  # line numbers start at 1
@@ -67,10 +69,54 @@ class _Where:
             message, resource=self.resource, url=self.url, record_id=record_id, field=field
         )
 
+    def unreadable(self, kind: str, value: Any, exc: Exception, record_id: str | None,
+                   field: str, line: int | None = None) -> UnreadableValue:
+        """A value its column's type cannot hold: the record may be set aside (`Rejected`)."""
+        reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
+        at = f" in line {line}" if line is not None else ""
+        return UnreadableValue(
+            f"bad {kind} value {_preview(value)}{at}: {reason}", value=_value_text(value),
+            resource=self.resource, url=self.url, record_id=record_id, field=field)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A record set aside: one of its values cannot be read (`UnreadableValue`); the rest
+    of its resource loads, and the record is read again by the next run."""
+
+    record_id: str | None
+    jtype: str | None
+    field: str | None
+    value: str
+    reason: str
+    record: Mapping[str, Any]  # the resource object as read (its cursor field, for the retry)
+
+
+def _convert(row: dict[str, Any], name: str, kind: ColumnType, value: Any) -> None:
+    """`value` into `row[name]` as `kind`; a decimal also writes `<name>_raw`, the exact text,
+    where storing it rounded it (`values.read_decimal`). Raises what the converter raises."""
+    if kind == "decimal":
+        row[name], raw = read_decimal(value, decimal_scale(name))
+        if raw is not None:
+            row[name + RAW_SUFFIX] = raw
+    else:
+        row[name] = CONVERTERS[kind](value)
+
 
 def _preview(value: Any, limit: int = 40) -> str:
     """A short, safe rendering of a bad value for an error message."""
     text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
+
+
+def _value_text(value: Any, limit: int = 200) -> str:
+    """A bad value as the API wrote it (a string as is, anything else as JSON), cut short."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, dict | list):
+        text = to_json_text(value) or "null"
+    else:
+        text = "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} chars)"
 
 
@@ -139,7 +185,10 @@ def _convert_planned(row: dict[str, Any], attributes: dict[str, Any], plan: _Pla
         if value is None or (kind == "bigint" and type(value) is int and MIN_BIGINT <= value < MAX_BIGINT):
             continue  # every converter maps None to None; what to_bigint returns, without the call
         try:
-            row[name] = CONVERTERS[kind](value)
+            if kind == "decimal":
+                _convert(row, name, kind, value)
+            else:  # (the hot path: a call less per timestamp)
+                row[name] = CONVERTERS[kind](value)
         except (ValueError, TypeError, InvalidOperation, OverflowError):
             return _FAILED
     if text is not None and not _TEXT_VALUES.issuperset(map(type, text(attributes))):
@@ -173,10 +222,9 @@ def _convert_each(
             row[name] = value  # what to_bigint returns, without the call
             continue
         try:
-            row[name] = CONVERTERS[kind](value)
+            _convert(row, name, kind, value)
         except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
-            reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
-            raise where.fail(f"bad {kind} value {_preview(value)}: {reason}", rid, name) from None
+            raise where.unreadable(kind, value, exc, rid, name) from None
     return items
 
 
@@ -338,11 +386,13 @@ def _line_rows(
                 name = f"attr_{name}"  # never let a field overwrite our keys
             kind = declared.get(name) or _observed_type(name, value)
             try:
-                row[name] = CONVERTERS[kind](value)
+                if kind == "decimal":
+                    _convert(row, name, kind, value)
+                else:
+                    row[name] = CONVERTERS[kind](value)
             except (ValueError, TypeError, InvalidOperation, OverflowError) as exc:
-                reason = "not a number" if isinstance(exc, InvalidOperation) else str(exc)
-                raise where.fail(f"bad {kind} value {_preview(value)} in line {number}: {reason}",
-                                 parent, f"{lines.attribute}.{name}") from None
+                raise where.unreadable(kind, value, exc, parent, f"{lines.attribute}.{name}",
+                                       number) from None
         out[(parent, number)] = row
     return out
 
@@ -365,6 +415,7 @@ def normalize_resources(
     resource: str | None = None,
     url: str | None = None,
     streamed: list[StreamedLines] | None = None,
+    rejected: list[Rejected] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Primary + included resource objects -> {table: rows}, incl. link tables.
 
@@ -372,14 +423,25 @@ def normalize_resources(
     `resource`/`url` only label errors. Raises NormalizationError naming record id and field.
     `streamed`: line arrays still to be parsed (`LineStream`) are appended to it, for the
     caller to read in parts (`StreamedLines.parts`), instead of being read whole here.
+    `rejected`: a record with a value its column cannot hold (`UnreadableValue`) is appended
+    to it and left out, instead of failing the batch (a malformed record still fails it).
     """
     at = extracted_at or datetime.now(UTC)
     where = _Where(resource, url)
     tables: dict[str, dict[str, dict[str, Any]]] = {}
     links: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
     for item in resources:
-        table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links,
-                                        where=where, streamed=streamed)
+        if rejected is None:
+            table, row = normalize_resource(item, site_id=site_id, extracted_at=at, links=links,
+                                            where=where, streamed=streamed)
+        else:
+            try:
+                table, row = normalize_resource(item, site_id=site_id, extracted_at=at,
+                                                links=links, where=where, streamed=streamed)
+            except UnreadableValue as exc:
+                rejected.append(Rejected(exc.record_id, item.get("type"), exc.field, exc.value,
+                                         exc.message, item))
+                continue
         if pii is not None:
             apply_pii(row, pii, pii_salt, table)
         redact_credentials(table, row)

@@ -114,6 +114,8 @@ class RunReport:
     # pages past a listing's place read whole in this round (any listing): once the round
     # went forward, a checkpoint ends every listing at once, waiting for nothing
     advanced: int = 0
+    # resource -> site -> the records set aside now (rejects.py), for `rejected_records`
+    rejected: dict[str, dict[str | None, dict[str, dict[str, Any]]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def note_advanced(self) -> None:
@@ -158,6 +160,19 @@ class RunReport:
             known = self.listing_started.get(resource)
             if known is None or at < known:
                 self.listing_started[resource] = at
+
+    def add_rejected(self, resource: str, by_site: dict[str | None, dict[str, dict[str, Any]]]) -> None:
+        """The records of `resource` set aside after its listing (every site it lists), and
+        one summary line when there are any."""
+        count = sum(len(entries) for entries in by_site.values())
+        with self._lock:
+            self.rejected[resource] = by_site
+            if count:
+                first = next(e for entries in by_site.values() for e in entries.values())
+                self.notices.append(
+                    f"{resource}: {count} record(s) set aside in rejected_records, a value that "
+                    f"cannot be read ({first['field']}: {first['reason']}); the rest loaded, and "
+                    "the next sync reads them again")
 
     def add_plan(self, key: str, reason: str) -> None:
         with self._lock:

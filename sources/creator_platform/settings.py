@@ -61,6 +61,17 @@ ATTRIBUTE_TYPES: dict[str, ColumnType] = {
 }
 
 DECIMAL_PRECISION = (38, 9)
+# Decimal columns are money in major units unless named here: money is stored rounded half-even
+# to the cent (`MONEY_SCALE` places), a rate at the column's full scale; where rounding changed
+# the value, the exact text the API sent is kept beside it in `<column>_raw` (values.read_decimal)
+MONEY_SCALE = 2
+RATE_COLUMNS: frozenset[str] = frozenset({"exchange_rate"})
+RAW_SUFFIX = "_raw"
+
+
+def decimal_scale(name: str) -> int:
+    """Places a decimal column is stored at: a rate's full scale, money's cents."""
+    return DECIMAL_PRECISION[1] if name in RATE_COLUMNS else MONEY_SCALE
 
 # Columns the optional `--pii hash|drop` applies to (every table, incl. included/link tables).
 PII_COLUMNS: frozenset[str] = frozenset(

@@ -7,16 +7,18 @@ never goes through a float; timestamps come out UTC-aware).
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, date, datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 import orjson
 
-from .settings import DECIMAL_PRECISION
+from .settings import ATTRIBUTE_TYPES, DECIMAL_PRECISION
 
 _QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
+_QUANTS = {scale: Decimal(1).scaleb(-scale) for scale in range(DECIMAL_PRECISION[1] + 1)}
 _MAX_DECIMAL = Decimal(10) ** (DECIMAL_PRECISION[0] - DECIMAL_PRECISION[1])
 _INT_RE = re.compile(r"^[+-]?\d+$")
 MIN_BIGINT, MAX_BIGINT = -(2**63), 2**63
@@ -43,10 +45,10 @@ def parse_timestamp(value: Any) -> datetime | None:
     return dt.astimezone(UTC)
 
 
-def to_decimal(value: Any) -> Decimal | None:
-    """Exact major-unit amount. Floats go through their shortest repr, never binary arithmetic."""
-    if value is None or value == "":
-        return None
+def _exact(value: Any) -> Decimal:
+    """The number a JSON value states, exactly: a JSON number decoded by `loads_exact` is a
+    Decimal of its text; an integer or a numeric string (`"0.0"`) is read as written; a float
+    (from a decoder that made one) by its shortest repr, never binary arithmetic."""
     if isinstance(value, bool):
         raise ValueError("expected a number, got a boolean")
     if isinstance(value, Decimal):
@@ -63,10 +65,67 @@ def to_decimal(value: Any) -> Decimal | None:
         raise ValueError(f"not a finite number: {value!r}")
     if abs(dec) >= _MAX_DECIMAL:
         raise ValueError(f"number too large for DECIMAL{DECIMAL_PRECISION}: {value!r}")
+    return dec
+
+
+def to_decimal(value: Any) -> Decimal | None:
+    """Exact major-unit amount of at most the column's scale (refuses more places: see
+    `read_decimal` for the reading that rounds and keeps the text)."""
+    if value is None or value == "":
+        return None
+    dec = _exact(value)
     quantized = dec.quantize(_QUANT)
     if quantized != dec:
         raise ValueError(f"more than {DECIMAL_PRECISION[1]} decimal places: {value!r}")
     return quantized
+
+
+def read_decimal(value: Any, scale: int) -> tuple[Decimal | None, str | None]:
+    """(the value rounded half-even to `scale` places, the exact value as text where rounding
+    changed it, else None). Money is read at 2 places (cents: `3.3000000000000003` -> 3.30,
+    kept as written), a rate at the column's 9 (`1.08345678912` -> 1.083456789, kept as
+    written); a value that is no finite number fitting the column raises ValueError."""
+    if value is None or value == "":
+        return None, None
+    dec = _exact(value)
+    rounded = dec.quantize(_QUANTS[scale], rounding=ROUND_HALF_EVEN)
+    if rounded == dec:
+        return rounded.quantize(_QUANT), None
+    text = value.strip() if isinstance(value, str) else str(dec)
+    return rounded.quantize(_QUANT), text
+
+
+# attributes typed decimal (money in major units): a float in one of them means the body is
+# decoded again exactly
+_DECIMAL_ATTRIBUTES = tuple(name for name, kind in ATTRIBUTE_TYPES.items() if kind == "decimal")
+
+
+def loads_exact(body: bytes | str) -> Any:
+    """A JSON:API body, its decimal attributes exact: decoded by orjson (the fast path: money
+    comes as strings, or not at all, on most pages), and again with every fractional number
+    as the Decimal of its text where a record's decimal attribute came as a JSON number with
+    a fraction (a float would lose digits past the 17th)."""
+    doc = orjson.loads(body)
+    if _float_money(doc):
+        return json.loads(body, parse_float=Decimal)
+    return doc
+
+
+def _float_money(doc: Any) -> bool:
+    if not isinstance(doc, dict):
+        return False
+    data = doc.get("data")
+    records = data if isinstance(data, list) else [data]
+    included = doc.get("included")
+    if isinstance(included, list):
+        records = [*records, *included]
+    for record in records:
+        attributes = record.get("attributes") if isinstance(record, dict) else None
+        if isinstance(attributes, dict):
+            for name in _DECIMAL_ATTRIBUTES:
+                if type(attributes.get(name)) is float:
+                    return True
+    return False
 
 
 def to_bigint(value: Any) -> int | None:

@@ -93,11 +93,12 @@ def test_sync_resources_keeps_when_a_failed_resource_last_completed(fake_api, se
     db = settings.warehouse.duckdb_path
     run_sync(settings, transport=fake_api.transport(), show_progress=False)
     first = statuses(db)
-    fake_api.collections["contacts"][0]["attributes"]["created_at"] = "not a time"
+    # a malformed record (a bad value alone is set aside: test_rejected_records.py)
+    fake_api.collections["contacts"][0]["attributes"] = "not an object"
     result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
-    assert "created_at" in result.failed["contacts"]
+    assert "attributes" in result.failed["contacts"]
     now = statuses(db)
-    assert now["contacts"][0] == "failed" and "created_at" in now["contacts"][1]
+    assert now["contacts"][0] == "failed" and "attributes" in now["contacts"][1]
     assert now["contacts"][2] > first["contacts"][2]  # attempted again
     assert now["contacts"][3] == first["contacts"][3]  # last synced by the first run
     assert now["products"][0] == "synced" and now["products"][3] == now["products"][2]
@@ -269,14 +270,15 @@ def test_a_full_refresh_with_a_failing_resource_loads_nothing_and_drops_nothing(
     db = settings.warehouse.duckdb_path
     run_sync(settings, transport=fake_api.transport(), show_progress=False)
     fake_api.collections["products"] = fake_api.collections["products"][:2]
-    fake_api.collections["contacts"][0]["attributes"]["created_at"] = "not a time"
+    # a malformed record (a bad value alone is set aside: test_rejected_records.py)
+    fake_api.collections["contacts"][0]["attributes"] = "not an object"
     refresh = settings_for(resources=("products", "contacts"), full_refresh=True)
     try:
         run_sync(refresh, transport=fake_api.transport(), show_progress=False)
     except Exception as exc:  # the run fails as a whole
         from creator_sync.pipelines.sync import one_line
 
-        assert "created_at" in one_line(exc) and "contacts" in one_line(exc)
+        assert "attributes" in one_line(exc) and "contacts" in one_line(exc)
     else:
         raise AssertionError("a full refresh with a failing resource must fail")
     assert query(db, "select count(*) from creator_platform.contacts") == [(30,)]

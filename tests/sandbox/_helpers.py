@@ -436,10 +436,12 @@ ARRIVAL_DAYS = 2
 
 
 def cents(amount: Any) -> int:
-    """Major units (JSON number parsed as Decimal) to integer cents; sub-cent digits fail."""
+    """Major units (JSON number parsed as Decimal) to integer cents; sub-cent digits fail,
+    but float noise (`3.3000000000000003`, --quirks) reads as the client reads it: the cent."""
     value = Decimal(amount) * 100
-    assert value == value.to_integral_value(), f"amount {amount} has sub-cent digits"
-    return int(value)
+    whole = value.to_integral_value()
+    assert abs(value - whole) < Decimal("1e-9"), f"amount {amount} has sub-cent digits"
+    return int(whole)
 
 
 def check_payout_rule(
@@ -540,14 +542,15 @@ def check_line_shape(line: dict[str, Any]) -> None:
     assert line_type(line["transaction_type"]) in ("sale", "refund", "adjustment"), line
     for name in ("amount", "sales_tax", "fee", "net", "presented_amount"):
         cents(line[name])  # at most two decimals: money in decimal major units
-    assert number(line["net"]) == number(line["amount"]) - number(line["fee"]), line
+    # at the cent: --quirks writes some amounts with float noise (`3.3000000000000003`)
+    assert cents(line["net"]) == cents(line["amount"]) - cents(line["fee"]), line
     assert re.fullmatch(r"[A-Z]{3}", line["currency"]), line
     assert re.fullmatch(r"[A-Z]{3}", line["presented_currency"]), line
     rate = number(line["exchange_rate"])
     assert rate > 0
     if line["presented_currency"] == line["currency"]:
         assert rate == 1, line
-    assert round_half_away(number(line["presented_amount"]) * rate) == number(line["amount"]), line
+    assert round_half_away(number(line["presented_amount"]) * rate) * 100 == cents(line["amount"]), line
     assert len(line["offer_ids"]) == len(line["offer_titles"]), line
     assert all(isinstance(i, int) for i in line["offer_ids"]), line
     parse_ts(line["created_at"])

@@ -405,7 +405,7 @@ def test_planned_conversion_equals_the_per_attribute_path_on_drifting_records(mo
 
 @pytest.mark.parametrize("bad", [
     {"visits_count": 12.5}, {"created_at": "yesterday"}, {"amount_in_cents": 2**63},
-    {"name": "ok", "subscribed": "maybe"}, {"amount": "1.0000000000001"}, {"amount": "abc"},
+    {"name": "ok", "subscribed": "maybe"}, {"amount": "1e40"}, {"amount": "abc"},
 ])
 def test_planned_conversion_fails_exactly_as_the_per_attribute_path(monkeypatch, bad):
     page = [res("contacts", "1", {"name": "a"}), res("purchases", "7", {"email": 5, **bad})]

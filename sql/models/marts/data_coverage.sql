@@ -7,6 +7,8 @@
 -- completed (status `synced`, `complete` or `ok`), or stopped `partial` after an earlier one
 -- completed (complete through that one's `complete_through_at`); any other status, such as
 -- `failed`, is not, and then the marts carry no amount and `incomplete_reason` says why.
+-- Nor is a resource with records set aside (raw `rejected_records`: a value that cannot be
+-- read; the next sync reads them again): `rejected_count` counts them.
 -- grain: resource
 with transactions as (
     select * from {{ ref('stg_transactions') }}
@@ -30,6 +32,18 @@ sync_resources as (
 
 loads as (
     select * from {{ raw('_dlt_loads') }}
+),
+
+rejected_records as (
+    select * from {{ raw('rejected_records') }}
+),
+
+rejected as (
+    select
+        resource,
+        count(*) as rejected_count
+    from rejected_records
+    group by resource
 ),
 
 records as (
@@ -98,13 +112,16 @@ joined as (
             when records.records_count > 0 then last_load.last_loaded_at
         end as last_synced_at,
         latest_sync.complete_through_at as recorded_complete_through_at,
-        known_missing.known_missing_count
+        known_missing.known_missing_count,
+        coalesce(rejected.rejected_count, 0) as rejected_count
     from records
     cross join last_load
     left join latest_sync
         on records.resource = latest_sync.resource
     left join known_missing
         on records.resource = known_missing.resource
+    left join rejected
+        on records.resource = rejected.resource
 ),
 
 final as (
@@ -126,10 +143,12 @@ final as (
         -- last completed sync began listing, else that sync's own start
         coalesce(recorded_complete_through_at, last_synced_at) as complete_through_at,
         cast(known_missing_count as bigint) as known_missing_count,
+        cast(rejected_count as bigint) as rejected_count,
         records_count > 0
             and (not is_sync_recorded
                 or lower(sync_status) in ('synced', 'complete', 'ok')
                 or (lower(sync_status) = 'partial' and last_synced_at is not null))
+            and rejected_count = 0
             as is_complete,
         case
             -- a first listing still partial holds part of the account: not loaded
@@ -137,6 +156,9 @@ final as (
                 then resource || ' not loaded'
             when is_sync_recorded and lower(sync_status) not in ('synced', 'complete', 'ok', 'partial')
                 then resource || ' last sync ' || coalesce(sync_status, 'unknown')
+            when rejected_count > 0
+                then resource || ': ' || cast(rejected_count as text)
+                    || ' record(s) set aside, a value that cannot be read (rejected_records)'
         end as incomplete_reason
     from joined
 )

@@ -45,7 +45,10 @@ final as (
             as presented_amount_in_cents,
         upper(coalesce(presented_currency, currency)) as presented_currency,
         coalesce(exchange_rate, cast(1 as decimal(38, 9))) as exchange_rate,
-        coalesce(amount * 100 = round(amount * 100, 0), true)
+        -- a `*_raw` column holds a value as written where it was not whole cents (the loader
+        -- rounds the decimal half-even to the cent); older rows kept the fraction in place
+        coalesce(amount_raw, fee_raw, net_raw, sales_tax_raw, presented_amount_raw) is null
+            and coalesce(amount * 100 = round(amount * 100, 0), true)
             and coalesce(fee * 100 = round(fee * 100, 0), true)
             and coalesce(net * 100 = round(net * 100, 0), true)
             and coalesce(sales_tax * 100 = round(sales_tax * 100, 0), true)

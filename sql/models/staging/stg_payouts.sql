@@ -13,7 +13,10 @@ final as (
         replace(lower(trim(status)), ' ', '_') as status,
         cast(amount as decimal(38, 9)) as amount,
         cast(round(cast(amount as decimal(38, 9)) * 100, 0) as bigint) as amount_in_cents,
-        cast(amount as decimal(38, 9)) * 100
+        -- `amount_raw`: the amount as written where it was not whole cents (the loader rounds
+        -- `amount` half-even to the cent); rows loaded before it kept the fraction in `amount`
+        amount_raw is null
+            and cast(amount as decimal(38, 9)) * 100
             = round(cast(amount as decimal(38, 9)) * 100, 0) as is_whole_cents,
         upper(currency) as currency,
         initiated_date as initiated_at,

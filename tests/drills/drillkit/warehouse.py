@@ -10,8 +10,9 @@ row hash, each for a reason that holds for any correct pipeline:
 
 Everything else (every attribute, relationship id, `site_id`, `_is_deleted`, link tables, dlt
 child tables) must match exactly, including column types. dlt's own bookkeeping tables
-(`_dlt_loads`, `_dlt_version`, `_dlt_pipeline_state`) and our `sync_resources` are skipped: they
-record history, which differs by design; pending-package and state checks live in `runner.py`.
+(`_dlt_loads`, `_dlt_version`, `_dlt_pipeline_state`) and our `sync_resources` and
+`rejected_records` are skipped: they record history, which differs by design; pending-package
+and state checks live in `runner.py`.
 
 Rows are keyed by `id` where the table has one (resource tables), else by the whole row (link
 tables, child tables): a lost row is a key the reference has more often than the drill, a
@@ -31,10 +32,24 @@ from creator_sync.common.duckdb_names import quote_ident
 VOLATILE_COLUMNS = frozenset(
     {"_dlt_load_id", "_dlt_id", "_dlt_parent_id", "_dlt_root_id", "_extracted_at"}
 )
-# `sync_resources` records each run's outcome per resource (contract C6): history, like dlt's
+# `sync_resources` records each run's outcome per resource (contract C6): history, like dlt's;
+# `rejected_records`, what the last run set aside (a value it could not read): the bad-input
+# drill checks it on its own (`set_aside`), the good run must leave it empty
 BOOKKEEPING_TABLES = frozenset(
-    {"_dlt_loads", "_dlt_version", "_dlt_pipeline_state", "sync_resources"}
+    {"_dlt_loads", "_dlt_version", "_dlt_pipeline_state", "sync_resources", "rejected_records"}
 )
+
+
+def set_aside(db: Path, dataset: str = "creator_platform") -> list[tuple]:
+    """(resource, record_id, field) of the records a sync set aside (none: no table)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        exists = con.execute("select count(*) from information_schema.tables where "
+                             "table_schema = ? and table_name = 'rejected_records'",
+                             [dataset]).fetchone()[0]
+        if not exists:
+            return []
+        return con.execute(f"select resource, record_id, field from {quote_ident(dataset)}"
+                           ".rejected_records order by 1, 2").fetchall()
 DEFAULT_DATASET = "creator_platform"
 
 
