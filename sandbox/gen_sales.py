@@ -11,14 +11,14 @@ import numpy as np
 from creator_sync.sandbox import vocab as V
 from creator_sync.sandbox.dataset import DAY, Store
 from creator_sync.sandbox.gen_helpers import uniq
-from creator_sync.sandbox.gen_pace import Pace
+from creator_sync.sandbox.gen_pace import Pace, spread_choice
 from creator_sync.sandbox.rollups import refresh_purchase_updated_at, settlement_columns
 from creator_sync.sandbox.store import NULL
 
 REPEAT_PURCHASES = 0.3  # purchases per customer after the first, on average
 REPEAT_AFTER_DAYS = 90.0  # mean days from joining to a later purchase
 ORDER_AFTER_DAYS = 60.0  # mean days from joining to an order
-MONTHLY_CHURN = 0.12  # monthly subscribers who cancel at each renewal (~8 months on average)
+MONTHLY_CHURN = 0.16  # monthly subscribers who cancel at each renewal (~6 months on average)
 RECENT_SALE_DAYS = 6  # days before the clock's own with a platform_payments sale on every site
 
 
@@ -36,7 +36,7 @@ def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
             pool = np.flatnonzero(live & (offers.cols["site"] == s) & (offers.cols["currency"] == c))
             free = pool[offers.cols["ptype"][pool] == 3]
             paid = pool[offers.cols["ptype"][pool] != 3]
-            draw = paid[rng.integers(0, len(paid), len(rows))]
+            draw = paid[spread_choice(rng, len(rows), (1 / len(paid),) * len(paid))]
             if len(free):
                 use_free = rng.random(len(rows)) < 0.05
                 draw[use_free] = free[rng.integers(0, len(free), int(use_free.sum()))]
