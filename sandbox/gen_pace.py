@@ -18,7 +18,7 @@ from creator_sync.sandbox.dataset import DAY
 GROWTH_PER_MONTH = 0.04  # about 2x over the 18 months of history
 WEEKDAY_FACTORS = (1.15, 1.18, 1.12, 1.06, 0.95, 0.74, 0.80)  # Monday .. Sunday, UTC days
 MONTH = 30.44 * DAY
-GOLDEN = (5 ** 0.5 - 1) / 2
+SPREAD_BLOCK = 20  # rows over which `spread_choice` holds each option to its share
 BIN = 3600  # the curve is flat within an hour
 AFTER_ROUNDS = 64  # draws of `Pace.after` before the few events left are placed by the curve
 
@@ -90,9 +90,21 @@ class Pace:
 
 
 def spread_choice(rng: np.random.Generator, n: int, shares: tuple[float, ...]) -> np.ndarray:
-    """`n` choices among `len(shares)` options in those shares, spread evenly along the rows
-    (a golden-ratio sequence from a random start): any run of consecutive rows, such as the
-    customers of one month, holds each option close to its share. Independent draws would let a
-    10 % option's month swing by half from chance alone, which the headline reads as growth."""
-    u = (rng.random() + np.arange(n) * GOLDEN) % 1.0
-    return np.searchsorted(np.cumsum(shares)[:-1], u, side="right")
+    """`n` choices among `len(shares)` options in those shares, spread evenly along the rows:
+    each block of `SPREAD_BLOCK` consecutive rows (more when there are more options) holds each
+    option its share, in a random order. Any run of rows, such as the customers of one month,
+    then holds each option close to its share, where independent draws let a 10 % option's
+    month swing by half from chance alone, which the headline reads as growth. Each call
+    shuffles on its own, so two spread choices over the same rows are independent."""
+    k = len(shares)
+    block = max(SPREAD_BLOCK, k)
+    exact = np.asarray(shares, np.float64) / sum(shares) * block
+    counts = np.floor(exact).astype(np.int64)
+    extra, blocks = block - int(counts.sum()), -(-n // block)
+    labels = np.empty((blocks, block), np.int64)
+    labels[:, :block - extra] = np.repeat(np.arange(k), counts)
+    if extra:  # shares that do not divide the block: its last slots drawn by what is left over
+        left = exact - counts
+        labels[:, block - extra:] = rng.choice(k, (blocks, extra), p=left / left.sum())
+    order = np.argsort(rng.random((blocks, block)), axis=1)
+    return np.take_along_axis(labels, order, axis=1).ravel()[:n]

@@ -250,7 +250,8 @@ def _orders(store: Store, rng: np.random.Generator, pace: Pace,
         pool = live[products.cols["site"][live] == s]
         item_product[rows] = pool[rng.integers(0, len(pool), len(rows))]
     unit = rng.integers(5, 150, k) * 100 - 1
-    quantity = np.where(rng.random(k) < 0.8, 1, 2).astype(np.int64)
+    quantity = np.where(at_least_one_per_site(rng.random(k) < 0.2, item_site, rng), 2, 1
+                        ).astype(np.int64)
     subtotal = unit * quantity
     discount = np.where(rng.random(k) < 0.1, np.minimum(500, subtotal // 2), 0)
     taxed = rng.random(count) < 0.25

@@ -78,7 +78,7 @@ def _contacts(store: Store, rng: np.random.Generator, pace: Pace, total: int, si
     now = store.now
     n = total
     created = pace.spread(rng, pace.start, now - 3600, n)
-    site = rng.integers(0, sites, n).astype(np.int64)
+    site = spread_choice(rng, n, (1 / sites,) * sites).astype(np.int64)  # sites alike, at any time
     latest = min(n, 3 * sites)
     site[n - latest:] = np.arange(latest) % sites  # every site has recent sign-ups
     # an edit after the clock has not happened yet: the contact is as it was created
