@@ -12,6 +12,7 @@ import numpy as np
 from creator_sync.sandbox import vocab as V
 from creator_sync.sandbox.dataset import DAY, Store
 from creator_sync.sandbox.gen_helpers import i64, obj
+from creator_sync.sandbox.gen_pace import Pace
 from creator_sync.sandbox.store import NULL
 
 LIVE_STREAM = 1
@@ -20,28 +21,26 @@ EDITED_SHARE = 0.3  # notes edited after they were written
 UNSUBSCRIBED_SHARE = 0.4  # contacts not subscribed now that were once (the rest never were)
 
 
-def live_collections(store: Store, sites: int, start: int,
+def live_collections(store: Store, pace: Pace, sites: int,
                      dims: tuple[int, int, int, int, int]) -> None:
     rng = np.random.Generator(np.random.PCG64([store.seed, LIVE_STREAM]))
-    _contact_notes(store, rng)
-    _landing_pages(store, rng, sites, start, dims[4])
-    _podcasts(store, rng, sites, start, max(2, dims[2]))
+    _contact_notes(store, rng, pace)
+    _landing_pages(store, rng, sites, pace.start, dims[4])
+    _podcasts(store, rng, sites, pace.start, max(2, dims[2]))
     _subscription_changes(store, rng)
     _a_bounce_per_site(store)
 
 
-def _contact_notes(store: Store, rng: np.random.Generator) -> None:
+def _contact_notes(store: Store, rng: np.random.Generator, pace: Pace) -> None:
+    """Notes, each about a contact some weeks after signing up (`Pace.after`); an edit that
+    would come after the clock has not happened yet."""
     contacts = store.table("contacts").cols
     now = store.now
     count = max(2, round(len(contacts["site"]) * NOTE_SHARE))
-    contact = rng.integers(0, len(contacts["site"]), count)
-    c_created = contacts["created_at"][contact]
-    created = np.minimum(c_created + (rng.exponential(20, count) * DAY).astype(np.int64), now - 60)
-    created = np.maximum(created, c_created)
+    contact, created = pace.after(rng, contacts["created_at"], now - 60, count, 20.0)
     edited = rng.random(count) < EDITED_SHARE
-    updated = np.where(edited, np.minimum(created + (rng.exponential(10, count) * DAY).astype(
-        np.int64), now - 60), created)
-    updated = np.maximum(updated, created)
+    updated = created + (rng.exponential(10, count) * DAY).astype(np.int64)
+    updated = np.where(edited & (updated <= now - 60), updated, created)
     order = np.argsort(created, kind="stable")
     store.new_table("contact_notes").set_columns({
         "contact": i64(contact[order]), "site": i64(contacts["site"][contact[order]]),

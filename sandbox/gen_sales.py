@@ -11,8 +11,15 @@ import numpy as np
 from creator_sync.sandbox import vocab as V
 from creator_sync.sandbox.dataset import DAY, Store
 from creator_sync.sandbox.gen_helpers import uniq
+from creator_sync.sandbox.gen_pace import Pace, spread_choice
 from creator_sync.sandbox.rollups import refresh_purchase_updated_at, settlement_columns
 from creator_sync.sandbox.store import NULL
+
+REPEAT_PURCHASES = 0.3  # purchases per customer after the first, on average
+REPEAT_AFTER_DAYS = 90.0  # mean days from joining to a later purchase
+ORDER_AFTER_DAYS = 60.0  # mean days from joining to an order
+MONTHLY_CHURN = 0.16  # monthly subscribers who cancel at each renewal (~6 months on average)
+RECENT_SALE_DAYS = 6  # days before the clock's own with a platform_payments sale on every site
 
 
 def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
@@ -29,7 +36,7 @@ def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
             pool = np.flatnonzero(live & (offers.cols["site"] == s) & (offers.cols["currency"] == c))
             free = pool[offers.cols["ptype"][pool] == 3]
             paid = pool[offers.cols["ptype"][pool] != 3]
-            draw = paid[rng.integers(0, len(paid), len(rows))]
+            draw = paid[spread_choice(rng, len(rows), (1 / len(paid),) * len(paid))]
             if len(free):
                 use_free = rng.random(len(rows)) < 0.05
                 draw[use_free] = free[rng.integers(0, len(free), int(use_free.sum()))]
@@ -38,25 +45,25 @@ def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
 
 
 def _purchases_and_transactions(
-    store: Store, rng: np.random.Generator
+    store: Store, rng: np.random.Generator, pace: Pace
 ) -> dict[str, np.ndarray]:
     """Purchases, and their transactions (returned: the order payments are added later)."""
     customers, offers = store.table("customers"), store.table("offers")
     now = store.now
     m = customers.n
-    per = 1 + rng.poisson(0.3, m)
-    cust = np.repeat(np.arange(m), per)
-    first = np.ones(len(cust), bool)
-    first[1:] = cust[1:] != cust[:-1]
-    c_created = customers.cols["created_at"][cust]
-    created = np.where(first, c_created,
-                       c_created + ((now - 60 - c_created) * rng.random(len(cust))).astype(np.int64))
-    # recent platform_payments sales on each of the last days of every site, so that pending
-    # and in-transit payouts exist even at `tiny`
-    extra_cust, extra_at = _recent_sales(store, rng)
+    joined = customers.cols["created_at"]
+    # the first purchase when the customer joins; later ones some months after
+    repeats = int(rng.poisson(REPEAT_PURCHASES, m).sum())
+    later, later_at = pace.after(rng, joined, now - 120, repeats, REPEAT_AFTER_DAYS)
+    cust = np.concatenate([np.arange(m), later])
+    created = np.concatenate([joined, later_at])
+    # a platform_payments sale on each of the last days of every site, so that pending and
+    # in-transit payouts exist even at `tiny`
+    forced, extra_cust, extra_at = _recent_sales(store, rng, cust, created)
     cust = np.concatenate([cust, extra_cust])
     created = np.concatenate([created, extra_at])
     forced_platform = np.zeros(len(cust), bool)
+    forced_platform[forced] = True
     forced_platform[len(cust) - len(extra_cust):] = True
     order = np.argsort(created, kind="stable")
     cust, created, forced_platform = cust[order], created[order], forced_platform[order]
@@ -65,7 +72,6 @@ def _purchases_and_transactions(
     offer = _pick_offers(store, rng, site, customers.cols["currency"][cust])
     ptype = offers.cols["ptype"][offer]
     one = np.flatnonzero(ptype == 0)
-    old_one = one[created[one] < now - 45 * DAY]
     qty_two = at_least_one_per_site(rng.random(len(one)) < 0.05, site[one], rng)
     qty = np.ones(p, np.int64)
     qty[one[qty_two]] = 2
@@ -83,24 +89,34 @@ def _purchases_and_transactions(
                          "state": np.full(len(rows), state, np.int8),
                          "sign": np.full(len(rows), sign, np.int64)})
 
-    # one-time purchases: a charge; some (at least one per site) refunded, some disputed
+    # one-time purchases: a charge; some (at least one per site) refunded, some disputed, days
+    # later: only those whose day has come before the clock exist yet
     add(one, created[one], 0, 1, 1)
-    refunded = at_least_one_per_site(rng.random(len(old_one)) < 0.06, site[old_one], rng)
-    disputed = at_least_one_per_site((rng.random(len(old_one)) < 0.012) & ~refunded,
-                                     site[old_one], rng, exclude=refunded)
-    refund = old_one[refunded]
-    r_at = created[refund] + rng.integers(1, 20, len(refund)) * DAY
-    add(refund, r_at, 1, 1, -1)
-    deactivated[refund], reason[refund] = r_at, 0
-    dispute = old_one[disputed]
-    d_at = created[dispute] + rng.integers(10, 40, len(dispute)) * DAY
-    add(dispute, d_at, 6, 1, -1)
-    deactivated[dispute], reason[dispute] = d_at, 3
+    r_at = created[one] + rng.integers(1, 20, len(one)) * DAY
+    d_at = created[one] + rng.integers(10, 40, len(one)) * DAY
+    r_due, d_due = r_at <= now - DAY, d_at <= now - DAY
+    refunded = at_least_one_per_site((rng.random(len(one)) < 0.06) & r_due, site[one], rng,
+                                     exclude=~r_due)
+    disputed = at_least_one_per_site((rng.random(len(one)) < 0.012) & d_due & ~refunded,
+                                     site[one], rng, exclude=refunded | ~d_due)
+    refund = one[refunded]
+    add(refund, r_at[refunded], 1, 1, -1)
+    deactivated[refund], reason[refund] = r_at[refunded], 0
+    dispute = one[disputed]
+    add(dispute, d_at[disputed], 6, 1, -1)
+    deactivated[dispute], reason[dispute] = d_at[disputed], 3
+    # every site's payout lines show a refund and a dispute (A3's line types): the earliest of
+    # each goes through the platform's processor when none drew it (no draw)
+    for rows in (refund, dispute):
+        for s in uniq(site[rows]).tolist():
+            mine = rows[site[rows] == s]
+            if not (provider[mine] == 0).any():
+                provider[mine[0]] = 0
 
     # subscriptions: a subscription_charge each period until deactivated
     subs = np.flatnonzero((ptype == 1) | (ptype == 2))
     period = np.where(ptype[subs] == 1, 30, 365).astype(np.int64) * DAY
-    lifetime = np.where(ptype[subs] == 1, rng.geometric(0.12, len(subs)),
+    lifetime = np.where(ptype[subs] == 1, rng.geometric(MONTHLY_CHURN, len(subs)),
                         rng.geometric(0.5, len(subs)))
     end = created[subs] + lifetime * period - rng.integers(1, 5, len(subs)) * DAY
     ended = end <= now - 60
@@ -173,33 +189,44 @@ def at_least_one_per_site(mask: np.ndarray, site: np.ndarray, rng: np.random.Gen
     return mask
 
 
-def _recent_sales(store: Store, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """One sale per site on each of the last 6 days, by customers older than a week."""
+def _recent_sales(store: Store, rng: np.random.Generator, cust: np.ndarray,
+                  created: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A platform_payments sale per site on each of the last `RECENT_SALE_DAYS` UTC days: one
+    of that day's purchases where the site has one (the rows returned first), else one more
+    purchase by a customer older than a week (its customer and time). Adding a sale where one
+    exists would lift the last days above the pace of the business."""
     customers = store.table("customers")
     now = store.now
-    custs, times = [], []
+    site = customers.cols["site"][cust]
+    today = now // DAY * DAY
+    forced, custs, times = [], [], []
     for s in range(store.table("sites").n):
         pool = np.flatnonzero((customers.cols["site"] == s)
                               & (customers.cols["created_at"] < now - 7 * DAY))
-        if not len(pool):
-            continue
-        for d in range(1, 7):
-            custs.append(int(pool[rng.integers(0, len(pool))]))
-            times.append(now - d * DAY + int(rng.integers(0, 3600)))
-    return np.asarray(custs, np.int64), np.asarray(times, np.int64)
+        for d in range(1, RECENT_SALE_DAYS + 1):
+            day = today - d * DAY
+            that_day = np.flatnonzero((site == s) & (created >= day) & (created < day + DAY))
+            if len(that_day):
+                forced.append(int(that_day[rng.integers(0, len(that_day))]))
+            elif len(pool):
+                custs.append(int(pool[rng.integers(0, len(pool))]))
+                times.append(day + int(rng.integers(0, DAY)))
+    return (np.asarray(forced, np.int64), np.asarray(custs, np.int64),
+            np.asarray(times, np.int64))
 
 
 def currency_of(offers, offer_rows: np.ndarray) -> np.ndarray:
     return offers.cols["currency"][offer_rows].astype(np.int8)
 
 
-def _orders(store: Store, rng: np.random.Generator, txn: dict[str, np.ndarray]) -> None:
+def _orders(store: Store, rng: np.random.Generator, pace: Pace,
+            txn: dict[str, np.ndarray]) -> None:
+    """Orders, each by a customer some weeks after joining (`Pace.after`)."""
     customers, products = store.table("customers"), store.table("products")
     now = store.now
     count = max(1, round(store.table("contacts").n * 0.24))
-    cust = rng.integers(0, customers.n, count)
-    c_created = customers.cols["created_at"][cust]
-    created = c_created + ((now - 120 - c_created) * rng.random(count)).astype(np.int64)
+    cust, created = pace.after(rng, customers.cols["created_at"], now - 120, count,
+                               ORDER_AFTER_DAYS)
     order = np.argsort(created, kind="stable")
     cust, created = cust[order], created[order]
     site = customers.cols["site"][cust]
@@ -208,7 +235,9 @@ def _orders(store: Store, rng: np.random.Generator, txn: dict[str, np.ndarray]) 
         rows = np.flatnonzero(site == s)
         number[rows] = 1001 + np.arange(len(rows))
     fulfilled = created + rng.integers(DAY // 2, 5 * DAY, count)
-    fulfilled[(rng.random(count) < 0.15) | (fulfilled > now - 60)] = NULL
+    # open orders: some never shipped, the latest not yet; at least one per site
+    fulfilled[at_least_one_per_site((rng.random(count) < 0.15) | (fulfilled > now - 60), site,
+                                    rng)] = NULL
 
     n_items = 1 + rng.binomial(2, 0.25, count)
     item_order = np.repeat(np.arange(count), n_items)
@@ -221,7 +250,8 @@ def _orders(store: Store, rng: np.random.Generator, txn: dict[str, np.ndarray]) 
         pool = live[products.cols["site"][live] == s]
         item_product[rows] = pool[rng.integers(0, len(pool), len(rows))]
     unit = rng.integers(5, 150, k) * 100 - 1
-    quantity = np.where(rng.random(k) < 0.8, 1, 2).astype(np.int64)
+    quantity = np.where(at_least_one_per_site(rng.random(k) < 0.2, item_site, rng), 2, 1
+                        ).astype(np.int64)
     subtotal = unit * quantity
     discount = np.where(rng.random(k) < 0.1, np.minimum(500, subtotal // 2), 0)
     taxed = rng.random(count) < 0.25

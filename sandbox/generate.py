@@ -4,7 +4,8 @@
 
 One `numpy.random.Generator(PCG64(seed))` drives everything in a fixed order, so the same seed,
 scale, site count and clock give byte-identical data. Big tables are built column-wise here and
-in `gen_sales`; the small dimension tables in `gen_catalog`; derived columns in `rollups`.
+in `gen_sales`, their times at the pace of `gen_pace`; the small dimension tables in
+`gen_catalog`; derived columns in `rollups`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from creator_sync.sandbox.dataset import DAY, DIMENSIONS, SCALES, Store
 from creator_sync.sandbox.gen_catalog import _dimensions
 from creator_sync.sandbox.gen_helpers import i64, uniq
 from creator_sync.sandbox.gen_live import live_collections
+from creator_sync.sandbox.gen_pace import Pace, spread_choice
 from creator_sync.sandbox.gen_sales import _orders, _purchases_and_transactions
 from creator_sync.sandbox.payouts import rebuild_payouts
 from creator_sync.sandbox.rollups import NULL_INT, derive_customer_links, recompute_net_revenue
@@ -25,6 +27,8 @@ from creator_sync.sandbox.store import NULL
 __all__ = ["NULL_INT", "generate"]
 
 HISTORY_DAYS = 548  # about 18 months of data before the clock
+CURRENCY_SHARES = (0.7, 0.2, 0.1)  # customers buying in USD, EUR, GBP
+CONVERSION = 0.45  # contacts who become customers (those whose purchase is still to come are not)
 
 
 def generate(
@@ -39,16 +43,17 @@ def generate(
     store = Store(seed=seed, scale=scale, now=now, settlement_delay_days=settlement_delay_days,
                   payout_corrections=payout_corrections)
     start = now - HISTORY_DAYS * DAY
+    pace = Pace(start, now)
     _sites(store, rng, sites, start)
     _dimensions(store, rng, sites, start, DIMENSIONS[scale])
-    _contacts(store, rng, SCALES[scale], sites, start)
+    _contacts(store, rng, pace, SCALES[scale], sites)
     _customers(store, rng)
-    txn = _purchases_and_transactions(store, rng)
-    _orders(store, rng, txn)
+    txn = _purchases_and_transactions(store, rng, pace)
+    _orders(store, rng, pace, txn)
     add_bundles(store)
-    _form_submissions(store, rng)
+    _form_submissions(store, rng, pace)
     _tags(store, rng)
-    live_collections(store, sites, start, DIMENSIONS[scale])
+    live_collections(store, pace, sites, DIMENSIONS[scale])
     derive_customer_links(store)
     recompute_net_revenue(store)
     _hooks(store)
@@ -69,18 +74,16 @@ def _sites(store: Store, rng: np.random.Generator, count: int, start: int) -> No
     blogs.set_columns({"site": np.arange(count, dtype=np.int64), "created_at": i64(created)})
 
 
-def _contacts(store: Store, rng: np.random.Generator, total: int, sites: int, start: int) -> None:
+def _contacts(store: Store, rng: np.random.Generator, pace: Pace, total: int, sites: int) -> None:
     now = store.now
     n = total
-    created = start + ((now - 3600 - start) * rng.random(n) ** 0.8).astype(np.int64)
-    site = rng.integers(0, sites, n).astype(np.int64)
-    recent = max(3 * sites, n // 20)  # a steady trickle of new contacts in the last 30 days
-    created[-recent:] = now - (rng.random(recent) * 29 * DAY).astype(np.int64) - 3600
-    site[-recent:] = np.arange(recent) % sites
-    order = np.argsort(created, kind="stable")
-    created, site = created[order], site[order]
-    updated = np.minimum(created + (rng.exponential(15.0, n) * DAY).astype(np.int64), now - 60)
-    updated = np.where(rng.random(n) < 0.3, created, np.maximum(updated, created))
+    created = pace.spread(rng, pace.start, now - 3600, n)
+    site = spread_choice(rng, n, (1 / sites,) * sites).astype(np.int64)  # sites alike, at any time
+    latest = min(n, 3 * sites)
+    site[n - latest:] = np.arange(latest) % sites  # every site has recent sign-ups
+    # an edit after the clock has not happened yet: the contact is as it was created
+    updated = created + (rng.exponential(15.0, n) * DAY).astype(np.int64)
+    updated = np.where((rng.random(n) < 0.3) | (updated > now - 60), created, updated)
     store.new_table("contacts").set_columns({
         "site": site,
         "created_at": created,
@@ -102,11 +105,13 @@ def _customers(store: Store, rng: np.random.Generator) -> None:
     contacts = store.table("contacts")
     now = store.now
     n = contacts.n
-    recent = contacts.cols["created_at"] >= now - 30 * DAY
-    chosen = np.flatnonzero((rng.random(n) < 0.4) | (recent & (rng.random(n) < 0.6)))
+    chosen = np.flatnonzero(spread_choice(rng, n, (1 - CONVERSION, CONVERSION)))
+    delay = (rng.random(len(chosen)) * 30 * DAY * (rng.random(len(chosen)) < 0.5)).astype(np.int64)
+    created = contacts.cols["created_at"][chosen] + delay
+    # a contact who buys only after the clock is not a customer yet
+    converted = created <= now - 120
+    chosen, created = chosen[converted], created[converted]
     m = len(chosen)
-    delay = (rng.random(m) * 30 * DAY * (rng.random(m) < 0.5)).astype(np.int64)
-    created = np.minimum(contacts.cols["created_at"][chosen] + delay, now - 120)
     order = np.argsort(created, kind="stable")
     chosen, created = chosen[order], created[order]
     contacts.cols["customer"][chosen] = np.arange(m)
@@ -118,7 +123,7 @@ def _customers(store: Store, rng: np.random.Generator) -> None:
         "site": contacts.cols["site"][chosen],
         "created_at": created,
         "updated_at": created.copy(),
-        "currency": rng.choice(3, m, p=[0.7, 0.2, 0.1]).astype(np.int8),
+        "currency": spread_choice(rng, m, CURRENCY_SHARES).astype(np.int8),
         "has_ext": rng.random(m) < 0.5,
         "has_avatar": rng.random(m) < 0.6,
         "has_socials": rng.random(m) < 0.4,
@@ -130,14 +135,12 @@ def _customers(store: Store, rng: np.random.Generator) -> None:
     })
 
 
-def _form_submissions(store: Store, rng: np.random.Generator) -> None:
+def _form_submissions(store: Store, rng: np.random.Generator, pace: Pace) -> None:
+    """Submissions, each by a contact some days after signing up (`Pace.after`)."""
     contacts, forms = store.table("contacts"), store.table("forms")
     now = store.now
     count = max(1, round(contacts.n * 0.2))
-    contact = rng.integers(0, contacts.n, count)
-    c_created = contacts.cols["created_at"][contact]
-    created = np.minimum(c_created + (rng.exponential(5, count) * DAY).astype(np.int64), now - 60)
-    created = np.maximum(created, c_created)
+    contact, created = pace.after(rng, contacts.cols["created_at"], now - 60, count, 5.0)
     order = np.argsort(created, kind="stable")
     contact, created = contact[order], created[order]
     site = contacts.cols["site"][contact]
