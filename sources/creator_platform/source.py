@@ -24,6 +24,7 @@ from dlt.common.schema import Schema
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
+from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
@@ -82,7 +83,9 @@ def _resource_rows(
     if report.advanced and options.stop is not None and options.stop() == "checkpoint":
         # the round went forward and commits now: this resource starts next round rather than
         # wait for its first request (a minute, behind a 429)
-        report.set_outcome(resource.name, "partial", "left: not started")
+        order = list(sites) if resource.site_scoped else [None]
+        left = checkpoint.left_of(order, dlt.current.resource_state())  # (a place kept earlier)
+        report.set_outcome(resource.name, "partial", f"left: {left}")
         return
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
