@@ -150,6 +150,9 @@ class RateLimiter:
         # set by `close()` and `cut_waits()`: the requests waiting then give up; a new one for
         # the requests asked after a cut
         self._wake = threading.Event()
+        # set by `drop_held()` (and the two above): the requests waiting on a 429 hold then
+        # give up; a new one for the requests held after it
+        self._held = threading.Event()
         self._sleep = sleep  # None: a wait that `close()` and `cut_waits()` cut short
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
@@ -204,6 +207,7 @@ class RateLimiter:
         with self._lock:
             self._closed.set()
             self._wake.set()
+            self._held.set()
 
     def cut_waits(self) -> None:
         """A round ends (a checkpoint): the requests still waiting to be sent were abandoned
@@ -212,6 +216,17 @@ class RateLimiter:
         with self._lock:
             self._wake.set()
             self._wake = threading.Event()
+            self._held.set()
+            self._held = threading.Event()
+
+    def drop_held(self) -> None:
+        """A checkpoint is due while a 429 holds requests (the gate, or the probe's wait): those
+        are refused (`LimiterClosed`) now, not when the platform's window ends, so the round
+        commits on time; the reads are made again next round. Requests only paced (a slot a
+        fraction of a second away) are not touched, nor requests held after this call."""
+        with self._lock:
+            self._held.set()
+            self._held = threading.Event()
 
     def _pause(self, wait: float, wake: threading.Event) -> None:
         if self._sleep is not None:
@@ -224,12 +239,15 @@ class RateLimiter:
         budget (`in_budget=False`: the token endpoint) is not paced."""
         if not in_budget:
             return Permit(self._epoch)
-        wake = self._wake
+        wake, held = self._wake, self._held
         while True:
             if self._closed.is_set() or wake.is_set():
                 raise LimiterClosed("the run stops: no more requests")
             with self._lock:
                 now = self._clock()
+                on_hold = now < self._gate_until or self._probing
+                if on_hold and held.is_set():
+                    raise LimiterClosed("held by a 429 at a checkpoint: dropped")
                 if now < self._gate_until:
                     wait, reserved = self._gate_until - now, None
                 elif self._probing:
@@ -248,7 +266,9 @@ class RateLimiter:
                         return Permit(self._epoch)
                     self._held_until = slot
                     wait, reserved = slot - now, self._gen
-            self._pause(wait, wake)
+            self._pause(wait, held if on_hold else wake)
+            if self._closed.is_set() or wake.is_set():  # woken by `close` or `cut_waits`
+                raise LimiterClosed("the run stops: no more requests")
             if reserved is not None:
                 with self._lock:
                     if reserved == self._gen:  # no 429 while we slept: the slot is ours

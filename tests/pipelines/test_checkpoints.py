@@ -194,6 +194,107 @@ def test_a_listing_by_updated_at_resumed_after_activity_skips_no_record(tmp_path
     assert places(db) == 0
 
 
+class HeldEverything(httpx.BaseTransport):
+    """The sandbox over HTTP; the first `GET /v1/me` opens a `HOLD_S` window in which every
+    API request is refused (429, Retry-After), as a platform's per-minute limit refuses all
+    once spent. The `me` resource reads one object outside any listing's pages: before issue
+    38 its wait was the platform's window, and the checkpoint waited with it."""
+
+    HOLD_S = 20.0
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.tokens = 0
+        self.hold_until: float | None = None
+        self.round_two_at: float | None = None
+        self.lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        now = time.monotonic()
+        with self.lock:
+            if request.url.path.endswith("/oauth/token"):
+                self.tokens += 1
+                if self.tokens == 2:
+                    self.round_two_at = now
+            elif "/oauth/" not in request.url.path:
+                if request.url.path.endswith("/me") and self.hold_until is None:
+                    self.hold_until = now + self.HOLD_S
+                if self.hold_until is not None and now < self.hold_until:
+                    return httpx.Response(429, headers={"retry-after": str(int(self.HOLD_S))},
+                                          request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_checkpoint_commits_on_time_while_a_read_outside_the_pages_is_held(tmp_path):
+    """Issue 38: a checkpoint due while a 429 holds a read no listing page waits on (here
+    `/v1/me`) commits on time: the held read is dropped (the round's listings keep their
+    places) and made again next round, so the warehouse equals one uninterrupted sync."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    transport = HeldEverything()
+    try:
+        whole = tmp_path / "whole.duckdb"
+        sync(handle, whole, page_size=5)
+        db = tmp_path / "held.duckdb"
+        result = run_sync(settings(handle, db, page_size=5, checkpoint_every=2.0),
+                          transport=transport, show_progress=False)
+    finally:
+        handle.stop()
+    assert transport.hold_until is not None, "no read was held: the test proved nothing"
+    assert transport.round_two_at is not None, "the run committed in one round"
+    assert transport.round_two_at < transport.hold_until, "the first round waited out the hold"
+    assert not result.partial and not result.failed
+    assert snapshot(db) == snapshot(whole)
+
+
+def test_a_checkpoint_drops_only_the_requests_a_429_holds():
+    """`RateLimiter.drop_held`: a request held by a 429 is refused at once; one only paced (a
+    slot a moment away) is not; one asked after the drop is held again."""
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, RateLimiter
+
+    def ask(limiter: RateLimiter, outcome: list[str]) -> threading.Thread:
+        def run() -> None:
+            try:
+                limiter.acquire()
+                outcome.append("sent")
+            except LimiterClosed:
+                outcome.append("refused")
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    paced = RateLimiter(6, adaptive=False)  # one request per ~10 s
+    paced.acquire()
+    outcome: list[str] = []
+    waiting = ask(paced, outcome)
+    time.sleep(0.2)
+    paced.drop_held()
+    time.sleep(0.2)
+    assert outcome == [] and waiting.is_alive(), "a paced request was dropped"
+    paced.close()
+    waiting.join(5)
+    assert outcome == ["refused"]
+
+    held = RateLimiter(600)
+    held.on_response(held.acquire(), 429, retry_after=60)
+    outcome = []
+    waiting = ask(held, outcome)
+    time.sleep(0.2)
+    assert outcome == [], "the 429 did not hold the request: the test proves nothing"
+    started = time.monotonic()
+    held.drop_held()
+    waiting.join(5)
+    assert outcome == ["refused"] and time.monotonic() - started < 2
+    later: list[str] = []
+    again = ask(held, later)
+    time.sleep(0.3)
+    assert later == [], "a request asked after the drop was refused too"
+    held.close()
+    again.join(5)
+
+
 def test_a_signal_refuses_the_requests_a_429_holds_at_once():
     """SIGTERM while a 429 holds a later round's first request (its site discovery): the held
     request is refused at once, not when the platform's window ends, so the run exits within
