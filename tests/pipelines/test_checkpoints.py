@@ -22,8 +22,9 @@ def statuses(db) -> dict[str, str]:
     return dict(query(db, "select resource, status from creator_platform.sync_resources"))
 
 
-def places(db) -> int:
-    """Listings whose place the committed state keeps (a stopped listing's page)."""
+def places(db, done: bool = False) -> int:
+    """Listings whose place the committed state keeps (a stopped listing's page; `done`: or
+    a site's listing completed while its resource was not)."""
     rows = query(db, "select state from creator_platform._dlt_pipeline_state "
                      "order by created_at desc limit 1")
     from dlt.common.versioned_state import decompress_state
@@ -33,7 +34,7 @@ def places(db) -> int:
     for resource in state["sources"]["creator_platform"].get("resources", {}).values():
         for site_state in resource.values():
             if isinstance(site_state, dict) and isinstance(site_state.get(RESUME_KEY), dict) \
-                    and site_state[RESUME_KEY].get("page"):
+                    and (site_state[RESUME_KEY].get("page") or done):
                 count += 1
     return count
 
@@ -207,6 +208,7 @@ class HeldEverything(httpx.BaseTransport):
         self.tokens = 0
         self.hold_until: float | None = None
         self.round_two_at: float | None = None
+        self.after_hold = 0  # API requests sent once the hold was over
         self.lock = threading.Lock()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
@@ -217,6 +219,8 @@ class HeldEverything(httpx.BaseTransport):
                 if self.tokens == 2:
                     self.round_two_at = now
             elif "/oauth/" not in request.url.path:
+                if self.hold_until is not None and now >= self.hold_until:
+                    self.after_hold += 1
                 if request.url.path.endswith("/me") and self.hold_until is None:
                     self.hold_until = now + self.HOLD_S
                 if self.hold_until is not None and now < self.hold_until:
@@ -246,6 +250,50 @@ def test_a_checkpoint_commits_on_time_while_a_read_outside_the_pages_is_held(tmp
     assert transport.round_two_at is not None, "the run committed in one round"
     assert transport.round_two_at < transport.hold_until, "the first round waited out the hold"
     assert not result.partial and not result.failed
+    assert snapshot(db) == snapshot(whole)
+
+
+def test_sigterm_in_a_hold_stops_at_once_and_keeps_each_listings_place(tmp_path):
+    """Issue 38: SIGTERM while a 429 holds the reads (a listing's next page or detail read, and
+    `/v1/me` outside any page) stops the reading at once: nothing waits for the platform's
+    window to end (the run sends nothing after it); each listing keeps its place, so the rerun
+    reads less than a whole sync and the warehouse equals one uninterrupted sync."""
+    import os
+    import signal
+
+    from creator_sync.pipelines.sync import CheckpointedStop
+
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    transport = HeldEverything()
+    signalled: list[float] = []
+
+    def signal_in_the_hold() -> None:
+        while transport.hold_until is None:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the reads asked meanwhile are held
+        signalled.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGTERM)  # to the process, as `kill` sends it
+
+    try:
+        whole = tmp_path / "whole.duckdb"
+        reference = sync(handle, whole, page_size=5)
+        db = tmp_path / "held.duckdb"
+        signaller = threading.Thread(target=signal_in_the_hold, daemon=True)
+        signaller.start()
+        stopped_at = None
+        try:
+            run_sync(settings(handle, db, page_size=5, checkpoint_every=600.0),
+                     transport=transport, show_progress=False)
+        except CheckpointedStop as stop:
+            stopped_at = time.monotonic()
+            assert stop.signum == signal.SIGTERM
+        assert stopped_at is not None and signalled, "the run was not stopped by the signal"
+        assert transport.after_hold == 0, "the stop waited out the 429 hold"
+        assert places(db, done=True) > 0, "no listing kept its place"
+        rerun = sync(handle, db, page_size=5)
+    finally:
+        handle.stop()
+    assert not rerun.partial and rerun.stats.requests < reference.stats.requests
     assert snapshot(db) == snapshot(whole)
 
 
