@@ -79,7 +79,7 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
             if is_done(site_state) or place is not None:
                 sites.append({"site": None if site == "_all" else site,
                               "status": "complete" if place is None else "partial",
-                              "from_page": place.page if place else None})
+                              "from_page": place.page if place else None, "since": None})
             elif status == "partial" and site_state.get("cursor"):
                 # listed, then the catch-up of what changed since was cut (or a window
                 # stopped): its cursor moved, the next sync reads the changes since it
