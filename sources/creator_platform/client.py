@@ -482,6 +482,8 @@ class CreatorPlatformClient:
             raise _Retryable(_timeout_kind(exc)) from None
         except httpx.TransportError as exc:  # resets, refused, truncated bodies
             self.limiter.on_error(permit)
+            if self._closing.is_set():  # our own close cut it (a stopping run): no retry, no line
+                raise LimiterClosed("the session is closed: no more requests") from None
             lasting = lasting_failure(exc, url)
             if lasting is not None:  # no retry can fix it: say what it is, at once
                 raise ApiError(lasting, resource=resource, url=url) from None

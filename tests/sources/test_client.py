@@ -354,3 +354,29 @@ def test_the_retry_lines_and_the_final_error_count_the_same_attempts(api, caplog
         lines = _retry_lines(caplog)
     assert lines and lines[0].endswith("(attempt 1 of 2)"), lines
     assert "giving up after 2 attempts in " in str(err.value), err.value
+
+
+def test_a_request_cut_by_closing_the_session_is_not_retried(api, caplog):
+    """Issue 38: a SIGTERM's stop closes the session while reads are in flight; their broken
+    connections printed `retrying ... bad file descriptor (attempt 1 of 8)` after the signal."""
+    import logging
+
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed
+
+    holder: dict[str, CreatorPlatformClient] = {}
+    cut = {"n": 0}
+
+    def hook(request):
+        if request.url.path.endswith("/contacts"):
+            cut["n"] += 1
+            holder["client"]._closing.set()  # the run's stop closed the session meanwhile
+            raise httpx.ReadError("[Errno 9] Bad file descriptor")
+        return None
+
+    api.hook = hook
+    with caplog.at_level(logging.WARNING, logger="creator_sync.retries"):
+        client = holder["client"] = make(api)
+        with pytest.raises(LimiterClosed):
+            client.get("/contacts", resource="contacts")
+        client.close()
+    assert cut["n"] == 1 and _retry_lines(caplog) == []
