@@ -87,13 +87,18 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
         status = SHOWN.get(row["status"], row["status"])
         sites = []
         for site, site_state in (states.get(row["resource"]) or {}).items():
-            if not isinstance(site_state, dict) or site.startswith("_via") or not (
-                    is_done(site_state) or place_of(site_state)):
+            if not isinstance(site_state, dict) or site.startswith("_via"):
                 continue
             place = place_of(site_state)
-            sites.append({"site": None if site == "_all" else site,
-                          "status": "complete" if place is None else "partial",
-                          "from_page": place.page if place else None})
+            if is_done(site_state) or place is not None:
+                sites.append({"site": None if site == "_all" else site,
+                              "status": "complete" if place is None else "partial",
+                              "from_page": place.page if place else None, "since": None})
+            elif status == "partial" and site_state.get("cursor"):
+                # listed, then the catch-up of what changed since was cut (or a window
+                # stopped): its cursor moved, the next sync reads the changes since it
+                sites.append({"site": None if site == "_all" else site, "status": "catch-up",
+                              "from_page": None, "since": site_state["cursor"]})
         out.append({
             "resource": row["resource"], "status": status,
             "left": (row["reason"] or "").removeprefix("left: ") if status == "partial" else None,
@@ -122,7 +127,8 @@ def format_status(rows: list[dict[str, Any]]) -> str:
         if r["status"] == "partial":  # where each site's listing stands
             for site in r["sites"]:
                 where = (f"from page {site['from_page']}" if site["status"] == "partial"
-                         else "complete")
+                         else f"listed; changes since {_when(site['since'])} left"
+                         if site["status"] == "catch-up" else "complete")
                 lines.append(f"  site {site['site'] or '(all)'}: {where}")
     partial = [r["resource"] for r in rows if r["status"] == "partial"]
     if partial:

@@ -185,6 +185,7 @@ def source_arguments(settings: Any) -> dict[str, Any]:
 
 
 KILL_ENV = "CREATOR_SYNC_KILL_AT"
+HOLD_WATCH_S = 0.2  # how often a round looks whether a 429 hold must be cut (RunClock)
 
 
 def _kill_point(name: str) -> None:
@@ -288,6 +289,35 @@ class RunClock:
             self.starting = False
             if timer is not None:
                 timer.cancel()
+
+    @contextlib.contextmanager
+    def holds_watched(self, went_forward: Callable[[], bool]) -> Iterator[None]:
+        """While a round reads: a 429 hold delays neither a checkpoint nor a stop. Every
+        `HOLD_WATCH_S`, once a signal came the limiter closes; once the budget is spent, or a
+        checkpoint is due and the round `went_forward()`, the requests a 429 holds are dropped
+        (`RateLimiter.drop_held`): the listings that asked stop at their place, and read those
+        pages again next round or run. Without it, anything waiting on the hold (a change feed,
+        a window, the payouts path) kept the round from committing until the platform's
+        window ended. (The budget leaves the limiter open: the customers named by new money
+        are still read after the extract.)"""
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(HOLD_WATCH_S):
+                if self.spent() == "signal":
+                    self.limiter.close()
+                    return
+                if self.spent() is not None or (
+                        self.verdict() == "checkpoint" and went_forward()):
+                    self.limiter.drop_held()
+
+        watcher = threading.Thread(target=watch, name="hold-watch", daemon=True)
+        watcher.start()
+        try:
+            yield
+        finally:
+            done.set()
+            watcher.join()
 
     def spent(self) -> str | None:
         """"signal" or "budget" once the run must stop reading."""
@@ -395,11 +425,12 @@ def _sync_round(
             return {}
         run = sync_run(source)
         try:
-            pipeline.extract(
-                source,
-                refresh="drop_resources" if settings.full_refresh and clock.rounds == 1 else None,
-                workers=max(2, settings.concurrency),
-            )
+            with clock.holds_watched(lambda: run.report.advanced > 0):
+                pipeline.extract(
+                    source,
+                    refresh="drop_resources" if settings.full_refresh and clock.rounds == 1 else None,
+                    workers=max(2, settings.concurrency),
+                )
             if clock.spent() == "signal":  # stop now: customers named by new money wait
                 run.dependents_extracted = True
             else:  # (a budget still re-reads them: a few reads, bounded by this run's money)

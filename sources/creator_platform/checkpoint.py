@@ -107,7 +107,9 @@ def clear(site_states: list[dict[str, Any]]) -> None:
 
 
 def left_of(sites: list[str | None], state: dict[str, Any]) -> str:
-    """What is left of a resource, in words, from its sites' states."""
+    """What is left of a resource, in words, from its sites' states. A site without a place
+    whose listing completed once (its state has a cursor) is not "not started": what is left
+    is what changed there since (a catch-up that was cut, or the window of a run stopped)."""
     parts = []
     for site in sites:
         site_state = state.get(site or "_all", {})
@@ -115,5 +117,10 @@ def left_of(sites: list[str | None], state: dict[str, Any]) -> str:
             continue
         place = place_of(site_state)
         where = f"site {site}" if site else "listing"
-        parts.append(f"{where} from page {place.page}" if place else f"{where} not started")
+        if place is not None:
+            parts.append(f"{where} from page {place.page}")
+        elif site_state.get("cursor"):
+            parts.append(f"{where} changes since {site_state['cursor']}")
+        else:
+            parts.append(f"{where} not started")
     return "; ".join(parts) or "nothing"

@@ -45,6 +45,11 @@ log = logging.getLogger("creator_sync.client")
 # a host that does not answer is visible while it happens (common.terminal shows this logger)
 retry_log = logging.getLogger("creator_sync.retries")
 TOKEN_PATIENCE_S = 55.0  # the token endpoint gives up within a minute, whatever the settings
+# a refused connection before the host answered anything in this run: nothing listens at that
+# address (a wrong URL or port, a server down) far more often than a server restarting, so it
+# is tried this many times (at most), by every command alike; once the host has answered, a
+# refused connection is a restart and keeps every attempt (`max_attempts`)
+FIRST_CONTACT_ATTEMPTS = 2
 
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504, 520, 522, 524})
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
@@ -53,11 +58,13 @@ LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 class _Retryable(Exception):
     """Internal: a failure worth another attempt (kept message/status for the final error)."""
 
-    def __init__(self, problem: str, status: int | None = None, retry_after: float | None = None):
+    def __init__(self, problem: str, status: int | None = None, retry_after: float | None = None,
+                 *, refused: bool = False):
         super().__init__(problem)
         self.problem = problem
         self.status = status
         self.retry_after = retry_after
+        self.refused = refused  # the connection was refused (nothing listening)
 
 
 def is_loopback(host: str | None) -> bool:
@@ -180,6 +187,7 @@ class CreatorPlatformClient:
         self._detail_pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
         self._server_date: datetime | None = None
+        self._answered = False  # the host has answered a request (any status) in this run
         self._server_date_text: str | None = None
         # resource -> the largest page[size] the server accepted (after a 400 on ours)
         self.page_size_caps: dict[str, int] = {}
@@ -343,15 +351,25 @@ class CreatorPlatformClient:
         server_error_attempts: int | None = None, deadline: float | None = None,
     ) -> Any:
         """Call `attempt` until it returns (tenacity): at most `max_attempts` failed attempts,
-        not counting 429s, which the rate limiter paces; a request refused by 429s for longer
+        not counting 429s, which the rate limiter paces (`FIRST_CONTACT_ATTEMPTS` for a refused
+        connection before the host answered anything); a request refused by 429s for longer
         than `throttle_patience` seconds gives up too, and so does one past `deadline`
         (monotonic clock). Every retry of a failure (not a 429: pacing is the summary's) is one
-        line on `retry_log`: `retrying GET /v1/contacts in 8 s: read timeout (attempt 3 of 8)`.
+        line on `retry_log` naming the bound that applies, and the final error counts the same
+        attempts: `retrying GET /v1/contacts in 8 s: read timeout (attempt 3 of 8)`, `...
+        (attempt 1 of at most 8, within 25 s)` under a deadline.
 
         Measured: tenacity costs ~15 µs per request on the first-attempt path, 0.1 s of a
         6,500-request sync, so the retry policy stays declarative.
         """
         throttled = {"count": 0, "since": 0.0}
+        began = time.monotonic()
+
+        def most(exc: BaseException | None) -> int:
+            """The failed attempts this failure is allowed."""
+            if isinstance(exc, _Retryable) and exc.refused and not self._answered:
+                return min(self.max_attempts, FIRST_CONTACT_ATTEMPTS)
+            return self.max_attempts
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None
@@ -367,9 +385,12 @@ class CreatorPlatformClient:
                 pause = state.upcoming_sleep
                 when = ("now" if pause < 0.05 else
                         f"in {pause:.0f} s" if pause >= 1 else f"in {pause:.1f} s")
-                retry_log.warning("retrying %s %s %s: %s (attempt %s of %s)", method,
-                                  urlsplit(url).path, when, exc.problem, failed,
-                                  self.max_attempts)
+                bound = f"attempt {failed} of {most(exc)}"
+                if deadline is not None:  # whichever comes first
+                    left = max(0.0, deadline - 1.0 - time.monotonic())
+                    bound = f"attempt {failed} of at most {most(exc)}, within {left:.0f} s"
+                retry_log.warning("retrying %s %s %s: %s (%s)", method,
+                                  urlsplit(url).path, when, exc.problem, bound)
 
         def stop(state: RetryCallState) -> bool:
             exc = state.outcome.exception() if state.outcome else None
@@ -381,7 +402,7 @@ class CreatorPlatformClient:
                 waited = time.monotonic() - throttled["since"]
                 return waited >= self.throttle_patience
             failed = state.attempt_number - throttled["count"]
-            if failed >= self.max_attempts:
+            if failed >= most(exc):
                 return True
             if deadline is not None and time.monotonic() >= deadline - 1.0:
                 return True
@@ -408,13 +429,21 @@ class CreatorPlatformClient:
             kind = ApiError if exc.status else BadResponseError
             if exc.status == 401:
                 kind = AuthError
+            # the attempts the retry lines counted: 429s are the limiter's, said apart
             tries = retrying.statistics.get("attempt_number", self.max_attempts)
-            log.warning("gave up on %s %s after %s attempts (%s x 429): %s",
-                        method, safe_url(url), tries, throttled["count"], exc.problem)
+            failed = tries - throttled["count"]
+            took = time.monotonic() - began
+            log.warning("gave up on %s %s after %s attempts (%s x 429) in %.1f s: %s",
+                        method, safe_url(url), failed, throttled["count"], took, exc.problem)
             later = (f" (the platform asks to retry in {exc.retry_after:.0f} s)"
                      if exc.retry_after and exc.status != 429 else "")
+            took_s = f"{took:.0f} s" if took >= 10 else f"{took:.1f} s"
+            what = (f"giving up after {failed} attempts in {took_s}" if exc.status != 429
+                    else f"giving up after {throttled['count']} x 429 in {took_s}")
+            if exc.refused and not self._answered:
+                later += "; nothing answered at this address: is the base URL right?"
             raise kind(
-                f"giving up after {tries} attempts; last problem: {exc.problem}{later}",
+                f"{what}; last problem: {exc.problem}{later}",
                 resource=resource, url=url, status=exc.status,
             ) from None
 
@@ -458,13 +487,17 @@ class CreatorPlatformClient:
             raise _Retryable(_timeout_kind(exc)) from None
         except httpx.TransportError as exc:  # resets, refused, truncated bodies
             self.limiter.on_error(permit)
+            if self._closing.is_set():  # our own close cut it (a stopping run): no retry, no line
+                raise LimiterClosed("the session is closed: no more requests") from None
             lasting = lasting_failure(exc, url)
             if lasting is not None:  # no retry can fix it: say what it is, at once
                 raise ApiError(lasting, resource=resource, url=url) from None
-            raise _Retryable(f"connection problem: {_connection_problem(exc)}") from None
+            raise _Retryable(f"connection problem: {_connection_problem(exc)}",
+                             refused=_refused(exc)) from None
         except BaseException:  # interrupted: a probe must not stay out forever
             self.limiter.on_error(permit)
             raise
+        self._answered = True
         self.stats.add("bytes", len(body))
         self._note_date(response.headers.get("date"))
         status = response.status_code
@@ -551,6 +584,11 @@ def _plain_http_answer(reason: str) -> bool:
     return any(word in str(reason).upper() for word in (
         "WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST", "UNKNOWN_PROTOCOL",
         "PACKET_LENGTH_TOO_LONG", "RECORD LAYER FAILURE"))
+
+
+def _refused(exc: BaseException) -> bool:
+    """Was the connection refused (nothing listening at the address)?"""
+    return any(isinstance(c, ConnectionRefusedError) for c in _causes(exc))
 
 
 def _timeout_kind(exc: httpx.TimeoutException) -> str:

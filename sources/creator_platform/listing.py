@@ -37,6 +37,7 @@ from .incremental import Plan, RefusedFilter, advance, full_listing_due, plan
 from .key_sets import DistinctIdCount
 from .linestream import LineStream
 from .pagination import Halted, Page, awaited, iter_pages, iter_window, total_count
+from .ratelimit import LimiterClosed
 from .refresh import FEEDERS, TARGET
 from .rejects import Rejects
 from .rows import Rejected, StreamedLines, normalize_resources
@@ -389,23 +390,32 @@ class Listing:
 
     def _read(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Any]:
         """One listing's pages (and its change feed), batched; `run.stopped_at` is set when the
-        host stopped it (see `_draining`, `_halted`)."""
-        for page in self._listed_pages(run, prefetched):
-            run.last_page = page.number
-            yield from self._page_items(run, page)
-            cut = not run.handed.issuperset(run.last_ids)  # detail reads were left out
-            # a page past the place, read whole: the round went forward
-            if not cut and (run.resumed is None or page.number > run.resume_page):
-                run.advanced += 1
-                self.report.note_advanced()
-            if self._halted() or cut:
-                run.stopped_at = page.number
-                break
-        if run.stopped_at is None and self._halted():  # the pages may have ended for it
-            run.stopped_at = run.last_page
-        if run.stopped_at is None:
-            for page in self._feed_pages(run):
+        host stopped it (see `_draining`, `_halted`), or when a read of it held by a 429 was
+        dropped at a checkpoint or a stop (`LimiterClosed`): it then stops at its last page
+        read, a complete listing keeping its place there (`_keep_place`), a window none."""
+        try:
+            for page in self._listed_pages(run, prefetched):
+                run.last_page = page.number
                 yield from self._page_items(run, page)
+                cut = not run.handed.issuperset(run.last_ids)  # detail reads were left out
+                # a page past the place, read whole: the round went forward
+                if not cut and (run.resumed is None or page.number > run.resume_page):
+                    run.advanced += 1
+                    self.report.note_advanced()
+                if self._halted() or cut:
+                    run.stopped_at = page.number
+                    break
+            if run.stopped_at is None and self._halted():  # the pages may have ended for it
+                run.stopped_at = run.last_page
+            if run.stopped_at is None:
+                for page in self._feed_pages(run):
+                    yield from self._page_items(run, page)
+        except LimiterClosed:
+            if self._stop(resumable=True) is None:  # no checkpoint, no stop: not ours
+                raise
+            log.info("%s site=%s: a read held by the rate limit was dropped; stopping at page %s",
+                     self.resource.name, run.site or "*", run.last_page)
+            run.stopped_at = run.last_page
         for table in self.batches.tables():
             yield from self._flush(table)
 

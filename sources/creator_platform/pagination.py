@@ -19,6 +19,7 @@ from typing import Any
 from .client import CreatorPlatformClient
 from .config import DEFAULTS
 from .errors import ApiError, BadResponseError, PaginationError
+from .ratelimit import LimiterClosed
 from .settings import ListOrder, Resource
 from .values import parse_timestamp
 
@@ -137,7 +138,9 @@ class Halted(Exception):
 
 def awaited(future: Future[Any], halted: Callable[[], bool] | None) -> Any:
     """`future.result()`, abandoned (`Halted`) once `halted()` says the run stops: a request
-    held back by the rate limit must not hold a stopping run for a minute."""
+    held back by the rate limit must not hold a stopping run for a minute. A read the rate
+    limiter dropped (`LimiterClosed`: held by a 429 when a checkpoint came, or the run
+    stopped) is a halt too, when `halted()` says so; it is read again next round or run."""
     if halted is None:
         return future.result()
     while True:
@@ -147,6 +150,10 @@ def awaited(future: Future[Any], halted: Callable[[], bool] | None) -> Any:
             if halted():
                 future.cancel()
                 raise Halted from None
+        except LimiterClosed:
+            if halted():
+                raise Halted from None
+            raise
 
 
 def iter_pages(

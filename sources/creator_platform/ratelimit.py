@@ -83,14 +83,26 @@ class RateReport:
     rate_per_minute: float | None  # the pace at the end (None: unpaced)
     peak_per_minute: int  # most requests answered in any trailing minute
     throttled: int  # 429 responses
+    answered: int = 0  # requests answered (not 429) in the API's budget
+    span_s: float = 0.0  # from the first such answer to the last
 
     def describe(self) -> str:
-        """One summary line, e.g. `rate: ~100 req/min found (adaptive; 3 x 429)`."""
+        """One summary line, e.g. `rate: ~100 req/min found (adaptive; 3 x 429)`.
+
+        Without a 429, the busiest minute's count is a rate only for a run that lasted a
+        minute; a shorter run states its requests and how long they took (845 requests in
+        4 s are 12,675 req/min, not "up to 845")."""
         how = self.mode if self.cap_per_minute is None else (
             f"{self.mode}, capped at {self.cap_per_minute:g} by --rate-limit")
         if self.found_per_minute is not None:
             return f"rate: ~{self.found_per_minute:.0f} req/min found ({how}; {self.throttled} x 429)"
-        return (f"rate: no limit found, up to {self.peak_per_minute} req/min "
+        if self.span_s >= WINDOW_S:
+            return (f"rate: no limit found, up to {self.peak_per_minute} req/min "
+                    f"({how}; {self.throttled} x 429)")
+        took = f"{self.span_s:.0f} s" if self.span_s >= 1 else "under a second"
+        pace = (f", {self.answered * 60 / self.span_s:.0f} req/min"
+                if self.span_s >= 1 and self.answered > 1 else "")
+        return (f"rate: no limit found, {self.answered} request(s) in {took}{pace} "
                 f"({how}; {self.throttled} x 429)")
 
 
@@ -138,6 +150,9 @@ class RateLimiter:
         # set by `close()` and `cut_waits()`: the requests waiting then give up; a new one for
         # the requests asked after a cut
         self._wake = threading.Event()
+        # set by `drop_held()` (and the two above): the requests waiting on a 429 hold then
+        # give up; a new one for the requests held after it
+        self._held = threading.Event()
         self._sleep = sleep  # None: a wait that `close()` and `cut_waits()` cut short
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
@@ -158,6 +173,9 @@ class RateLimiter:
         self._answered: deque[float] = deque()  # answer times within the last WINDOW_S
         self._refused: deque[float] = deque()  # 429 times within the last WINDOW_S
         self._peak = 0
+        self._answered_total = 0
+        self._first_answer: float | None = None
+        self._last_answer = 0.0
         self._found: float | None = None
         self.throttled = 0
 
@@ -176,6 +194,9 @@ class RateLimiter:
                 rate_per_minute=self.rate_per_minute,
                 peak_per_minute=self._peak,
                 throttled=self.throttled,
+                answered=self._answered_total,
+                span_s=(self._last_answer - self._first_answer
+                        if self._first_answer is not None else 0.0),
             )
 
     # ------------------------------------------------------------------ sending
@@ -186,6 +207,7 @@ class RateLimiter:
         with self._lock:
             self._closed.set()
             self._wake.set()
+            self._held.set()
 
     def cut_waits(self) -> None:
         """A round ends (a checkpoint): the requests still waiting to be sent were abandoned
@@ -194,6 +216,17 @@ class RateLimiter:
         with self._lock:
             self._wake.set()
             self._wake = threading.Event()
+            self._held.set()
+            self._held = threading.Event()
+
+    def drop_held(self) -> None:
+        """A checkpoint is due while a 429 holds requests (the gate, or the probe's wait): those
+        are refused (`LimiterClosed`) now, not when the platform's window ends, so the round
+        commits on time; the reads are made again next round. Requests only paced (a slot a
+        fraction of a second away) are not touched, nor requests held after this call."""
+        with self._lock:
+            self._held.set()
+            self._held = threading.Event()
 
     def _pause(self, wait: float, wake: threading.Event) -> None:
         if self._sleep is not None:
@@ -206,12 +239,15 @@ class RateLimiter:
         budget (`in_budget=False`: the token endpoint) is not paced."""
         if not in_budget:
             return Permit(self._epoch)
-        wake = self._wake
+        wake, held = self._wake, self._held
         while True:
             if self._closed.is_set() or wake.is_set():
                 raise LimiterClosed("the run stops: no more requests")
             with self._lock:
                 now = self._clock()
+                on_hold = now < self._gate_until or self._probing
+                if on_hold and held.is_set():
+                    raise LimiterClosed("held by a 429 at a checkpoint: dropped")
                 if now < self._gate_until:
                     wait, reserved = self._gate_until - now, None
                 elif self._probing:
@@ -230,7 +266,9 @@ class RateLimiter:
                         return Permit(self._epoch)
                     self._held_until = slot
                     wait, reserved = slot - now, self._gen
-            self._pause(wait, wake)
+            self._pause(wait, held if on_hold else wake)
+            if self._closed.is_set() or wake.is_set():  # woken by `close` or `cut_waits`
+                raise LimiterClosed("the run stops: no more requests")
             if reserved is not None:
                 with self._lock:
                     if reserved == self._gen:  # no 429 while we slept: the slot is ours
@@ -282,6 +320,10 @@ class RateLimiter:
                 if in_budget:
                     answered.append(now)
                     self._peak = max(self._peak, len(answered))
+                    self._answered_total += 1
+                    if self._first_answer is None:
+                        self._first_answer = now
+                    self._last_answer = now
                 if permit.probe:
                     self._probing = self._probe_out = False
                     self._probe_wait = 0.0

@@ -24,6 +24,7 @@ from dlt.common.schema import Schema
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
+from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
@@ -33,6 +34,7 @@ from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatf
 from .listing import Listing, table_item_hints
 from .pagination import Page, iter_pages
 from .payouts_path import forget_if_gone, path_for_run
+from .ratelimit import LimiterClosed
 from .refresh import TARGET as TARGET_CUSTOMERS
 from .rows import normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
@@ -82,7 +84,9 @@ def _resource_rows(
     if report.advanced and options.stop is not None and options.stop() == "checkpoint":
         # the round went forward and commits now: this resource starts next round rather than
         # wait for its first request (a minute, behind a 429)
-        report.set_outcome(resource.name, "partial", "left: not started")
+        order = list(sites) if resource.site_scoped else [None]
+        left = checkpoint.left_of(order, dlt.current.resource_state())  # (a place kept earlier)
+        report.set_outcome(resource.name, "partial", f"left: {left}")
         return
     # resource state lives at source_state["resources"][name], so refresh="drop_resources" resets it
     state = dlt.current.resource_state()
@@ -94,6 +98,17 @@ def _resource_rows(
         else:
             yield from _rows_or_fallback(client, resource, options, report, sites, state, prefetched)
     except Exception as exc:  # isolation is the point; the reason is reported
+        if (isinstance(exc, LimiterClosed) and options.stop is not None
+                and options.stop() is not None):
+            # a read held by a 429 was dropped at a checkpoint or a stop, outside a listing's
+            # pages (the payouts path, a one-object endpoint): the resource goes on next time
+            state.clear()
+            state.update(before)
+            order = list(sites) if resource.site_scoped else [None]
+            left = checkpoint.left_of(order, state)
+            log.info("%s: a read held by the rate limit was dropped; left: %s", resource.name, left)
+            report.set_outcome(resource.name, "partial", f"left: {left}")
+            return
         if options.full_refresh:
             # all or nothing: dlt drops every selected resource's tables at the load, so a
             # refresh that cannot read one of them must not load at all (the run fails and

@@ -22,8 +22,9 @@ def statuses(db) -> dict[str, str]:
     return dict(query(db, "select resource, status from creator_platform.sync_resources"))
 
 
-def places(db) -> int:
-    """Listings whose place the committed state keeps (a stopped listing's page)."""
+def places(db, done: bool = False) -> int:
+    """Listings whose place the committed state keeps (a stopped listing's page; `done`: or
+    a site's listing completed while its resource was not)."""
     rows = query(db, "select state from creator_platform._dlt_pipeline_state "
                      "order by created_at desc limit 1")
     from dlt.common.versioned_state import decompress_state
@@ -33,7 +34,7 @@ def places(db) -> int:
     for resource in state["sources"]["creator_platform"].get("resources", {}).values():
         for site_state in resource.values():
             if isinstance(site_state, dict) and isinstance(site_state.get(RESUME_KEY), dict) \
-                    and site_state[RESUME_KEY].get("page"):
+                    and (site_state[RESUME_KEY].get("page") or done):
                 count += 1
     return count
 
@@ -192,6 +193,154 @@ def test_a_listing_by_updated_at_resumed_after_activity_skips_no_record(tmp_path
     assert want - have == set()
     assert snapshot(db)["purchases"] == snapshot(fresh)["purchases"]
     assert places(db) == 0
+
+
+class HeldEverything(httpx.BaseTransport):
+    """The sandbox over HTTP; the first `GET /v1/me` opens a `HOLD_S` window in which every
+    API request is refused (429, Retry-After), as a platform's per-minute limit refuses all
+    once spent. The `me` resource reads one object outside any listing's pages: before issue
+    38 its wait was the platform's window, and the checkpoint waited with it."""
+
+    HOLD_S = 20.0
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.tokens = 0
+        self.hold_until: float | None = None
+        self.round_two_at: float | None = None
+        self.after_hold = 0  # API requests sent once the hold was over
+        self.lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        now = time.monotonic()
+        with self.lock:
+            if request.url.path.endswith("/oauth/token"):
+                self.tokens += 1
+                if self.tokens == 2:
+                    self.round_two_at = now
+            elif "/oauth/" not in request.url.path:
+                if self.hold_until is not None and now >= self.hold_until:
+                    self.after_hold += 1
+                if request.url.path.endswith("/me") and self.hold_until is None:
+                    self.hold_until = now + self.HOLD_S
+                if self.hold_until is not None and now < self.hold_until:
+                    return httpx.Response(429, headers={"retry-after": str(int(self.HOLD_S))},
+                                          request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_checkpoint_commits_on_time_while_a_read_outside_the_pages_is_held(tmp_path):
+    """Issue 38: a checkpoint due while a 429 holds a read no listing page waits on (here
+    `/v1/me`) commits on time: the held read is dropped (the round's listings keep their
+    places) and made again next round, so the warehouse equals one uninterrupted sync."""
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    transport = HeldEverything()
+    try:
+        whole = tmp_path / "whole.duckdb"
+        sync(handle, whole, page_size=5)
+        db = tmp_path / "held.duckdb"
+        result = run_sync(settings(handle, db, page_size=5, checkpoint_every=2.0),
+                          transport=transport, show_progress=False)
+    finally:
+        handle.stop()
+    assert transport.hold_until is not None, "no read was held: the test proved nothing"
+    assert transport.round_two_at is not None, "the run committed in one round"
+    assert transport.round_two_at < transport.hold_until, "the first round waited out the hold"
+    assert not result.partial and not result.failed
+    assert snapshot(db) == snapshot(whole)
+
+
+def test_sigterm_in_a_hold_stops_at_once_and_keeps_each_listings_place(tmp_path):
+    """Issue 38: SIGTERM while a 429 holds the reads (a listing's next page or detail read, and
+    `/v1/me` outside any page) stops the reading at once: nothing waits for the platform's
+    window to end (the run sends nothing after it); each listing keeps its place, so the rerun
+    reads less than a whole sync and the warehouse equals one uninterrupted sync."""
+    import os
+    import signal
+
+    from creator_sync.pipelines.sync import CheckpointedStop
+
+    handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
+    transport = HeldEverything()
+    signalled: list[float] = []
+
+    def signal_in_the_hold() -> None:
+        while transport.hold_until is None:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the reads asked meanwhile are held
+        signalled.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGTERM)  # to the process, as `kill` sends it
+
+    try:
+        whole = tmp_path / "whole.duckdb"
+        reference = sync(handle, whole, page_size=5)
+        db = tmp_path / "held.duckdb"
+        signaller = threading.Thread(target=signal_in_the_hold, daemon=True)
+        signaller.start()
+        stopped_at = None
+        try:
+            run_sync(settings(handle, db, page_size=5, checkpoint_every=600.0),
+                     transport=transport, show_progress=False)
+        except CheckpointedStop as stop:
+            stopped_at = time.monotonic()
+            assert stop.signum == signal.SIGTERM
+        assert stopped_at is not None and signalled, "the run was not stopped by the signal"
+        assert transport.after_hold == 0, "the stop waited out the 429 hold"
+        assert places(db, done=True) > 0, "no listing kept its place"
+        rerun = sync(handle, db, page_size=5)
+    finally:
+        handle.stop()
+    assert not rerun.partial and rerun.stats.requests < reference.stats.requests
+    assert snapshot(db) == snapshot(whole)
+
+
+def test_a_checkpoint_drops_only_the_requests_a_429_holds():
+    """`RateLimiter.drop_held`: a request held by a 429 is refused at once; one only paced (a
+    slot a moment away) is not; one asked after the drop is held again."""
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed, RateLimiter
+
+    def ask(limiter: RateLimiter, outcome: list[str]) -> threading.Thread:
+        def run() -> None:
+            try:
+                limiter.acquire()
+                outcome.append("sent")
+            except LimiterClosed:
+                outcome.append("refused")
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    paced = RateLimiter(6, adaptive=False)  # one request per ~10 s
+    paced.acquire()
+    outcome: list[str] = []
+    waiting = ask(paced, outcome)
+    time.sleep(0.2)
+    paced.drop_held()
+    time.sleep(0.2)
+    assert outcome == [] and waiting.is_alive(), "a paced request was dropped"
+    paced.close()
+    waiting.join(5)
+    assert outcome == ["refused"]
+
+    held = RateLimiter(600)
+    held.on_response(held.acquire(), 429, retry_after=60)
+    outcome = []
+    waiting = ask(held, outcome)
+    time.sleep(0.2)
+    assert outcome == [], "the 429 did not hold the request: the test proves nothing"
+    started = time.monotonic()
+    held.drop_held()
+    waiting.join(5)
+    assert outcome == ["refused"] and time.monotonic() - started < 2
+    later: list[str] = []
+    again = ask(held, later)
+    time.sleep(0.3)
+    assert later == [], "a request asked after the drop was refused too"
+    held.close()
+    again.join(5)
 
 
 def test_a_signal_refuses_the_requests_a_429_holds_at_once():

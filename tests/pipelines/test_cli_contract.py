@@ -115,7 +115,7 @@ def test_runtime_failure_exits_1_in_one_line_without_class_names(tmp_path):
     retries, errors = lines[:-1], lines[-1:]
     assert result.returncode == 1 and errors[0].startswith("error: "), result.stderr
     assert retries == ["retrying POST /v1/oauth/token now: connection problem: connection "
-                       "refused (attempt 1 of 2)"], retries
+                       "refused (attempt 1 of at most 2, within 54 s)"], retries
     assert "connection refused" in errors[0] and not CLASS_NAME.search(result.stderr), errors[0]
 
 

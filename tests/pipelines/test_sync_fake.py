@@ -208,7 +208,10 @@ def test_summary_reports_the_rate_and_stats_keep_it(fake_api, settings_for):
     assert result.stats.throttled == 2 and result.tables["contacts"] == (30, 0)
     assert rate.found_per_minute is None  # two early 429s explain no per-minute count
     summary = format_summary(result)
-    assert f"rate: no limit found, up to {rate.peak_per_minute} req/min (adaptive; 2 x 429)" in summary
+    # a run shorter than a minute states its requests, not a busiest minute (issue 38)
+    assert rate.span_s < 60 and 0 < rate.answered < result.stats.requests  # (not the token's)
+    assert f"rate: no limit found, {rate.answered} request(s) in " in summary
+    assert summary.split("rate: ")[1].splitlines()[0].endswith("(adaptive; 2 x 429)")
 
 
 def test_a_nothing_new_sync_says_so_in_words(fake_api, settings_for):

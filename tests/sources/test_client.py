@@ -270,3 +270,113 @@ def test_certificate_errors_fail_at_once(api):
     with pytest.raises(ApiError, match="TLS certificate verification failed"):
         client.get("/contacts", resource="contacts")
     assert client.stats.retries == 0 and client.stats.requests == 1
+
+
+def _retry_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "creator_sync.retries"]
+
+
+def test_a_refused_connection_is_tried_twice_until_the_host_answers_then_every_attempt(api, caplog):
+    """Issue 38, point 5: a refused connection was retried 7 times over 27 s by `sync` and
+    given up in 0.7 s by `init`. Before the host answered anything it is tried twice, by every
+    command; once it answered (a restart), every attempt. The lines and the error agree."""
+    import logging
+
+    from creator_sync.sources.creator_platform.errors import CreatorPlatformError
+
+    refused = {"on": True, "n": 0}
+
+    def hook(request):
+        if refused["on"]:
+            refused["n"] += 1
+            raise httpx.ConnectError("All connection attempts failed") from ConnectionRefusedError(
+                111, "Connection refused")
+        return None
+
+    api.hook = hook
+    with caplog.at_level(logging.WARNING, logger="creator_sync.retries"):
+        with make(api, max_attempts=6) as client, pytest.raises(CreatorPlatformError) as err:
+            client.get("/contacts", resource="contacts")
+        assert refused["n"] == 2, refused
+        assert "giving up after 2 attempts in " in str(err.value)
+        assert "is the base URL right?" in str(err.value)
+        lines = _retry_lines(caplog)
+        assert len(lines) == 1 and lines[0].endswith("(attempt 1 of at most 2, within 54 s)"), lines
+        caplog.clear()
+        refused["on"] = False
+        with make(api, max_attempts=4) as client:
+            client.get("/contacts")  # the host answers
+            refused.update(on=True, n=0)  # then restarts
+            with pytest.raises(CreatorPlatformError) as err:
+                client.get("/contacts", resource="contacts")
+            refused["on"] = False
+        assert refused["n"] == 4 and "giving up after 4 attempts in " in str(err.value)
+        assert "base URL" not in str(err.value)
+        assert [line[-len("(attempt 3 of 4)"):] for line in _retry_lines(caplog)] == [
+            f"(attempt {n} of 4)" for n in (1, 2, 3)]
+
+
+def test_the_retry_lines_and_the_final_error_count_the_same_attempts(api, caplog, monkeypatch):
+    """Issue 38, point 5: `(attempt 1 of 8)` then `giving up after 2 attempts` after 56 s
+    against a silent host (the token endpoint's patience ended it), and 429s counted in the
+    final figure but not in the lines."""
+    import logging
+
+    from creator_sync.sources.creator_platform import client as client_module
+    from creator_sync.sources.creator_platform.errors import CreatorPlatformError
+
+    monkeypatch.setattr(client_module, "TOKEN_PATIENCE_S", 2.0)
+
+    def silent(request):
+        if request.url.path.endswith("/oauth/token"):
+            time.sleep(0.4)
+            raise httpx.ReadTimeout("timed out")
+        return None
+
+    api.hook = silent
+    with caplog.at_level(logging.WARNING, logger="creator_sync.retries"):
+        with make(api, max_attempts=8) as client, pytest.raises(CreatorPlatformError) as err:
+            client.get("/contacts", resource="contacts")
+        lines = _retry_lines(caplog)
+        assert lines and all("of at most 8, within " in line for line in lines), lines
+        assert f"giving up after {len(lines) + 1} attempts in " in str(err.value), (lines, err.value)
+        caplog.clear()
+        answers = iter([429, 429, 500, 500, 500])
+
+        def throttled_then_failing(request):
+            if request.url.path.endswith("/contacts"):
+                return httpx.Response(next(answers), headers={"Retry-After": "0"})
+            return None
+
+        api.hook = throttled_then_failing
+        with make(api, max_attempts=2) as client, pytest.raises(ApiError) as err:
+            client.get("/contacts", resource="contacts")
+        lines = _retry_lines(caplog)
+    assert lines and lines[0].endswith("(attempt 1 of 2)"), lines
+    assert "giving up after 2 attempts in " in str(err.value), err.value
+
+
+def test_a_request_cut_by_closing_the_session_is_not_retried(api, caplog):
+    """Issue 38: a SIGTERM's stop closes the session while reads are in flight; their broken
+    connections printed `retrying ... bad file descriptor (attempt 1 of 8)` after the signal."""
+    import logging
+
+    from creator_sync.sources.creator_platform.ratelimit import LimiterClosed
+
+    holder: dict[str, CreatorPlatformClient] = {}
+    cut = {"n": 0}
+
+    def hook(request):
+        if request.url.path.endswith("/contacts"):
+            cut["n"] += 1
+            holder["client"]._closing.set()  # the run's stop closed the session meanwhile
+            raise httpx.ReadError("[Errno 9] Bad file descriptor")
+        return None
+
+    api.hook = hook
+    with caplog.at_level(logging.WARNING, logger="creator_sync.retries"):
+        client = holder["client"] = make(api)
+        with pytest.raises(LimiterClosed):
+            client.get("/contacts", resource="contacts")
+        client.close()
+    assert cut["n"] == 1 and _retry_lines(caplog) == []

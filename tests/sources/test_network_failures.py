@@ -46,9 +46,12 @@ def test_a_refused_connection_is_still_retried():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # closed again: nothing listens there
-    error, _seconds, retries = _fail(f"http://127.0.0.1:{port}", attempts=3)
-    assert retries == 2, retries
+    error, seconds, retries = _fail(f"http://127.0.0.1:{port}", attempts=3)
+    # nothing there has answered in the run: tried twice, as `init` does (issue 38, point 5);
+    # a host that answered before is retried every attempt (tests/sources/test_client.py)
+    assert retries == 1 and seconds < 2, (retries, seconds)
     assert "connection refused" in str(error) and "Error" not in str(error), str(error)
+    assert "is the base URL right?" in str(error), str(error)
 
 
 # ---- issue 32, point 7: a silent host is visible ---------------------------------------------
@@ -88,7 +91,8 @@ def test_every_retry_of_a_failure_is_one_line(silent, caplog):
     assert len(lines) == 2  # two retries of three attempts, one line each
     for number, line in enumerate(lines, 1):
         assert line.startswith("retrying POST /v1/oauth/token in 0.")
-        assert line.endswith(f"s: read timeout (attempt {number} of 3)")
+        # the token endpoint's patience bounds it too: the line says so (issue 38, point 5)
+        assert f"s: read timeout (attempt {number} of at most 3, within 5" in line, line
         assert "sandbox-secret" not in line
     assert "read timeout" in str(err.value)
 

@@ -228,7 +228,21 @@ def test_no_429_report_names_the_busiest_minute():
     clock = Clock()
     lim = limiter(clock)
     answer(lim, clock, 250, over_s=50.0)
-    assert lim.report().describe() == "rate: no limit found, up to 250 req/min (adaptive; 0 x 429)"
+    answer(lim, clock, 20, over_s=40.0)  # the run lasts more than a minute
+    assert lim.report().describe() == "rate: no limit found, up to 255 req/min (adaptive; 0 x 429)"
+
+
+def test_no_429_report_of_a_run_shorter_than_a_minute_states_a_true_rate():
+    """Issue 38, point 5: "up to 845 req/min" after a 4-second sync was a count, not a rate."""
+    clock = Clock()
+    lim = limiter(clock, adaptive=False)  # unpaced: the answers come when `answer` says
+    answer(lim, clock, 845, over_s=4.0 * 845 / 844)  # the last answer 4 s after the first
+    assert lim.report().describe() == ("rate: no limit found, 845 request(s) in 4 s, "
+                                       "12675 req/min (fixed; 0 x 429)")
+    few = limiter(Clock(), adaptive=False)
+    answer(few, few._clock, 3, over_s=0.2)
+    assert few.report().describe() == ("rate: no limit found, 3 request(s) in under a second "
+                                       "(fixed; 0 x 429)")
 
 
 # ---------------------------------------------------------------- threads in virtual time

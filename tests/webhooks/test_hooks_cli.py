@@ -266,7 +266,7 @@ def test_a_host_that_fails_shows_each_retry_and_honours_the_retry_settings(tmp_p
     assert result.exit_code == 1, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines[:-1] == ["retrying POST /v1/oauth/token now: connection problem: connection "
-                          "refused (attempt 1 of 2)"], lines
+                          "refused (attempt 1 of at most 2, within 54 s)"], lines
     assert lines[-1].startswith("error: giving up after 2 attempts"), lines
 
 

@@ -94,7 +94,7 @@ class Lab:
         """A clean sync of a fresh sandbox: what every drill must end up equal to."""
         ws = self.workspace("reference")
         with self.sandbox() as sb, DrillProxy(sb.base_url) as proxy:
-            run = ws.sync(proxy.base_url)
+            run = ws.sync(proxy.base_url, timeout=1800)  # (`small` on a busy machine: minutes)
             if not run.ok:
                 raise RuntimeError(f"reference sync failed: {run.describe()}")
             self.reference_requests = [ex for ex, _ in proxy.exchanges]
