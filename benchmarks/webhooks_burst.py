@@ -154,9 +154,10 @@ def wait_loaded(journal_dir: Path, timeout: float = 120.0) -> float:
     raise TimeoutError("loader did not catch up")
 
 
-def compare_writers(batches: int = 5, size: int = 500) -> dict:
+def compare_writers(batches: int = 5, size: int = 500, postgres_dsn: str | None = None) -> dict:
     """Per micro-batch cost of the chosen writer (direct DuckDB, column-aware upsert) against a
-    dlt merge of the very same arrow tables, side by side on the same machine."""
+    dlt merge of the very same arrow tables, side by side on the same machine; with
+    `postgres_dsn`, the same direct writer into that (empty) PostgreSQL database too."""
     import dlt
 
     from creator_sync.pipelines.delivery_rows import PRESENT, BatchRows, normalise_delivery
@@ -200,13 +201,27 @@ def compare_writers(batches: int = 5, size: int = 500) -> dict:
                 resources.append(dlt.resource(data, name=table.name, **hints))
             pipeline.run(resources)
         with_dlt = (time.perf_counter() - start) / batches
+        result = {
+            "batch": size,
+            "direct_ms": round(direct * 1000, 1),
+            "dlt_merge_ms": round(with_dlt * 1000, 1),
+            "dlt_over_direct": round(with_dlt / direct, 2),
+        }
+        if postgres_dsn:
+            from creator_sync.common.warehouse import Warehouse
+
+            target = Warehouse("postgres", "creator_platform", None, "bench", tmp,
+                               postgres_dsn=postgres_dsn)
+            loader = Loader(journal, target)
+            reader = JournalReader(journal, 0)
+            start = time.perf_counter()
+            for _ in range(batches):
+                loader.load(reader.read(size))
+            on_postgres = (time.perf_counter() - start) / batches
+            result["postgres_direct_ms"] = round(on_postgres * 1000, 1)
+            result["postgres_over_duckdb"] = round(on_postgres / direct, 2)
         journal.close()
-    return {
-        "batch": size,
-        "direct_ms": round(direct * 1000, 1),
-        "dlt_merge_ms": round(with_dlt * 1000, 1),
-        "dlt_over_direct": round(with_dlt / direct, 2),
-    }
+    return result
 
 
 def main() -> int:
@@ -215,14 +230,20 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=500.0)
     parser.add_argument("--clients", type=int, default=2, help="client processes")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--postgres-dsn", default=None,
+                        help="with --writers: the direct writer into this empty PostgreSQL "
+                        "database too")
     parser.add_argument("--writers", action="store_true",
                         help="only compare the micro-batch writers (direct DuckDB vs dlt merge)")
     args = parser.parse_args()
     if args.writers:
-        result = compare_writers()
+        result = compare_writers(postgres_dsn=args.postgres_dsn)
+        on_postgres = (f"; direct PostgreSQL upsert {result['postgres_direct_ms']} ms "
+                       f"({result['postgres_over_duckdb']}x DuckDB's)"
+                       if "postgres_direct_ms" in result else "")
         print(json.dumps(result) if args.json else (
             f"micro-batch of {result['batch']}: direct DuckDB upsert {result['direct_ms']} ms, "
-            f"dlt merge {result['dlt_merge_ms']} ms ({result['dlt_over_direct']}x)"))
+            f"dlt merge {result['dlt_merge_ms']} ms ({result['dlt_over_direct']}x){on_postgres}"))
         return 0
 
     with tempfile.TemporaryDirectory(prefix="webhooks-burst-") as tmp:

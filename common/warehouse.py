@@ -9,13 +9,14 @@ the command's `Settings`, never rebuild the path themselves.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from .files import STATE_DIR_NAME
 
 PIPELINE_PREFIX = "creator_sync_"
+DEPRECATED_DSN_ENV = "CREATOR_SYNC_POSTGRES_DSN"  # the setting `creator_sync.postgres_dsn` before
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class Warehouse:
     duckdb_path: str | None  # absolute path when destination is duckdb
     pipeline_name: str
     pipelines_dir: str
+    # the setting `postgres_dsn` when given (else dlt's credentials: `warehouse_db.postgres_dsn`)
+    postgres_dsn: str | None = field(default=None, repr=False, compare=False)
 
 
 def safe_name(text: str) -> str:
@@ -60,6 +63,7 @@ def warehouse_of(settings: Keyed) -> Warehouse:
     if destination == "duckdb":
         duckdb_path = str(Path(settings["duckdb"]).expanduser().resolve())
     configured = settings["pipelines_dir"]
+    dsn = settings["postgres_dsn"] if destination == "postgres" else None
     return Warehouse(
         destination=destination,
         dataset=dataset,
@@ -67,5 +71,19 @@ def warehouse_of(settings: Keyed) -> Warehouse:
         pipeline_name=pipeline_name(dataset),
         pipelines_dir=str(Path(configured).expanduser().resolve() if configured
                           else state_folder(destination, duckdb_path)),
+        postgres_dsn=dsn,
     )
 
+
+
+def duckdb_file(path: str | Path, dataset: str) -> Warehouse:
+    """The warehouse of a bare DuckDB file (a caller that holds only its path)."""
+    resolved = str(Path(path).expanduser().resolve())
+    return Warehouse(destination="duckdb", dataset=dataset, duckdb_path=resolved,
+                     pipeline_name=pipeline_name(dataset),
+                     pipelines_dir=str(state_folder("duckdb", resolved)))
+
+
+def as_warehouse(target: Warehouse | str | Path, dataset: str) -> Warehouse:
+    """`target` itself, or the warehouse of the DuckDB file it names (with `dataset`)."""
+    return target if isinstance(target, Warehouse) else duckdb_file(target, dataset)

@@ -20,6 +20,16 @@ import click
 
 from creator_sync.common import dlt_files
 from creator_sync.common.terminal import fail
+from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.common.warehouse_db import (
+    MissingWarehouseCredentials,
+    WarehouseUnavailable,
+    connect_postgres,
+    warehouse_label,
+)
+from creator_sync.common.warehouse_db import (
+    postgres_dsn as warehouse_dsn,
+)
 from creator_sync.sources.creator_platform import (
     DEFAULTS,
     SOURCE_SECTION,
@@ -132,6 +142,23 @@ def _change(key: str, old: Any, new: Any, *, secret: bool = False) -> str:
     return f"  {key} = {shown}  ({note})"
 
 
+def _check_warehouse(current: Settings) -> Warehouse:
+    """The warehouse the settings name; PostgreSQL is connected to once (a wrong DSN is found
+    now, not at the first sync). Says where it is."""
+    warehouse = warehouse_of(current)
+    if warehouse.destination == "postgres":
+        try:
+            dsn = warehouse_dsn(warehouse)
+        except MissingWarehouseCredentials as exc:
+            raise BadSetting(f"{exc}; nothing was written", current.where("postgres_dsn")) from None
+        try:
+            connect_postgres(dsn).close()
+        except WarehouseUnavailable as exc:
+            fail(f"{exc}; nothing was written [{current.where('postgres_dsn')}]")
+    click.echo(f"warehouse: {warehouse_label(warehouse)}")
+    return warehouse
+
+
 def write_settings(folder: Path, config: dict[str, dict[str, Any]],
                    secrets: dict[str, dict[str, Any]]) -> list[str]:
     """Update the two files; one line per key written (old value named, the secret never)."""
@@ -164,16 +191,21 @@ def write_settings(folder: Path, config: dict[str, dict[str, Any]],
 @option("site_ids", multiple=True,
         help="Pin these sites (repeatable); without it every site the credential sees is synced.")
 @option("insecure")
+@option("destination", help="Where sync loads and every command reads: duckdb, or postgres "
+        "(a database the team shares; checked before anything is written).")
+@option("postgres_dsn", help="The PostgreSQL warehouse, postgresql://user:password@host:5432/db "
+        "(written to .dlt/secrets.toml only).")
 @click.option("--yes", "-y", is_flag=True,
               help="Ask nothing: take the flags, the current settings and what is found.")
 def init_command(base_url: str | None, client_id: str | None, client_secret: str | None,
                  timezone: str | None, site_ids: tuple[str, ...], insecure: bool | None,
-                 yes: bool) -> None:
+                 destination: str | None, postgres_dsn: str | None, yes: bool) -> None:
     """Set up this directory: check the credentials, find the sites and the payouts path, and
     write .dlt/config.toml and .dlt/secrets.toml so that every command runs with no flag."""
     interactive = not yes and sys.stdin.isatty()
     current = Settings(base_url=base_url, client_id=client_id, client_secret=client_secret,
-                       timezone=timezone, site_ids=site_ids, insecure=insecure)
+                       timezone=timezone, site_ids=site_ids, insecure=insecure,
+                       destination=destination, postgres_dsn=postgres_dsn)
     base = _checked("base_url", _required(
         _ask(interactive, "API base URL", current["base_url"]), "API base URL", "base_url"))
     cid = _checked("client_id", _required(
@@ -218,6 +250,7 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
         click.echo(f"warning: no payouts path answered (tried {', '.join(found.tried)}): payouts "
                    "will fail until you set payouts_path in .dlt/config.toml", err=True)
     click.echo(f"reporting time zone: {zone}")
+    warehouse = _check_warehouse(current)
 
     source: dict[str, Any] = {"base_url": base, "client_id": cid}
     if found.payouts_path:
@@ -229,9 +262,15 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     folder = Path.cwd() / dlt_files.DLT_DIR
     # a secret kept in the environment (CI, a secrets manager) stays there: not copied to disk
     from_env = (not client_secret and os.environ.get(by_key("client_secret").env) == secret)
-    secrets = {} if from_env else {SOURCE_SECTION: {"client_secret": secret}}
+    secrets: dict[str, dict[str, Any]] = ({} if from_env else
+                                          {SOURCE_SECTION: {"client_secret": secret}})
+    sync_keys: dict[str, Any] = {"timezone": zone}
+    if current.given("destination"):
+        sync_keys["destination"] = warehouse.destination
+    if current.given("postgres_dsn"):  # a DSN kept in the environment stays there
+        secrets[SYNC_SECTION] = {"postgres_dsn": warehouse.postgres_dsn}
     try:
-        lines = write_settings(folder, {SOURCE_SECTION: source, SYNC_SECTION: {"timezone": zone}},
+        lines = write_settings(folder, {SOURCE_SECTION: source, SYNC_SECTION: sync_keys},
                                secrets)
     except (OSError, dlt_files.UnreadableToml) as exc:
         fail(f"cannot write the settings: {exc}")

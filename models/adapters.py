@@ -7,8 +7,6 @@ one transaction, so a failing model leaves the previous build untouched.
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Any, Protocol
 
 import duckdb
@@ -21,16 +19,15 @@ from creator_sync.common.terminal import (
     interrupt_code,
     was_interrupted,
 )
+from creator_sync.common.warehouse_db import (
+    MissingWarehouseCredentials,
+    WarehouseUnavailable,
+    redact_dsn,
+    resolve_dsn,
+)
 
-_DSN_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^\s\"']*@|(password\s*=\s*)('[^']*'|\S+)", re.IGNORECASE)
-
-
-def redact_dsn(text: str) -> str:
-    """Mask any password of a DSN (URL or key=value form) inside a message."""
-    return _DSN_PASSWORD.sub(
-        lambda m: f"{m.group(1)}***@" if m.group(1) else f"{m.group(2)}***", text
-    )
-
+# re-exported: the commands catch them from here
+__all__ = ["MissingWarehouseCredentials", "WarehouseUnavailable", "redact_dsn"]
 
 class Adapter(Protocol):
     dialect: str
@@ -216,37 +213,7 @@ class PostgresAdapter(_Base):
         self._conn.close()
 
 
-def postgres_dsn_from_dlt() -> str:
-    """The DSN of dlt's configured postgres destination (`DESTINATION__POSTGRES__CREDENTIALS` or
-    `.dlt/secrets.toml`), so the models reach the same database the pipeline loaded."""
-    from dlt.common.configuration import resolve_configuration
-    from dlt.common.configuration.exceptions import ConfigurationException
-    from dlt.destinations.impl.postgres.configuration import PostgresCredentials
-
-    try:
-        credentials = resolve_configuration(
-            PostgresCredentials(), sections=("destination", "postgres")
-        )
-    except ConfigurationException as exc:
-        raise ValueError(
-            "no postgres credentials found: set DESTINATION__POSTGRES__CREDENTIALS "
-            "or [destination.postgres.credentials] in .dlt/secrets.toml"
-        ) from exc
-    return credentials.to_native_representation()
-
-
 DESTINATIONS = ("duckdb", "postgres")
-POSTGRES_DSN_ENV = "CREATOR_SYNC_POSTGRES_DSN"
-
-
-class WarehouseUnavailable(Exception):
-    """The warehouse cannot be opened; the message is one line, names where, and holds no
-    password."""
-
-
-class MissingWarehouseCredentials(WarehouseUnavailable):
-    """No credentials for the warehouse were given anywhere: a configuration error (exit 2),
-    where a refused connection with credentials is a run-time failure."""
 
 
 def open_adapter(
@@ -257,8 +224,8 @@ def open_adapter(
     read_only: bool = False,
 ) -> Adapter:
     """The one way `models` and `report` open the warehouse the pipeline loaded: the DuckDB file
-    (read-only for a reader, so it never locks out a sync), or PostgreSQL by `postgres_dsn`, else
-    `CREATOR_SYNC_POSTGRES_DSN`, else dlt's postgres credentials."""
+    (read-only for a reader, so it never locks out a sync), or PostgreSQL by `postgres_dsn` (the
+    setting `creator_sync.postgres_dsn`), else as `common.warehouse_db.resolve_dsn` finds it."""
     if destination == "duckdb":
         try:
             return DuckDBAdapter(duckdb_path, read_only=read_only)
@@ -272,11 +239,7 @@ def open_adapter(
         raise WarehouseUnavailable(
             f"unknown destination {destination!r} (choose from {', '.join(DESTINATIONS)})"
         )
-    try:
-        dsn = postgres_dsn or os.environ.get(POSTGRES_DSN_ENV) or postgres_dsn_from_dlt()
-    except ValueError as exc:
-        raise MissingWarehouseCredentials(
-            f"{exc} (or pass --postgres-dsn, or set {POSTGRES_DSN_ENV})") from exc
+    dsn = resolve_dsn(postgres_dsn)
     try:
         return PostgresAdapter(dsn)
     except Exception as exc:

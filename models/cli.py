@@ -100,9 +100,7 @@ def _build_with_dbt(warehouse: Warehouse, params: Params, run_tests: bool, where
 @click.option("--as-of", callback=_parse_date,
               help="Last reporting day (YYYY-MM-DD) [the latest transaction's day].")
 @option("destination", help="Warehouse the models build in (beside the raw tables): duckdb or postgres.")
-@click.option("--postgres-dsn", default=None,
-              help="Postgres DSN [env CREATOR_SYNC_POSTGRES_DSN, else dlt's "
-                   "DESTINATION__POSTGRES__CREDENTIALS / .dlt/secrets.toml].")
+@option("postgres_dsn")
 @click.option("--tests/--no-tests", "run_tests", default=True, show_default=True,
               help="Run the data tests after building.")
 @click.option("--strict", is_flag=True, help="Treat warning-level data tests as errors.")
@@ -121,7 +119,8 @@ def models_command(
     warn_unknown_keys()
 
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
-                        stale_after_days=stale_after_days, timezone=timezone)
+                        stale_after_days=stale_after_days, timezone=timezone,
+                        postgres_dsn=postgres_dsn)
     warehouse = warehouse_of(settings)
     params = Params(warehouse.dataset, settings["timezone"], settlement_delay_days, as_of)
     if warehouse.destination not in DESTINATIONS:
@@ -144,7 +143,7 @@ def models_command(
                 stack.enter_context(warehouse_lock(duckdb_path, timeout=lock_timeout))
             except LockTimeout as exc:
                 raise click.ClickException(f"{exc}: a sync or webhook loader is writing") from exc
-        adapter = _connect(destination, duckdb_path, postgres_dsn)
+        adapter = _connect(destination, duckdb_path, warehouse.postgres_dsn)
         try:
             result = build(adapter, params, run_tests=run_tests, strict=strict)
             headline = format_headline(headline_figures_from(adapter, as_of, stale_after=limit))

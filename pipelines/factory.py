@@ -22,6 +22,7 @@ import dlt
 from creator_sync.common.duckdb_names import catalog_qualified_duckdb
 from creator_sync.common.files import make_state_dir
 from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.common.warehouse_db import configured_dsn
 from creator_sync.pipelines.process_tuning import tune_process
 from creator_sync.sources.creator_platform import (
     FILE_MAX_ITEMS,
@@ -88,6 +89,10 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         )
         # names qualified with the file's catalog: a dataset may share the file's name
         destination: Any = catalog_qualified_duckdb(credentials)
+    elif warehouse.destination == "postgres" and configured_dsn(warehouse):
+        from dlt.destinations import postgres
+
+        destination = postgres(credentials=configured_dsn(warehouse))
     else:
         destination = warehouse.destination
     make_state_dir(warehouse.pipelines_dir)  # 0700, and git-ignored inside `.creator-sync/`

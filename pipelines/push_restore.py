@@ -22,42 +22,37 @@ from typing import TYPE_CHECKING
 import dlt
 import orjson
 
-from creator_sync.common.duckdb_names import table_ref
+from creator_sync.common.warehouse_db import WarehouseDB, as_db
 
 from .warehouse_sql import is_duckdb
 
-if TYPE_CHECKING:  # (pyarrow and duckdb come with them: imported when there is work)
-    import duckdb
-
+if TYPE_CHECKING:  # (pyarrow comes with them: imported when there is work)
     from .delivery_rows import Delivery
 
 log = logging.getLogger("creator_sync.webhooks")
 
 
-def _deliveries_since(con: duckdb.DuckDBPyConnection, dataset: str,
-                      since: datetime) -> list[Delivery]:
+def _deliveries_since(db: WarehouseDB, dataset: str, since: datetime) -> list[Delivery]:
     from .delivery_rows import Delivery
 
-    found = con.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
-        "AND table_schema = ? AND table_name = 'webhook_events'", [dataset]).fetchone()
-    if not found or not found[0]:
+    if not db.has_table(dataset, "webhook_events"):
         return []
-    rows = con.execute(
+    rows = db.fetchall(
         f"SELECT event, resource_id, payload_hash, payload, site_id, received_at "
-        f"FROM {table_ref(con, dataset, 'webhook_events')} WHERE loaded_at >= ? ORDER BY journal_seq",
-        [since]).fetchall()
-    return [Delivery(event, rid, orjson.loads(payload), digest,
+        f"FROM {db.table(dataset, 'webhook_events')} WHERE loaded_at >= ? ORDER BY journal_seq",
+        [since])
+    # DuckDB's JSON arrives as text, PostgreSQL's jsonb already parsed
+    return [Delivery(event, rid, orjson.loads(payload) if isinstance(payload, str | bytes)
+                     else payload, digest,
                      received.astimezone(UTC) if received.tzinfo else received.replace(tzinfo=UTC),
                      site)
             for event, rid, digest, payload, site, received in rows if payload]
 
 
-def restore_fresher_pushes(con: duckdb.DuckDBPyConnection, dataset: str,
-                           since: datetime) -> dict[str, int]:
+def restore_fresher_pushes(db: WarehouseDB, dataset: str, since: datetime) -> dict[str, int]:
     """Apply again the rows of deliveries loaded at or after `since` (the pull's start) that
     are newer than the warehouse's; returns the rows considered per table."""
-    deliveries = _deliveries_since(con, dataset, since)
+    deliveries = _deliveries_since(db, dataset, since)
     if not deliveries:
         return {}
     from creator_sync.sources.creator_platform import is_link_table
@@ -76,18 +71,21 @@ def restore_fresher_pushes(con: duckdb.DuckDBPyConnection, dataset: str,
         batch.add(delivery, {t: rows for t, rows in dated.items() if rows})
     load_id = f"{PUSHED_LOAD_ID_PREFIX}{datetime.now(UTC).timestamp():.6f}"
     done: dict[str, int] = {}
-    for table in batch.table_batches(load_id):
-        if table.parent_column is None and table.rows is not None:
-            done[table.name] = upsert_resources(con, dataset, table, strictly_newer=True)
+    with db.transaction():
+        for table in batch.table_batches(load_id):
+            if table.parent_column is None and table.rows is not None:
+                done[table.name] = upsert_resources(db, dataset, table, strictly_newer=True)
     if done:
         log.info("re-applied deliveries loaded during the pull where newer: %s", done)
     return done
 
 
 def restore_pushes(pipeline: dlt.Pipeline, since: datetime) -> dict[str, int]:
-    """`restore_fresher_pushes` on the pipeline's warehouse (DuckDB, where the receiver
-    writes; nothing elsewhere)."""
-    if not is_duckdb(pipeline):
+    """`restore_fresher_pushes` on the pipeline's warehouse, where the receiver writes: DuckDB
+    or PostgreSQL (nothing elsewhere)."""
+    name = pipeline.destination.destination_name
+    if not is_duckdb(pipeline) and name != "postgres":
         return {}
     with pipeline.sql_client() as client:
-        return restore_fresher_pushes(client.native_connection, pipeline.dataset_name, since)
+        db = as_db(client.native_connection, "duckdb" if is_duckdb(pipeline) else "postgres")
+        return restore_fresher_pushes(db, pipeline.dataset_name, since)

@@ -14,10 +14,22 @@ from typing import Any
 
 import click
 
-from creator_sync.common.duckdb_names import connect_warehouse, table_ref
 from creator_sync.common.terminal import reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
-from creator_sync.sources.creator_platform import SOURCE_NAME, Settings, is_done, option, place_of
+from creator_sync.common.warehouse_db import (
+    MissingWarehouseCredentials,
+    WarehouseUnavailable,
+    open_warehouse,
+)
+from creator_sync.sources.creator_platform import (
+    SOURCE_NAME,
+    BadSetting,
+    Settings,
+    is_done,
+    option,
+    place_of,
+    warn_unknown_keys,
+)
 
 from .sync_resources import SYNC_RESOURCES
 
@@ -30,22 +42,22 @@ def _iso(value: Any) -> str | None:
 
 
 def _recorded(wh: Warehouse) -> list[dict[str, Any]]:
-    """The rows of `sync_resources` (DuckDB: read-only; any other destination: its client)."""
+    """The rows of `sync_resources` (DuckDB read-only, PostgreSQL: `open_warehouse`; any other
+    destination: its dlt client)."""
     columns = "resource, status, reason, last_attempt_at, last_synced_at"
-    if wh.destination == "duckdb":
-        if not wh.duckdb_path or not Path(wh.duckdb_path).exists():
+    if wh.destination in ("duckdb", "postgres"):
+        if wh.duckdb_path is not None and not Path(wh.duckdb_path).exists():
             raise click.ClickException(f"no warehouse at {wh.duckdb_path}: run `creator-sync "
                                        "sync` first [key=creator_sync.duckdb]")
-        con = connect_warehouse(wh.duckdb_path, read_only=True)
         try:
-            found = con.execute("select 1 from information_schema.tables where table_catalog = "
-                                "current_database() and table_schema = ? and table_name = ?",
-                                [wh.dataset, SYNC_RESOURCES]).fetchall()
-            table = table_ref(con, wh.dataset, SYNC_RESOURCES)
-            rows = con.execute(f"select {columns} from {table} order by resource"
-                               ).fetchall() if found else []
-        finally:
-            con.close()
+            with open_warehouse(wh, read_only=True) as db:
+                rows = (db.fetchall(f"select {columns} from {db.table(wh.dataset, SYNC_RESOURCES)}"
+                                    " order by resource")
+                        if db.has_table(wh.dataset, SYNC_RESOURCES) else [])
+        except MissingWarehouseCredentials as exc:
+            raise BadSetting(str(exc), "key=creator_sync.postgres_dsn") from None
+        except WarehouseUnavailable as exc:
+            raise click.ClickException(str(exc)) from None
     else:
         from .factory import build_pipeline
 
@@ -123,6 +135,7 @@ def format_status(rows: list[dict[str, Any]]) -> str:
 @option("duckdb")
 @option("dataset")
 @option("destination")
+@option("postgres_dsn")
 @option("pipelines_dir")
 @click.option("--json", "as_json", is_flag=True, help="The same, as JSON.")
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks on failure.")
@@ -133,5 +146,6 @@ def status_command(as_json: bool, verbose: bool, **flags: Any) -> None:
     Exit status: 0 success, 1 failure at run time, 2 usage or configuration error.
     """
     with reported_failures(verbose):
+        warn_unknown_keys()
         rows = status_rows(warehouse_of(Settings(**flags)))
     click.echo(json.dumps(rows, indent=2) if as_json else format_status(rows))

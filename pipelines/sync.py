@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from creator_sync.common.locking import pipeline_lock, warehouse_lock
+from creator_sync.common.locking import pipeline_lock
 from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
     HANDLED_SIGNALS,
@@ -37,6 +37,7 @@ from creator_sync.common.terminal import (
     signal_name,
 )
 from creator_sync.common.warehouse import Warehouse, warehouse_of
+from creator_sync.common.warehouse_db import writer_lock
 from creator_sync.sources.creator_platform import (
     HOLD_OPEN_MAX_BYTES,
     RESOURCES,
@@ -200,13 +201,9 @@ def _page_kill_hook() -> Callable[[str, int], None] | None:
     return lambda resource, number: _kill_point(f"page:{resource}:{number}")
 
 
-@contextlib.contextmanager
-def _warehouse_guard(warehouse: Warehouse) -> Iterator[None]:
-    if warehouse.duckdb_path:
-        with warehouse_lock(warehouse.duckdb_path):
-            yield
-    else:
-        yield
+def _warehouse_guard(warehouse: Warehouse) -> contextlib.AbstractContextManager[None]:
+    """The writer lock the webhook loader takes too (DuckDB's file, PostgreSQL's advisory)."""
+    return writer_lock(warehouse)
 
 
 def run_sync(
@@ -588,6 +585,7 @@ def log_path(wh: Warehouse) -> Path:
 @option("duckdb")
 @option("dataset")
 @option("destination")
+@option("postgres_dsn")
 @option("resources")
 @option("site_ids", multiple=True)
 @click.option("--full-refresh", is_flag=True, help="Drop state and tables of the selected resources and start over.")

@@ -17,6 +17,7 @@ from typing import Any
 import dlt
 
 from creator_sync.common.locking import warehouse_lock
+from creator_sync.common.warehouse_db import postgres_lock
 from creator_sync.sources.creator_platform import SCAN_MEMORY_LIMIT
 
 log = logging.getLogger("creator_sync.postload")
@@ -180,14 +181,21 @@ def existing_tables(client: Any, tables: Iterable[str]) -> set[str]:
 
 @contextlib.contextmanager
 def warehouse_guard(pipeline: dlt.Pipeline) -> Iterator[None]:
-    """The warehouse lock of a DuckDB destination (DuckDB has one writer; the webhook loader
-    takes the same lock); nothing for other destinations, which handle their own writers."""
-    path = None
-    if is_duckdb(pipeline):
-        with contextlib.suppress(Exception):
-            path = pipeline.sql_client().credentials.database  # type: ignore[attr-defined]
+    """The warehouse's writer lock, which the webhook loader takes too: DuckDB's file lock (one
+    writer), PostgreSQL's advisory lock of the dataset (`common.warehouse_db`); nothing for
+    other destinations, which no receiver writes."""
+    path = dsn = None
+    with contextlib.suppress(Exception):
+        credentials = pipeline.sql_client().credentials  # type: ignore[attr-defined]
+        if is_duckdb(pipeline):
+            path = credentials.database
+        elif pipeline.destination.destination_name == "postgres":
+            dsn = credentials.to_native_representation()
     if path and path != ":memory:":
         with warehouse_lock(path):
+            yield
+    elif dsn:
+        with postgres_lock(dsn, pipeline.dataset_name):
             yield
     else:
         yield

@@ -7,7 +7,7 @@ import datetime as dt
 import click
 
 from creator_sync.common.warehouse import warehouse_of
-from creator_sync.models.adapters import DESTINATIONS, POSTGRES_DSN_ENV
+from creator_sync.models.adapters import DESTINATIONS
 from creator_sync.models.coverage import stale_after_option
 from creator_sync.report.errors import ReportError
 from creator_sync.sources.creator_platform import BadSetting, Settings, option, warn_unknown_keys
@@ -15,12 +15,7 @@ from creator_sync.sources.creator_platform import BadSetting, Settings, option, 
 
 @click.command("report")
 @option("duckdb", type=click.Path(dir_okay=False))
-@click.option(
-    "--postgres-dsn",
-    default=None,
-    help=f"Postgres DSN [env {POSTGRES_DSN_ENV}, else dlt's "
-    "DESTINATION__POSTGRES__CREDENTIALS / .dlt/secrets.toml].",
-)
+@option("postgres_dsn")
 @click.option(
     "--out",
     "out_path",
@@ -53,7 +48,7 @@ def report_command(
     from the DuckDB file or the PostgreSQL database the models were built in."""
     warn_unknown_keys()
     settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
-                        stale_after_days=stale_after_days)
+                        stale_after_days=stale_after_days, postgres_dsn=postgres_dsn)
     warehouse = warehouse_of(settings)
     if warehouse.destination not in DESTINATIONS:  # sync loads into any dlt destination
         raise BadSetting(f"the report reads {' or '.join(DESTINATIONS)}, not "
@@ -71,7 +66,7 @@ def report_command(
             dataset=warehouse.dataset,
             stale_after_days=settings["stale_after_days"],
             destination=warehouse.destination,
-            postgres_dsn=postgres_dsn,
+            postgres_dsn=warehouse.postgres_dsn,
         )
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -25,7 +25,12 @@ from creator_sync.pipelines.webhooks.urls import (
     target_secret,
     weak_secret,
 )
-from creator_sync.sources.creator_platform import Settings, option, warn_unknown_keys
+from creator_sync.sources.creator_platform import (
+    BadSetting,
+    Settings,
+    option,
+    warn_unknown_keys,
+)
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
 
@@ -256,9 +261,13 @@ def sample_command(ctx: click.Context, event: str) -> None:
 @click.option("--secret", envvar=SECRET_ENV, required=True,
               help=f"Secret path segment of the target URL (or env {SECRET_ENV}).")
 @option("dataset")
+@option("destination", help="Warehouse to load into: duckdb or postgres.")
+@option("postgres_dsn")
+@option("pipelines_dir")
 @option("pii")
 @click.option("--journal", "journal_dir", type=click.Path(file_okay=False), default=None,
-              help="Journal directory [default: <duckdb>.webhooks-journal].")
+              help="Journal directory [default: <duckdb>.webhooks-journal; on postgres "
+              "<pipelines dir>/webhooks-journal]. One per listen process.")
 @click.option("--batch-size", default=500, show_default=True, type=click.IntRange(1))
 @click.option("--batch-interval", default=1.0, show_default=True, type=click.FloatRange(0.01),
               help="Seconds a micro-batch may wait to fill up.")
@@ -275,6 +284,9 @@ def listen_command(
     duckdb: str | None,
     secret: str,
     dataset: str | None,
+    destination: str | None,
+    postgres_dsn: str | None,
+    pipelines_dir: str | None,
     pii: str | None,
     journal_dir: str | None,
     batch_size: int,
@@ -293,15 +305,25 @@ def listen_command(
     if problem:
         raise click.BadParameter(problem, param_hint=f"--secret / {SECRET_ENV}")
     warn_unknown_keys()
-    settings = Settings(duckdb=duckdb, dataset=dataset, pii=pii)
+    settings = Settings(duckdb=duckdb, dataset=dataset, pii=pii, destination=destination,
+                        postgres_dsn=postgres_dsn, pipelines_dir=pipelines_dir)
     warehouse = warehouse_of(settings)
-    if warehouse.duckdb_path is None:
-        raise click.UsageError(
-            f"listen loads into DuckDB only; the configured destination is {warehouse.destination!r}")
+    if warehouse.destination not in ("duckdb", "postgres"):
+        raise BadSetting(f"listen loads into duckdb or postgres, not {warehouse.destination!r}",
+                         settings.where("destination"))
+    if warehouse.destination == "postgres":
+        from creator_sync.common.warehouse_db import MissingWarehouseCredentials
+        from creator_sync.common.warehouse_db import postgres_dsn as resolve_dsn
+
+        try:
+            resolve_dsn(warehouse)  # no credentials anywhere: a usage error now, not retries
+        except MissingWarehouseCredentials as exc:
+            raise BadSetting(str(exc), settings.where("postgres_dsn")) from None
     setup_logging(True, None)  # a server: its warnings go to stderr (every batch with -v)
     logging.getLogger("creator_sync").setLevel(logging.INFO if verbose else logging.WARNING)
     options = ListenOptions(
-        duckdb_path=Path(warehouse.duckdb_path),
+        duckdb_path=Path(warehouse.duckdb_path) if warehouse.duckdb_path else None,
+        warehouse=warehouse,
         secret=secret,
         host=host,
         port=port,

@@ -1,21 +1,21 @@
-"""Background loader: journal -> micro-batches -> one DuckDB transaction each -> offset.
+"""Background loader: journal -> micro-batches -> one warehouse transaction each -> offset.
 
-The DuckDB file is opened only for the write of one batch and only under `warehouse_lock`, so a
-pull sync (which holds the same lock around its load step) and the receiver never contend; while
-the lock is busy the journal keeps accepting deliveries and the batch simply grows.
+The warehouse (DuckDB or PostgreSQL) is opened only for the write of one batch and only under
+its writer lock (`common.warehouse_db.open_warehouse`: the DuckDB file lock, or PostgreSQL's
+advisory lock of the dataset), so a pull sync (which holds the same lock around its load step)
+and the receiver never contend, nor do two receivers on one PostgreSQL warehouse; while the lock
+is busy the journal keeps accepting deliveries and the batch simply grows.
 
-Exactly-once effect: the offset is committed after the DuckDB transaction. A crash in between
+Exactly-once effect: the offset is committed after the warehouse transaction. A crash in between
 replays the batch, which is harmless: events are deduplicated on (event, id, payload hash), dead
 letters on their journal sequence number, and resource upserts are idempotent.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,8 +23,9 @@ from pathlib import Path
 import duckdb
 import orjson
 
-from creator_sync.common.duckdb_names import connect_warehouse
-from creator_sync.common.locking import LockTimeout, warehouse_lock
+from creator_sync.common.locking import LockTimeout
+from creator_sync.common.warehouse import Warehouse, as_warehouse
+from creator_sync.common.warehouse_db import WarehouseUnavailable, open_warehouse
 from creator_sync.pipelines import pushed_writes
 from creator_sync.pipelines.delivery_rows import (
     BatchRows,
@@ -41,21 +42,25 @@ from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
 
-# Failures worth waiting out: the warehouse file is locked by another process, disk trouble.
-TRANSIENT = (
+# Failures worth waiting out: the warehouse locked by another process or out of reach, disk
+# trouble. (psycopg2's OperationalError, a lost server, is added where psycopg2 is installed.)
+TRANSIENT: tuple[type[BaseException], ...] = (
     duckdb.IOException,
     duckdb.TransactionException,
     OSError,
     TimeoutError,
     LockTimeout,
+    WarehouseUnavailable,
 )
+try:
+    import psycopg2
 
-LockFactory = Callable[[str], contextlib.AbstractContextManager[object]]
+    TRANSIENT += (psycopg2.OperationalError,)
+except ImportError:  # pragma: no cover - psycopg2 comes with dlt[postgres]
+    pass
 
-
-def default_lock(duckdb_path: str) -> contextlib.AbstractContextManager[object]:
-    """The pull sync's lock; a short timeout so a long sync shows up as retries, not a hang."""
-    return warehouse_lock(duckdb_path, timeout=5.0)
+# a short lock wait, so a long sync shows up as retries, not a hang
+LOCK_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -76,22 +81,21 @@ class Loader:
     def __init__(
         self,
         journal: Journal,
-        duckdb_path: str | Path,
+        warehouse: Warehouse | str | Path,
         *,
         dataset: str = DEFAULT_DATASET,
         batch_size: int = 500,
         interval: float = 1.0,
-        lock: LockFactory = default_lock,
         retry_max_s: float = 5.0,
         pii: PiiMode = None,
         pii_salt: str = "",
     ):
+        """`warehouse`: where batches go (a DuckDB file's path: that file, with `dataset`)."""
         self.journal = journal
-        self.duckdb_path = str(duckdb_path)
-        self.dataset = dataset
+        self.warehouse = as_warehouse(warehouse, dataset)
+        self.dataset = self.warehouse.dataset
         self.batch_size = batch_size
         self.interval = interval
-        self.lock = lock
         self.retry_max_s = retry_max_s
         self.pii = pii
         self.pii_salt = pii_salt
@@ -202,51 +206,40 @@ class Loader:
                 deliveries.append((record.seq, item))
             else:
                 dead.append(_dead_row(record.seq, item))
-        with self.lock(self.duckdb_path), connect_warehouse(self.duckdb_path) as con:
-            con.execute("BEGIN TRANSACTION")
-            try:
-                warehouse.ensure_schema(con, self.dataset)
-                fresh = warehouse.new_event_keys(con, self.dataset, (d.key for _, d in deliveries))
-                rows = BatchRows()
-                events = []
-                for seq, delivery in deliveries:
-                    if delivery.key not in fresh:
-                        duplicates += 1
-                        continue
-                    fresh.discard(delivery.key)  # a redelivery inside the same batch
-                    try:
-                        rows.add(delivery, normalise_delivery(delivery, self.pii, self.pii_salt))
-                    except DeliveryError as exc:
-                        dead.append(_failed_row(seq, delivery, str(exc)))
-                        continue
-                    events.append(self._event_row(seq, delivery))
-                loaded_at = datetime.now(UTC)
-                load_id = f"{pushed_writes.PUSHED_LOAD_ID_PREFIX}{loaded_at.timestamp():.6f}"
-                rows_written: dict[str, int] = {}
-                for table in rows.table_batches(load_id, self.pii):
-                    if table.parent_column is None:
-                        count = pushed_writes.upsert_resources(con, self.dataset, table)
-                    else:
-                        count = pushed_writes.replace_links(con, self.dataset, table)
-                    rows_written[table.name] = rows_written.get(table.name, 0) + count
-                if events:
-                    warehouse.insert_events(
-                        con, self.dataset, warehouse.events_table(events, loaded_at)
-                    )
-                added_dead = 0
-                if dead:
-                    added_dead = warehouse.insert_dead_letters(
-                        con,
-                        self.dataset,
-                        warehouse.dead_letters_table(
-                            [self._scrub_dead(row) for row in dead], loaded_at
-                        ),
-                    )
-                con.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(duckdb.Error):
-                    con.execute("ROLLBACK")
-                raise
+        with open_warehouse(self.warehouse, lock_timeout=LOCK_TIMEOUT_S) as db, db.transaction():
+            warehouse.ensure_schema(db, self.dataset)
+            fresh = warehouse.new_event_keys(db, self.dataset, (d.key for _, d in deliveries))
+            rows = BatchRows()
+            events = []
+            for seq, delivery in deliveries:
+                if delivery.key not in fresh:
+                    duplicates += 1
+                    continue
+                fresh.discard(delivery.key)  # a redelivery inside the same batch
+                try:
+                    rows.add(delivery, normalise_delivery(delivery, self.pii, self.pii_salt))
+                except DeliveryError as exc:
+                    dead.append(_failed_row(seq, delivery, str(exc)))
+                    continue
+                events.append(self._event_row(seq, delivery))
+            loaded_at = datetime.now(UTC)
+            load_id = f"{pushed_writes.PUSHED_LOAD_ID_PREFIX}{loaded_at.timestamp():.6f}"
+            rows_written: dict[str, int] = {}
+            for table in rows.table_batches(load_id, self.pii):
+                if table.parent_column is None:
+                    count = pushed_writes.upsert_resources(db, self.dataset, table)
+                else:
+                    count = pushed_writes.replace_links(db, self.dataset, table)
+                rows_written[table.name] = rows_written.get(table.name, 0) + count
+            if events:
+                warehouse.insert_events(db, self.dataset, warehouse.events_table(events, loaded_at))
+            added_dead = 0
+            if dead:
+                added_dead = warehouse.insert_dead_letters(
+                    db,
+                    self.dataset,
+                    warehouse.dead_letters_table([self._scrub_dead(row) for row in dead], loaded_at),
+                )
         self.journal.commit_loaded(records[-1].seq)
         self.journal.prune()
         self.stats.batches += 1

@@ -12,35 +12,32 @@ from pathlib import Path
 
 import orjson
 
-from creator_sync.common.duckdb_names import connect_warehouse, table_ref
-from creator_sync.pipelines.pushed_writes import existing_columns
+from creator_sync.common.warehouse import Warehouse, as_warehouse
+from creator_sync.common.warehouse_db import open_warehouse
 from creator_sync.pipelines.webhooks.journal import Journal
-from creator_sync.pipelines.webhooks.loader import LockFactory, default_lock
+from creator_sync.pipelines.webhooks.loader import LOCK_TIMEOUT_S
 from creator_sync.pipelines.webhooks.records import BadDelivery, encode, parse_delivery
 from creator_sync.sources.creator_platform import DEFAULT_DATASET
 
 REQUEUE_REASONS = ("normalize_failed", "load_failed")
 
 
-def requeue_dead_letters(
-    journal: Journal,
-    duckdb_path: str | Path,
-    dataset: str = DEFAULT_DATASET,
-    *,
-    lock: LockFactory = default_lock,
-) -> int:
-    """Move loadable dead letters back into the journal; returns how many were requeued."""
-    if not Path(duckdb_path).exists():
+def requeue_dead_letters(journal: Journal, target: Warehouse | str | Path,
+                         dataset: str = DEFAULT_DATASET) -> int:
+    """Move loadable dead letters back into the journal; returns how many were requeued.
+    `target`: the warehouse, or a DuckDB file's path (with `dataset`)."""
+    warehouse = as_warehouse(target, dataset)
+    if warehouse.duckdb_path and not Path(warehouse.duckdb_path).exists():
         return 0
-    with lock(str(duckdb_path)), connect_warehouse(duckdb_path) as con:
-        table = table_ref(con, dataset, "webhook_dead_letters")
-        if not existing_columns(con, dataset, "webhook_dead_letters"):
+    with open_warehouse(warehouse, lock_timeout=LOCK_TIMEOUT_S) as db:
+        if not db.has_table(warehouse.dataset, "webhook_dead_letters"):
             return 0
-        rows = con.execute(
+        table = db.table(warehouse.dataset, "webhook_dead_letters")
+        rows = db.fetchall(
             f"SELECT journal_seq, body, received_at FROM {table} "
             "WHERE reason IN (?, ?) AND body IS NOT NULL ORDER BY journal_seq",
             list(REQUEUE_REASONS),
-        ).fetchall()
+        )
         requeued, seqs = [], []
         for seq, body, received_at in rows:
             raw = body.encode()
@@ -62,7 +59,6 @@ def requeue_dead_letters(
         if not requeued:
             return 0
         journal.append(requeued)  # durable before the dead letters go away
-        con.execute(
-            f"DELETE FROM {table} WHERE journal_seq IN (SELECT unnest(?::BIGINT[]))", [seqs]
-        )
+        members, params = db.int_list(seqs)
+        db.execute(f"DELETE FROM {table} WHERE journal_seq IN ({members})", params)
     return len(requeued)

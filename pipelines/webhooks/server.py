@@ -15,6 +15,8 @@ from pathlib import Path
 
 import uvicorn
 
+from creator_sync.common.warehouse import Warehouse, as_warehouse
+from creator_sync.common.warehouse_db import warehouse_label
 from creator_sync.pipelines.webhooks.journal import Journal
 from creator_sync.pipelines.webhooks.loader import Loader
 from creator_sync.pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
@@ -26,7 +28,7 @@ log = logging.getLogger("creator_sync.webhooks")
 
 @dataclass
 class ListenOptions:
-    duckdb_path: Path
+    duckdb_path: Path | None  # the DuckDB warehouse's file (None: `warehouse` is PostgreSQL)
     secret: str = field(repr=False)
     host: str = "127.0.0.1"
     port: int = 8787
@@ -39,11 +41,25 @@ class ListenOptions:
     pii: str | None = None
     pii_salt: str = field(default="", repr=False)
     requeue_dead_letters: bool = False
+    warehouse: Warehouse | None = None  # default: the DuckDB file `duckdb_path` with `dataset`
+
+    @property
+    def target(self) -> Warehouse:
+        if self.warehouse is not None:
+            return self.warehouse
+        assert self.duckdb_path is not None
+        return as_warehouse(self.duckdb_path, self.dataset)
 
     @property
     def journal_path(self) -> Path:
-        """Default: next to the warehouse, so both live and are backed up together."""
-        return self.journal_dir or Path(f"{self.duckdb_path}.webhooks-journal")
+        """Default: next to a DuckDB warehouse, so both live and are backed up together; for
+        PostgreSQL, in the pipeline's state folder (a second receiver needs a `--journal` of
+        its own)."""
+        if self.journal_dir:
+            return self.journal_dir
+        if self.duckdb_path is not None:
+            return Path(f"{self.duckdb_path}.webhooks-journal")
+        return Path(self.target.pipelines_dir) / "webhooks-journal"
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -66,7 +82,9 @@ def serve(options: ListenOptions, announce=print, on_signal=None) -> Loader:
 
     `on_signal(signum)` is told which signal stopped it (the CLI exits 128 + signum after the
     drain)."""
-    options.duckdb_path.parent.mkdir(parents=True, exist_ok=True)
+    target = options.target
+    if target.duckdb_path:
+        Path(target.duckdb_path).parent.mkdir(parents=True, exist_ok=True)
     sock = bind(options.host, options.port)
     try:
         journal = Journal(options.journal_path)
@@ -75,15 +93,14 @@ def serve(options: ListenOptions, announce=print, on_signal=None) -> Loader:
         raise
     loader = Loader(
         journal,
-        options.duckdb_path,
-        dataset=options.dataset,
+        target,
         batch_size=options.batch_size,
         interval=options.batch_interval,
         pii=options.pii,  # type: ignore[arg-type]
         pii_salt=options.pii_salt,
     )
     if options.requeue_dead_letters:
-        requeued = requeue_dead_letters(journal, options.duckdb_path, options.dataset)
+        requeued = requeue_dead_letters(journal, target)
         announce(f"requeued {requeued} dead-lettered deliveries for another load attempt")
     pending = journal.durable_seq - journal.loaded_seq()
     app = create_app(
@@ -119,7 +136,7 @@ def serve(options: ListenOptions, announce=print, on_signal=None) -> Loader:
         announce(f"replaying {pending} journaled deliveries not yet loaded")
     announce(
         f"webhook receiver ready at http://{shown_host}:{port}/hooks/<secret> "
-        f"(journal {options.journal_path}, warehouse {options.duckdb_path})"
+        f"(journal {options.journal_path}, warehouse {warehouse_label(target)})"
     )
     try:
         server.run(sockets=[sock])

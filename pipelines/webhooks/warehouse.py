@@ -1,6 +1,6 @@
-"""The webhook loader's own tables in DuckDB: the event log (`webhook_events`, also what the
-pull's `push_restore` reads) and the dead letters. The delivered rows themselves are upserted,
-and their links replaced, by `pipelines.pushed_writes`."""
+"""The webhook loader's own tables in the warehouse (DuckDB or PostgreSQL): the event log
+(`webhook_events`, also what the pull's `push_restore` reads) and the dead letters. The delivered
+rows themselves are upserted, and their links replaced, by `pipelines.pushed_writes`."""
 
 from __future__ import annotations
 
@@ -8,46 +8,42 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import duckdb
-
-from creator_sync.common.duckdb_names import schema_ref, table_ref
+from creator_sync.common.warehouse_db import WarehouseDB
 
 if TYPE_CHECKING:  # imported where arrow data is built
     import pyarrow as pa
 
-EVENTS_DDL = """
-CREATE TABLE IF NOT EXISTS {schema}.webhook_events (
-    event VARCHAR NOT NULL,
-    resource_id VARCHAR NOT NULL,
-    payload_hash VARCHAR NOT NULL,
-    payload JSON,
-    site_id VARCHAR,
-    journal_seq BIGINT,
-    received_at TIMESTAMPTZ NOT NULL,
-    loaded_at TIMESTAMPTZ NOT NULL
-)"""
-
-DEAD_LETTERS_DDL = """
-CREATE TABLE IF NOT EXISTS {schema}.webhook_dead_letters (
-    reason VARCHAR NOT NULL,
-    detail VARCHAR,
-    event VARCHAR,
-    body VARCHAR,
-    journal_seq BIGINT NOT NULL,
-    received_at TIMESTAMPTZ NOT NULL,
-    loaded_at TIMESTAMPTZ NOT NULL
-)"""
+# column -> logical type (`WarehouseDB.types` gives each warehouse's SQL type)
+EVENTS_COLUMNS = {
+    "event": "text NOT NULL", "resource_id": "text NOT NULL", "payload_hash": "text NOT NULL",
+    "payload": "json", "site_id": "text", "journal_seq": "bigint",
+    "received_at": "timestamp NOT NULL", "loaded_at": "timestamp NOT NULL",
+}
+DEAD_LETTERS_COLUMNS = {
+    "reason": "text NOT NULL", "detail": "text", "event": "text", "body": "text",
+    "journal_seq": "bigint NOT NULL", "received_at": "timestamp NOT NULL",
+    "loaded_at": "timestamp NOT NULL",
+}
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection, schema: str) -> None:
-    ref = schema_ref(con, schema)
-    con.execute(f"CREATE SCHEMA IF NOT EXISTS {ref}")
-    con.execute(EVENTS_DDL.format(schema=ref))
-    con.execute(DEAD_LETTERS_DDL.format(schema=ref))
+def _types(db: WarehouseDB, columns: dict[str, str], *, nullable: bool = False) -> dict[str, str]:
+    out = {}
+    for name, spec in columns.items():
+        kind, _, rest = spec.partition(" ")
+        out[name] = db.types[kind] + ("" if nullable or not rest else f" {rest}")
+    return out
+
+
+def ensure_schema(db: WarehouseDB, schema: str) -> None:
+    db.execute(f"CREATE SCHEMA IF NOT EXISTS {db.schema(schema)}")
+    for table, columns in (("webhook_events", EVENTS_COLUMNS),
+                           ("webhook_dead_letters", DEAD_LETTERS_COLUMNS)):
+        body = ", ".join(f"{name} {sql}" for name, sql in _types(db, columns).items())
+        db.execute(f"CREATE TABLE IF NOT EXISTS {db.table(schema, table)} ({body})")
 
 
 def new_event_keys(
-    con: duckdb.DuckDBPyConnection, schema: str, keys: Iterable[tuple[str, str, str]]
+    db: WarehouseDB, schema: str, keys: Iterable[tuple[str, str, str]]
 ) -> set[tuple[str, str, str]]:
     """Which (event, resource id, payload hash) keys are not in webhook_events yet."""
     import pyarrow as pa
@@ -62,47 +58,36 @@ def new_event_keys(
             "payload_hash": [k[2] for k in keys],
         }
     )
-    con.register("_wh_probe", probe)
-    try:
-        seen = con.execute(
-            f"SELECT p.event, p.resource_id, p.payload_hash FROM _wh_probe p "
-            f"JOIN {table_ref(con, schema, 'webhook_events')} e USING (event, resource_id, payload_hash)"
-        ).fetchall()
-    finally:
-        con.unregister("_wh_probe")
+    text = db.types["text"]
+    with db.staged("_wh_probe", probe, dict.fromkeys(probe.column_names, text)) as staged:
+        seen = db.fetchall(
+            f"SELECT p.event, p.resource_id, p.payload_hash FROM {staged} p "
+            f"JOIN {db.table(schema, 'webhook_events')} e USING (event, resource_id, payload_hash)"
+        )
     return set(keys) - {tuple(row) for row in seen}
 
 
-def insert_events(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -> None:
-    con.register("_wh_events", rows)
-    try:
-        con.execute(
-            f"INSERT INTO {table_ref(con, schema, 'webhook_events')} BY NAME "
-            "SELECT event, resource_id, payload_hash, payload::JSON AS payload, site_id, "
-            "journal_seq, received_at, loaded_at FROM _wh_events"
-        )
-    finally:
-        con.unregister("_wh_events")
+def insert_events(db: WarehouseDB, schema: str, rows: pa.Table) -> None:
+    staged_types = {**_types(db, EVENTS_COLUMNS, nullable=True), "payload": db.types["text"]}
+    with db.staged("_wh_events", rows, staged_types) as staged:
+        names = ", ".join(EVENTS_COLUMNS)
+        values = ", ".join(db.json(c) if c == "payload" else c for c in EVENTS_COLUMNS)
+        db.execute(f"INSERT INTO {db.table(schema, 'webhook_events')} ({names}) "
+                   f"SELECT {values} FROM {staged}")
 
 
-def insert_dead_letters(con: duckdb.DuckDBPyConnection, schema: str, rows: pa.Table) -> int:
+def insert_dead_letters(db: WarehouseDB, schema: str, rows: pa.Table) -> int:
     """Idempotent on journal_seq, so a replayed batch does not double a dead letter."""
-    table = table_ref(con, schema, "webhook_dead_letters")
-    con.register("_wh_dead", rows)
-    try:
-        before = con.execute(
-            f"SELECT count(*) FROM {table}"
-        ).fetchone()[0]
-        con.execute(
-            f"INSERT INTO {table} BY NAME SELECT * FROM _wh_dead "
+    table = db.table(schema, "webhook_dead_letters")
+    with db.staged("_wh_dead", rows, _types(db, DEAD_LETTERS_COLUMNS, nullable=True)) as staged:
+        ((before,),) = db.fetchall(f"SELECT count(*) FROM {table}")
+        names = ", ".join(DEAD_LETTERS_COLUMNS)
+        db.execute(
+            f"INSERT INTO {table} ({names}) SELECT {names} FROM {staged} "
             f"WHERE journal_seq NOT IN (SELECT journal_seq FROM {table})"
         )
-        after = con.execute(
-            f"SELECT count(*) FROM {table}"
-        ).fetchone()[0]
-    finally:
-        con.unregister("_wh_dead")
-    return after - before
+        ((after,),) = db.fetchall(f"SELECT count(*) FROM {table}")
+    return int(after) - int(before)
 
 
 def events_table(rows: list[dict], loaded_at: datetime) -> pa.Table:

@@ -34,6 +34,8 @@ from typing import Any
 
 import click
 
+from creator_sync.common.warehouse import DEPRECATED_DSN_ENV
+
 from .errors import ConfigurationError
 from .kinds import (
     Check,
@@ -174,6 +176,10 @@ SETTINGS: tuple[Setting, ...] = (
             help="Dataset (schema) holding the raw tables."),
     Setting(W, "destination", destination_name, "duckdb", flag="--destination",
             help="Where the raw tables are loaded: any dlt destination name."),
+    Setting(W, "postgres_dsn", text, flag="--postgres-dsn", secret=True,
+            help="PostgreSQL warehouse (when the destination is postgres), "
+            "postgresql://user:password@host:5432/db (a secret: prefer env or .dlt/secrets.toml).",
+            shown="dlt's DESTINATION__POSTGRES__CREDENTIALS"),
     Setting(W, "pipelines_dir", text, flag="--pipelines-dir",
             help="Where dlt keeps local pipeline state.",
             shown="<folder of the DuckDB file>/.creator-sync/<its name>"),
@@ -436,6 +442,9 @@ def unknown_key_warnings(environ: dict[str, str] | None = None) -> list[str]:
     known = known_keys()
     lines: list[str] = []
     env = os.environ if environ is None else environ
+    if DEPRECATED_DSN_ENV in env:
+        lines.append(f"warning: {DEPRECATED_DSN_ENV} is deprecated (it still works): set "
+                     f"{by_key('postgres_dsn').env} instead")
     for section, keys in known.items():
         prefix = section.replace(".", "__").upper() + "__"
         for var in sorted(env):
