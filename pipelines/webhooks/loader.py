@@ -43,7 +43,8 @@ from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
 log = logging.getLogger("creator_sync.webhooks")
 
 # Failures worth waiting out: the warehouse locked by another process or out of reach, disk
-# trouble. (psycopg2's OperationalError, a lost server, is added where psycopg2 is installed.)
+# trouble; PostgreSQL out of reach or its connection lost (psycopg2's Operational and Interface
+# errors: deadlocks, serialisation failures and shutdowns included), where psycopg2 is installed.
 TRANSIENT: tuple[type[BaseException], ...] = (
     duckdb.IOException,
     duckdb.TransactionException,
@@ -55,7 +56,7 @@ TRANSIENT: tuple[type[BaseException], ...] = (
 try:
     import psycopg2
 
-    TRANSIENT += (psycopg2.OperationalError,)
+    TRANSIENT += (psycopg2.OperationalError, psycopg2.InterfaceError)
 except ImportError:  # pragma: no cover - psycopg2 comes with dlt[postgres]
     pass
 
