@@ -316,11 +316,12 @@ def postgres_lock(dsn: str, dataset: str, *, timeout: float | None = 600.0) -> I
 def open_warehouse(wh: Warehouse, *, lock_timeout: float | None = 600.0,
                    read_only: bool = False) -> Iterator[WarehouseDB]:
     """The warehouse open for our own SQL: DuckDB (under a catalog alias, `connect_warehouse`)
-    or PostgreSQL, with its writer lock held for the block (none when `read_only`)."""
+    or PostgreSQL, with its writer lock held for the block (on PostgreSQL none when
+    `read_only`; DuckDB refuses a reader while another process writes, so a reader waits for
+    the lock too: `status` while `listen` loads a batch waits, it failed with "Could not set
+    lock on file", issue 38)."""
     if wh.duckdb_path:
-        lock = (contextlib.nullcontext() if read_only
-                else warehouse_lock(wh.duckdb_path, timeout=lock_timeout))
-        with lock:
+        with warehouse_lock(wh.duckdb_path, timeout=lock_timeout):
             con = connect_warehouse(wh.duckdb_path, read_only=read_only)
             try:
                 yield WarehouseDB(con, "duckdb", wh.duckdb_path)

@@ -199,7 +199,10 @@ class PostgresAdapter(_Base):
         self.execute(f"create table {target} as\n{select_sql}")
 
     def begin(self) -> None:
-        self._conn.autocommit = False
+        # one snapshot for the whole build and its tests: a sync may commit meanwhile (no
+        # file lock keeps it out, as on DuckDB), and READ COMMITTED would show each statement
+        # a different raw dataset
+        self._conn.set_session(isolation_level="REPEATABLE READ", autocommit=False)
 
     def commit(self) -> None:
         self._conn.commit()

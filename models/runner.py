@@ -242,21 +242,25 @@ def build(
             log.info("built %s: %d rows in %.2fs", run.relation, run.rows, run.seconds)
             result.models.append(run)
         adapter.comment(_comments(project, docs))
-        adapter.commit()
+        if run_tests:
+            # inside the build's transaction: the tests read the snapshot the models were built
+            # from, not raw rows a sync commits meanwhile (PostgreSQL, where one may)
+            declared = _schema_tests(project, docs) + [
+                (t.name, renderer.render(t), t.severity, t.description)
+                for t in project.tests.values()
+            ]
+            for name, sql, severity, description in declared:
+                severity = "error" if strict else severity
+                test = _run_test(adapter, name, sql, severity, description)
+                if not test.passed:
+                    log.info("data test %s (%s): %d failing row(s)", name, severity,
+                             test.failures)
+                result.tests.append(test)
+        adapter.commit()  # failing tests keep the build: it is what they describe
     except BaseException:
         adapter.rollback()
         raise
     result.missing_sources = list(renderer.missing)
-    if run_tests:
-        declared = _schema_tests(project, docs) + [
-            (t.name, renderer.render(t), t.severity, t.description) for t in project.tests.values()
-        ]
-        for name, sql, severity, description in declared:
-            severity = "error" if strict else severity
-            test = _run_test(adapter, name, sql, severity, description)
-            if not test.passed:
-                log.info("data test %s (%s): %d failing row(s)", name, severity, test.failures)
-            result.tests.append(test)
     result.seconds = time.perf_counter() - started
     if result.failed_tests:
         raise DataTestError(result)

@@ -186,3 +186,38 @@ def test_revenue_recognition_and_product_splits_build_identically(postgres_dsn, 
         pg.close()
     assert counts["revenue_monthly"] == 3 and counts["transaction_ledger"] == 5
     assert counts["product_revenue_monthly"] > 0 and counts["offer_revenue_monthly"] > 0
+
+def test_the_data_tests_read_the_snapshot_the_models_were_built_from(postgres_dsn) -> None:
+    """Issue 38, found by the month (tests/month): `models` while a sync commits on
+    PostgreSQL. Nothing keeps them apart there (DuckDB's file lock does), so the build and its
+    tests read one snapshot: a transaction the sync commits after the models were built is in
+    neither, and `staging_keeps_every_transaction` no longer compares raw rows the staging
+    model never saw (it failed, exit 1, with `{'ids': 165, 'rows_count': 164}`)."""
+    import psycopg2
+
+    write_raw_postgres(postgres_dsn, known_answer_rows())
+    pg = PostgresAdapter(postgres_dsn)
+    built = pg.comment
+
+    def a_sync_commits_meanwhile(comments):
+        built(comments)  # every model is built: now another session commits a new transaction
+        con = psycopg2.connect(postgres_dsn)
+        con.autocommit = True
+        with con.cursor() as cur:
+            cur.execute(
+                "insert into creator_platform.transactions select (jsonb_populate_record("
+                "null::creator_platform.transactions, to_jsonb(t) || '{\"id\": \"9900000001\"}'"
+                ")).* from creator_platform.transactions as t limit 1")
+        con.close()
+
+    pg.comment = a_sync_commits_meanwhile
+    try:
+        result = build(pg, Params(as_of=AS_OF))
+        _, raw = pg.fetch("select count(*) from creator_platform.transactions "
+                          "where id = '9900000001'")
+        _, staged = pg.fetch("select count(*) from analytics_staging.stg_transactions "
+                             "where transaction_id = '9900000001'")
+    finally:
+        pg.close()
+    assert not result.failed_tests
+    assert raw == [(1,)] and staged == [(0,)]  # committed meanwhile: the next build takes it

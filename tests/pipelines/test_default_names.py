@@ -184,3 +184,32 @@ def test_demo_into_a_file_named_like_its_dataset(tmp_path, monkeypatch):
     out = run_demo(str(tmp_path / "creator_platform.duckdb"), str(tmp_path / "r.html"), scale="tiny")
     assert out.get("models") and out.get("report"), out
     assert time.monotonic() - started < 300
+
+
+def test_status_waits_while_a_writer_holds_the_warehouse(sandbox, tmp_path):
+    """Issue 38, found by the month: `status` while `listen` loads a batch (another process
+    writing the DuckDB file under the warehouse lock) waits for it and exits 0; it exited 1
+    with `Could not set lock on file`."""
+    import subprocess
+
+    work = tmp_path / "empty"
+    api = ["--base-url", sandbox.base_url, "--client-id", SANDBOX_ID]
+    _ok(run_cli(work, "sync", *api, "--resources", "sites"))
+    db = work / "creator_platform.duckdb"
+    writer = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\n"
+         "from creator_sync.common.locking import warehouse_lock\n"
+         "from creator_sync.common.duckdb_names import connect_warehouse\n"
+         "with warehouse_lock(sys.argv[1]):\n"
+         "    con = connect_warehouse(sys.argv[1])\n"
+         "    print('writing', flush=True)\n"
+         "    time.sleep(3)\n"
+         "    con.close()\n", str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+        started = time.monotonic()
+        status = json.loads(_ok(run_cli(work, "status", "--json")))
+        assert status and time.monotonic() - started > 1  # it waited for the writer
+    finally:
+        writer.wait(30)
