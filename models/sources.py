@@ -51,7 +51,7 @@ SOURCE_TABLES: dict[str, SourceTable] = {
             "customers",
             {"id": TEXT, "site_id": TEXT, "contact_id": TEXT, "name": TEXT, "email": TEXT,
              "external_user_id": TEXT, "net_revenue": DEC, "sign_in_count": BIG,
-             "last_request_at": TS, "created_at": TS, "updated_at": TS, **_META},
+             "last_request_at": TS, "created_at": TS, "updated_at": TS, **_DIM},
         ),
         SourceTable(
             "products",

@@ -21,6 +21,7 @@ def mark_deleted(
     extract_started: datetime | None = None,
     listed: Mapping[tuple[str, str | None], set[str]] | None = None,
     seen: Mapping[tuple[str, str | None], set[str]] | None = None,
+    began: Mapping[tuple[str, str | None], datetime] | None = None,
 ) -> dict[str, int]:
     """After complete listings, set `_is_deleted` for each (table, site) they cover.
 
@@ -31,11 +32,15 @@ def mark_deleted(
     not load again, see `sources.creator_platform.unchanged`). Either way a row someone else
     wrote after the extract started (the webhook loader) is spared: the listing could not have
     seen it. A deleted row that is listed again gets `_is_deleted = false` back.
+
+    People (`began`: when their complete listing began, maybe rounds or runs ago; it writes
+    every row it lists): a row is alive iff written since (`_extracted_at`) or seen.
     """
     marked: dict[str, int] = {}
     listed = listed or {}
     seen = seen or {}
-    if not load_ids and not seen and not listed:
+    began = began or {}
+    if not load_ids and not seen and not listed and not began:
         return marked  # a listing that read nothing still decides (every record gone)
     columns = data_tables(pipeline)  # once: each read of the schema costs ~45 ms
     with pipeline.sql_client() as client:
@@ -44,7 +49,10 @@ def mark_deleted(
         for table, site in pairs:
             if table not in existing:
                 continue
-            if (table, site) in listed:
+            if (table, site) in began:
+                count = _mark_unwritten(client, table, site, [], began[(table, site)],
+                                        seen.get((table, site)))
+            elif (table, site) in listed:
                 count = _mark_unlisted(client, table, site, listed[(table, site)], load_ids, extract_started)
             else:
                 count = _mark_unwritten(client, table, site, load_ids, extract_started,

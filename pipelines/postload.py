@@ -16,15 +16,17 @@ from typing import Any
 import dlt
 
 from creator_sync.sources.creator_platform import (
+    DEFAULTS,
     dependent_refresh,
     sync_run,
 )
 
 from .deletion_marking import mark_deleted
+from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .push_restore import restore_pushes
 from .rejected_records import write_rejected_records
 from .sync_resources import write_sync_resources
-from .warehouse_sql import warehouse_guard
+from .warehouse_sql import data_tables, warehouse_guard
 
 
 @dataclass
@@ -33,10 +35,12 @@ class Finished:
 
     deleted: dict[str, int] = field(default_factory=dict)
     load_ids: list[str] = field(default_factory=list)
+    erased: dict[str, int] = field(default_factory=dict)  # rows whose personal fields went
 
 
 def finish_sync(
     pipeline: dlt.Pipeline, source: Any, load_info: Any = None, *, lock: bool = True,
+    deleted_people: str = DEFAULTS.deleted_people,
 ) -> Finished:
     """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
 
@@ -44,7 +48,8 @@ def finish_sync(
        run needs one and it was not extracted with the source: extracted and loaded here;
     2. `_is_deleted` for the rows complete listings no longer list (per table and site);
     3. the rows webhook deliveries wrote while the run listed put back where newer than what
-       it loaded;
+       it loaded; then, with `deleted_people="erase"` (`[creator_sync] deleted_people`), the
+       personal fields of every deleted person erased (`erasure.erase_people`);
     4. `sync_resources`: one row per resource, what this run did (the models read it), and
        `rejected_records`: the records it set aside, a value that cannot be read;
     5. the API session revoked and connections closed (the source is spent).
@@ -69,12 +74,29 @@ def finish_sync(
         report = run.report
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
-                                   report.listed, report.seen)
+                                   report.listed, report.seen, report.began)
             if load_ids:  # only a load can have overwritten a delivery
                 restore_pushes(pipeline, run.extract_started)
+            # (after the deliveries put back: one of a deleted person is erased too)
+            erased = (_erase_deleted(pipeline, bool(set(PEOPLE_TABLES) & set(deleted)))
+                      if deleted_people == "erase" and (load_ids or deleted) else {})
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
             write_rejected_records(pipeline, report.rejected, report.outcomes)
     finally:
         run.close()
-    return Finished(deleted, load_ids)
+    return Finished(deleted, load_ids, erased)
+
+
+def _erase_deleted(pipeline: dlt.Pipeline, marked: bool) -> dict[str, int]:
+    """After a run that marked someone, or that loaded anything while the warehouse holds a
+    deleted person: a later load (a deleted customer's purchase read again) may have brought
+    their fields back. A warehouse without deleted people costs one cheap query per round."""
+    tables = data_tables(pipeline)
+    flagged = [t for t in PEOPLE_TABLES if "_is_deleted" in tables.get(t, ())]
+    if not flagged:
+        return {}
+    with pipeline.sql_client() as client:
+        if not marked and not any_deleted(client, flagged):
+            return {}
+        return erase_people(client, tables)

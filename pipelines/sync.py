@@ -76,7 +76,7 @@ log = logging.getLogger("creator_sync.sync")
 
 
 # the `[creator_sync]` keys a sync reads besides the source's own
-SYNC_KEYS = ("checkpoint_every", "max_duration")
+SYNC_KEYS = ("checkpoint_every", "max_duration", "deleted_people")
 
 
 def _secrets_kept_secret(self: Any) -> None:
@@ -431,12 +431,16 @@ def _sync_round(
         before = row_counts(pipeline, tables)
         info = pipeline.load() if to_load else NOTHING_LOADED
         _kill_point("loaded")
-        finished = finish_sync(pipeline, source, info, lock=False)
+        finished = finish_sync(pipeline, source, info, lock=False,
+                               deleted_people=settings.deleted_people)
         after = row_counts(pipeline, tables)
         loaded = loaded_counts(pipeline, tables, finished.load_ids)
     result.load_ids += finished.load_ids
     for table, count in finished.deleted.items():
         result.deleted[table] = result.deleted.get(table, 0) + count
+    if finished.erased:  # ([creator_sync] deleted_people = "erase")
+        result.notices.append("deleted people: personal fields erased in " + ", ".join(
+            f"{table} {count}" for table, count in sorted(finished.erased.items())))
     for table in sorted(set(stats.rows) | set(loaded)):
         new = max(0, after.get(table, 0) - before.get(table, 0))
         was_new, was_updated = result.tables.get(table, (0, 0))

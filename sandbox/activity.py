@@ -12,6 +12,7 @@ import heapq
 
 import numpy as np
 
+from creator_sync.sandbox import deletes
 from creator_sync.sandbox import rollups as G
 from creator_sync.sandbox import vocab as V
 from creator_sync.sandbox.dataset import DAY, Store
@@ -76,8 +77,11 @@ class Batch:
 
 
 class Activity:
-    def __init__(self, store: Store, seed: int, seconds_per_event: int = 3600):
+    def __init__(self, store: Store, seed: int, seconds_per_event: int = 3600,
+                 delete_rate: float = 0.0, customer_rule: str = "delete"):
         self.store = store
+        self.delete_rate = delete_rate  # deletes.py; 0 in the internals' tests by default
+        self.customer_rule = customer_rule
         self.seed = seed
         self.step = seconds_per_event
         self._due: list[tuple[int, int]] = []
@@ -113,6 +117,10 @@ class Activity:
             self._renew(due, until, end, batch, events, summary)
             store.now = end
             batch.flush()
+            # deletes draw from their own stream: the same seed gives the same events whatever
+            # the delete rate
+            drng = np.random.Generator(np.random.PCG64([self.seed, store.activity_calls, 1]))
+            summary.update(self._delete_some(drng, count, events))
             G.refresh_purchase_updated_at(store)
             G.derive_customer_links(store)
             G.recompute_net_revenue(store)
@@ -126,6 +134,34 @@ class Activity:
     def _pick(self, rng: np.random.Generator, n: int) -> int:
         """Bias towards recent rows: activity mostly touches recent customers and contacts."""
         return int(n - 1 - min(n - 1, int(rng.exponential(max(1.0, n / 5)))))
+
+    def _pick_contact(self, rng: np.random.Generator, n: int) -> int:
+        """`_pick` among contacts not deleted (the same draw as `_pick` when none is)."""
+        for _ in range(8):
+            row = self._pick(rng, n)
+            if not self.store.is_deleted("contacts", row):
+                return row
+        return n - 1 if n > self.store.tables["contacts"].n else int(
+            np.flatnonzero(self.store.alive("contacts"))[-1])
+
+    def _delete_some(self, rng: np.random.Generator, count: int,
+                     events: list[tuple[str, int, int]]) -> dict[str, int]:
+        """Delete a few contacts and notes, as real accounts do (`delete_rate` per event),
+        never a person this call's webhook events name (their payloads render them)."""
+        store, out = self.store, {}
+        if not self.delete_rate or not count:
+            return out
+        n_contacts, n_notes = (int(k) for k in rng.binomial(count, self.delete_rate, 2))
+        pool = np.setdiff1d(deletes.deletable_contacts(store, self.customer_rule),
+                            _named_contacts(store, events))
+        for row in rng.choice(pool, min(n_contacts, len(pool)), replace=False).tolist():
+            deletes.delete_contact(store, int(row), self.customer_rule)
+            out["delete_contact"] = out.get("delete_contact", 0) + 1
+        notes = np.flatnonzero(store.alive("contact_notes"))
+        for row in rng.choice(notes, min(n_notes, len(notes)), replace=False).tolist():
+            deletes.delete_note(store, int(row))
+            out["delete_note"] = out.get("delete_note", 0) + 1
+        return out
 
     def _new_contact(self, rng: np.random.Generator, batch: Batch) -> int:
         store = self.store
@@ -179,7 +215,7 @@ class Activity:
         if rng.random() < 0.4:
             contact = self._new_contact(rng, batch)
         else:
-            contact = self._pick(rng, batch.count("contacts"))
+            contact = self._pick_contact(rng, batch.count("contacts"))
         customer = self._customer_for(rng, batch, contact)
         site = batch.get("customers", customer, "site")
         currency = batch.get("customers", customer, "currency")
@@ -294,7 +330,7 @@ class Activity:
 
     def _order(self, rng, batch: Batch, events) -> bool:
         store = self.store
-        contact = self._pick(rng, batch.count("contacts"))
+        contact = self._pick_contact(rng, batch.count("contacts"))
         customer = self._customer_for(rng, batch, contact)
         site = batch.get("customers", customer, "site")
         currency = batch.get("customers", customer, "currency")
@@ -343,7 +379,7 @@ class Activity:
     def _tag_added(self, rng, batch: Batch, events) -> bool:
         store = self.store
         contacts = store.tables["contacts"]
-        contact = self._pick(rng, contacts.n)
+        contact = self._pick_contact(rng, contacts.n)
         site = int(contacts.cols["site"][contact])
         tags = store.tables["contact_tags"].cols
         pool = np.flatnonzero((tags["site"] == site) & ~tags["archived"])
@@ -370,7 +406,7 @@ class Activity:
         return True
 
     def _form(self, rng, batch: Batch, events) -> bool:
-        contact = self._pick(rng, batch.count("contacts"))
+        contact = self._pick_contact(rng, batch.count("contacts"))
         self._submit(rng, batch, events, contact)
         return True
 
@@ -385,7 +421,7 @@ class Activity:
 
     def _update(self, rng, batch: Batch, events) -> bool:
         store = self.store
-        contact = self._pick(rng, store.tables["contacts"].n)
+        contact = self._pick_contact(rng, store.tables["contacts"].n)
         batch.set("contacts", contact, "updated_at", store.now)
         batch.set("contacts", contact, "subscribed",
                   not bool(store.tables["contacts"].cols["subscribed"][contact]))
@@ -403,9 +439,11 @@ class Activity:
         notes = store.tables["contact_notes"]
         if notes.n and rng.random() < 0.4:
             row = self._pick(rng, notes.n)
+            if store.is_deleted("contact_notes", row):
+                return False
             batch.set("contact_notes", row, "updated_at", store.now)
             return True
-        contact = self._pick(rng, batch.count("contacts"))
+        contact = self._pick_contact(rng, batch.count("contacts"))
         batch.add("contact_notes", {
             "contact": contact, "site": batch.get("contacts", contact, "site"),
             "created_at": store.now, "updated_at": store.now,
@@ -425,6 +463,23 @@ class Activity:
         if name == "landing_pages" and table.cols["publish_at"][row] == NULL:
             batch.set(name, row, "publish_at", store.now)
         return True
+
+
+def _named_contacts(store: Store, events: list[tuple[str, int, int]]) -> np.ndarray:
+    """Contact rows the webhook events of a call name (directly or through their customer)."""
+    t = store.tables
+    contact_of = t["customers"].cols["contact"]
+    out: list[int] = []
+    for event, row, _ in events:
+        if event in ("tag_added", "tag_removed"):
+            out.append(row)
+        elif event == "form_submission":
+            out.append(int(t["form_submissions"].cols["contact"][row]))
+        else:
+            subject = {"purchase": "purchases", "payment_succeeded": "transactions",
+                       "order_created": "orders"}[event]
+            out.append(int(contact_of[int(t[subject].cols["customer"][row])]))
+    return np.asarray(out, dtype=np.int64)
 
 
 def _period(ptype: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import orjson
 
-from creator_sync.sandbox import account, webhooks
+from creator_sync.sandbox import account, deletes, webhooks
 from creator_sync.sandbox.activity import Activity
 from creator_sync.sandbox.auth import Auth, Principal
 from creator_sync.sandbox.collections import COLLECTIONS, Collection, routes
@@ -47,6 +47,9 @@ from creator_sync.sandbox.store import NULL
 JSON_API = b"application/vnd.api+json"
 QUIRK_HOST = "https://api.creator-platform.example/api/v1"
 LARGE_COURSE_LESSONS = 30
+# the live document's deletes: (type, *path after the id)
+DELETE_ROUTES = {("contacts",), ("contact_notes",), ("contacts", "relationships", "tags"),
+                 ("contacts", "relationships", "offers"), ("customers", "relationships", "offers")}
 
 
 class ResponseCache:
@@ -110,7 +113,8 @@ class SandboxApp:
         self.routes = routes(options.brand)
         self.maintenance = options.maintenance
         self.dispatcher = webhooks.Dispatcher(options.webhook_retries, options.webhook_backoff)
-        self.activity = Activity(store, options.seed, options.seconds_per_event)
+        self.activity = Activity(store, options.seed, options.seconds_per_event,
+                                 options.delete_rate, options.customer_on_contact_delete)
         self._background: asyncio.Task | None = None
         self.responses = ResponseCache(options.response_cache_mb * 2**20)
 
@@ -237,6 +241,9 @@ class SandboxApp:
         collection = self.routes.get(parts[0])
         if collection is None:
             raise ApiError(404, f"unknown collection {parts[0]!r}", pointer=req.path)
+        if req.method == "DELETE" and (len(parts) == 2 or parts[2:3] == ["relationships"]):
+            _require_scope(principal, collection.scope, req.path)
+            return await self._delete(req, collection, parts)
         _only_get(req)
         _require_scope(principal, collection.scope, req.path)
         if len(parts) > 4 or (len(parts) >= 2 and not collection.single) or (
@@ -262,6 +269,61 @@ class SandboxApp:
                 body = self._relationship(req, collection, parts[1], rel, linkage=len(parts) == 4)
             self.responses.put(key, body)
         return 200, body, {}
+
+    async def _delete(self, req: Request, collection: Collection,
+                      parts: list[str]) -> tuple[int, bytes, dict]:
+        """The live document's deletes (deletes.py holds what they do to the account)."""
+        route = (collection.type, *parts[2:])
+        if route not in DELETE_ROUTES:
+            raise ApiError(405, f"DELETE is not allowed on {req.path}", pointer=req.path,
+                           headers={"allow": "GET"})
+        store = self.store
+        with store.lock:
+            row = self._find(collection, parts[1], None)
+            events: list = []
+            if route == ("contacts",):
+                deletes.delete_contact(store, row, self.options.customer_on_contact_delete)
+            elif route == ("contact_notes",):
+                deletes.delete_note(store, row)
+            else:
+                rel = REL_INDEX[collection.type][parts[3]]
+                targets = self._identifiers(req, rel.type)
+                if rel.type == "contact_tags":
+                    events = deletes.remove_tags(store, row, targets)
+                else:
+                    customer = (row if collection.type == "customers"
+                                else int(store.tables["contacts"].cols["customer"][row]))
+                    deletes.revoke_offers(store, customer, targets)
+            deletes.finish(store)
+            if len(parts) == 2:
+                return 200, orjson.dumps({"data": {}}), {}
+            body = self._relationship(req, collection, parts[1], rel, linkage=True)
+        for target, payload, event, resource_id in webhooks.deliveries(store, events,
+                                                                       self._context()):
+            self.dispatcher.submit(target, payload, event, resource_id)
+        return 200, body, {}
+
+    def _identifiers(self, req: Request, type_name: str) -> list[int]:
+        """Rows named by a body `{"data": [{"type": ..., "id": ...}]}` (400 or 404 otherwise)."""
+        try:
+            doc = orjson.loads(req.body or b"null")
+        except orjson.JSONDecodeError:
+            doc = None
+        items = doc.get("data") if isinstance(doc, dict) else None
+        if not isinstance(items, list) or not all(
+                isinstance(i, dict) and i.get("type") == type_name
+                and isinstance(i.get("id"), str | int) for i in items):
+            raise ApiError(400, f'the body must be {{"data": [{{"type": "{type_name}", '
+                                f'"id": "..."}}]}}', pointer="/data")
+        table = self.store.tables[type_name]
+        rows = []
+        for k, item in enumerate(items):
+            row = table.row_of(str(item["id"]))
+            if row is None:
+                raise ApiError(404, f"{type_name} {item['id']!r} not found",
+                               pointer=f"/data/{k}/id", title="Not Found")
+            rows.append(row)
+        return rows
 
     def _relationship(self, req: Request, collection: Collection, id_text: str, rel: Rel,
                       linkage: bool) -> bytes:

@@ -11,7 +11,7 @@ import time
 import click
 
 from creator_sync.sandbox.dataset import SCALES
-from creator_sync.sandbox.options import DEFAULT_BRAND, DEFAULT_NOW, Options
+from creator_sync.sandbox.options import CUSTOMER_RULES, DEFAULT_BRAND, DEFAULT_NOW, Options
 from creator_sync.sandbox.ratelimit import WINDOW_KINDS
 
 DEFAULT_PORT = 8765
@@ -83,6 +83,12 @@ def _watch_parent(pid: int, stop: threading.Event) -> None:
               help="First webhook retry delay, seconds (doubles each retry).")
 @click.option("--response-cache-mb", default=256, show_default=True, type=click.IntRange(0),
               help="Memory for cached GET responses (0: off).")
+@click.option("--customer-on-contact-delete", default="delete", show_default=True,
+              type=click.Choice(list(CUSTOMER_RULES)),
+              help="What DELETE /v1/contacts/{id} does to the contact's customer.")
+@click.option("--delete-rate", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Per activity event, the chance a contact (and apart, a note) is deleted "
+                   "(0.01: about as often as accounts do).")
 @click.option("--parent-pid", default=None, type=int, hidden=True)
 def sandbox_command(parent_pid: int | None, **kwargs: object) -> None:
     """Serve a seeded emulator of the Creator Platform API on loopback."""

@@ -46,6 +46,11 @@ def not_archived(type_name: str) -> Callable[[Store], np.ndarray]:
     return lambda store: ~store.tables[type_name].cols["archived"]
 
 
+def alive(type_name: str) -> Callable[[Store], np.ndarray]:
+    """Not deleted (deletes.py): a deleted record is in no list and answers 404."""
+    return lambda store: store.alive(type_name)
+
+
 def _transactions_listed(store: Store) -> np.ndarray:
     return store.tables["transactions"].cols["listed"]
 
@@ -162,11 +167,13 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                single=True),
     Collection("contacts", "contacts", "view:contacts", sorts=("name", "email", "created_at"),
                filters=person_filters("contacts"), site_rule="multi", single=True,
-               includes=("offers", "tags", "customer"), default_sort="-created_at"),
+               includes=("offers", "tags", "customer"), default_sort="-created_at",
+               listed=alive("contacts")),
     Collection("customers", "customers", "view:customers",
                sorts=("name", "email", "created_at", "net_revenue", "last_request_at"),
                filters=person_filters("customers"), site_rule="multi", single=True,
-               includes=("contact", "offers", "products"), default_sort="-created_at"),
+               includes=("contact", "offers", "products"), default_sort="-created_at",
+               listed=alive("customers")),
     Collection("products", "products", "view:products", sorts=("title", "description", "status"),
                filters={**_simple("products", ("title", "cont"), ("description", "cont"),
                                   ("status", "eq")),
@@ -191,7 +198,7 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                sorts=("name", "email", "created_at"),
                filters={"site_id": site_filter("form_submissions"),
                         "form_id": ref_filter("form_submissions", "form", "forms")},
-               single=True),
+               single=True, listed=alive("form_submissions")),
     Collection("transactions", "transactions", "view:transactions",
                filters={"site_id": site_filter("transactions"),
                         "customer_id": ref_filter("transactions", "customer", "customers"),
@@ -233,7 +240,8 @@ COLLECTIONS: dict[str, Collection] = {c.path: c for c in (
                sorts=("created_at", "updated_at"),
                filters={"site_id": site_filter("contact_notes"),
                         "contact_id": ref_filter("contact_notes", "contact", "contacts")},
-               single=True, default_sort="-created_at", default_page_size=20),
+               single=True, default_sort="-created_at", default_page_size=20,
+               listed=alive("contact_notes")),
     Collection("landing_pages", "landing_pages", "view:landing_pages", sorts=("title",),
                filters={**_simple("landing_pages", ("title", "start"), ("title", "cont")),
                         "published": bool_column_filter("landing_pages", _landing_published)},

@@ -56,6 +56,11 @@ class Store:
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     activity_calls: int = 0
     data_version: int = 0  # bumped by every mutation; keys the response cache
+    # rows deleted through the API or by activity (contacts, customers, contact_notes): rows
+    # stay in place (ids are row numbers), the lists and reads no longer show them
+    deleted: dict[str, set[int]] = field(default_factory=dict)
+    # purchases whose offer grant was revoked: no longer behind the owner's offers (deletes.py)
+    revoked: set[int] = field(default_factory=set)
 
     def table(self, type_name: str) -> Table:
         return self.tables[type_name]
@@ -84,6 +89,22 @@ class Store:
         keys, order = self.fk_index(child_type, column)
         lo, hi = np.searchsorted(keys, [parent_row, parent_row + 1])
         return order[lo:hi]
+
+    def alive(self, type_name: str) -> np.ndarray:
+        """Boolean mask over a type's rows: not deleted (cached per table version)."""
+        table = self.tables[type_name]
+        gone = self.deleted.get(type_name)
+
+        def build() -> np.ndarray:
+            mask = np.ones(table.n, dtype=bool)
+            if gone:
+                mask[np.fromiter(gone, dtype=np.int64, count=len(gone))] = False
+            return mask
+
+        return table.cached(("alive", len(gone or ())), build)  # type: ignore[return-value]
+
+    def is_deleted(self, type_name: str, row: int) -> bool:
+        return row in self.deleted.get(type_name, ())
 
     def total_records(self) -> int:
         return sum(t.n for t in self.tables.values())

@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 
 from creator_sync.sandbox.ratelimit import WINDOW_KINDS
 
+CUSTOMER_RULES = ("delete", "keep", "refuse")  # what deleting a customer's contact does to it
+
 DEFAULT_NOW = "2026-03-01T12:00:00Z"
 DEFAULT_BRAND = "platform"
 BRAND_WORD = re.compile(r"^[a-z][a-z0-9]{0,39}$")
@@ -48,6 +50,12 @@ class Options:
     webhook_backoff: float = 0.5
     seconds_per_event: int = 3600
     response_cache_mb: int = 256  # how far the clock moves per activity event
+    # what deleting a customer's contact does to the customer (deletes.py): delete | keep | refuse
+    customer_on_contact_delete: str = "delete"
+    # per activity event, the chance that a contact (and, apart, a note) is deleted; off by
+    # default: a sync after activity then equals a fresh sync (deletes show only at the weekly
+    # full listing), which the drills and benchmarks compare
+    delete_rate: float = 0.0
 
     @classmethod
     def from_kwargs(cls, **kwargs: object) -> Options:
@@ -77,6 +85,11 @@ class Options:
         if self.unreadable_amounts < 0:
             raise ValueError("--unreadable-amounts must be >= 0")
         self.refused_filters()
+        if self.customer_on_contact_delete not in CUSTOMER_RULES:
+            raise ValueError(f"customer_on_contact_delete must be one of "
+                             f"{', '.join(CUSTOMER_RULES)}, got {self.customer_on_contact_delete!r}")
+        if not 0.0 <= self.delete_rate <= 1.0:
+            raise ValueError(f"delete_rate must be between 0 and 1, got {self.delete_rate}")
         self.now_epoch()  # a bad --now is a usage error, not a traceback
 
     def refused_filters(self) -> frozenset[tuple[str, str]]:

@@ -43,10 +43,13 @@ def to_many(store: Store, type_name: str, rel: Rel,
 
 
 def related(store: Store, type_name: str, rel: Rel, row: int) -> list[int]:
-    """Rows related to one record (for `include`)."""
+    """Rows related to one record (for `include`), deleted ones left out (deletes.py)."""
     rows = np.asarray([row], dtype=np.int64)
     if not rel.many:
         ref = int(to_one(store, type_name, rel, rows)[0])
-        return [] if ref == NULL else [ref]
-    vals, lo, hi = to_many(store, type_name, rel, rows)
-    return vals[lo[0]:hi[0]].tolist()
+        out = [] if ref == NULL else [ref]
+    else:
+        vals, lo, hi = to_many(store, type_name, rel, rows)
+        out = vals[lo[0]:hi[0]].tolist()
+    gone = store.deleted.get(rel.type)
+    return [r for r in out if r not in gone] if gone else out

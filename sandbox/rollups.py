@@ -65,7 +65,12 @@ def derive_customer_links(store: Store) -> None:
     """contacts.offers, customers.offers, customers.products and products' member counts."""
     purchases, customers = store.table("purchases"), store.table("customers")
     n_offers = store.table("offers").n
-    key = uniq(purchases.cols["customer"] * n_offers + purchases.cols["offer"])
+    granted = purchases.cols["customer"] * n_offers + purchases.cols["offer"]
+    if store.revoked:  # an offer revoked through the API (deletes.py) is no longer the owner's
+        keep = np.ones(purchases.n, dtype=bool)
+        keep[np.fromiter(store.revoked, dtype=np.int64, count=len(store.revoked))] = False
+        granted = granted[keep]
+    key = uniq(granted)
     cust, offer = key // n_offers, key % n_offers
     store.link("customers.offers").set(cust, offer)
     store.link("contacts.offers").set(customers.cols["contact"][cust], offer)

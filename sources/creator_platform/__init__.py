@@ -45,7 +45,7 @@ from .errors import (
 )
 from .hints import declared_columns, is_link_table, link_columns, table_hints
 from .pagination import iter_pages
-from .pii import PiiMode, apply_pii
+from .pii import PERSON_EMAILS, PERSON_KEYS, PiiMode, apply_pii, personal_columns
 from .ratelimit import LimiterClosed, RateLimiter
 from .redact import redact_target_url
 from .refresh import dependent_refresh
@@ -77,6 +77,8 @@ __all__ = [
     "HOLD_OPEN_MAX_BYTES",
     "LINK_MARKER",
     "MALLOC_ARENAS",
+    "PERSON_EMAILS",
+    "PERSON_KEYS",
     "REPAIR_MEMORY_LIMIT",
     "RESOURCES",
     "SCAN_MEMORY_LIMIT",
@@ -125,6 +127,7 @@ __all__ = [
     "lookback_days",
     "normalize_resources",
     "option",
+    "personal_columns",
     "place_of",
     "quiet_hint_merge_warnings",
     "redact_target_url",

@@ -188,6 +188,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(W, "max_duration", number(0, strict=True), None, flag="--max-duration",
             help="Stop reading after this many seconds, commit, exit 0 (`partial`); the next "
             "sync goes on from there.", shown="none"),
+    # people the platform deleted: their personal fields erased (pipelines/erasure.py)
+    Setting(W, "deleted_people", choice("erase", "keep"), "erase",
+            help="erase: a contact, customer or note the platform deleted keeps its keys and "
+            "money, its personal fields are emptied; keep: only flagged `_is_deleted`."),
     # figures whose newest record is older than this are marked stale (models, report)
     Setting(W, "stale_after_days", number(0, strict=True, high=3650), 2.0,
             flag="--stale-after-days",

@@ -52,7 +52,7 @@ def declared_columns(table: str, observed: Iterable[str] = ()) -> dict[str, Colu
         for rel in info.to_one:
             cols[f"{rel}_id"] = "text"
         cols.update(META_COLUMNS)
-        if info.dimension:
+        if info.flags_deleted:
             cols["_is_deleted"] = "bool"
     for name in observed:
         if name not in cols:

@@ -166,6 +166,29 @@ def _with_details(
             read.cancel()
 
 
+PEOPLE_BEGAN_KEY = "people_listing_began"  # in a site's resource state
+
+
+def _people_listing_began(res: Resource, p: Plan, resumed: checkpoint.Place | None,
+                          site_state: dict[str, Any]) -> datetime | None:
+    """When (local clock) the complete listing of people this run reads began: now for a new
+    one, the stored time for one resumed from a checkpoint (None: not such a listing, or one
+    resumed from a checkpoint that kept no time). Its completion marks `_is_deleted` on the
+    rows not written since (deletion_marking.py), however many rounds or runs it spanned."""
+    if not (p.full and type_info(res.jtype).deletable):
+        site_state.pop(PEOPLE_BEGAN_KEY, None)
+        return None
+    if resumed is None:
+        began = datetime.now(UTC)
+        site_state[PEOPLE_BEGAN_KEY] = began.isoformat()
+        return began
+    stored = site_state.get(PEOPLE_BEGAN_KEY)
+    try:
+        return datetime.fromisoformat(stored) if isinstance(stored, str) else None
+    except ValueError:
+        return None
+
+
 def _without(page: Page, loaded: set[str]) -> Page:
     """The page without the records a stopped listing loaded already (its place's ids)."""
     if not loaded:
@@ -229,6 +252,9 @@ class SiteListing:
     feed_cursor: datetime | None = None  # newest value of the change feed's field read
     # ids of a complete listing of a dimension: they decide `_is_deleted` after the load
     listed_ids: set[str] | None = field(default=None, repr=False)
+    # a complete listing of people (`TypeInfo.deletable`): when it began on the local clock,
+    # maybe rounds or runs ago (`PEOPLE_BEGAN_KEY`); rows not written since are not listed
+    began_local: datetime | None = None
     # drops rows the last run stored unchanged, keeps hashes for the next (unchanged.py)
     unchanged: Unchanged | None = field(default=None, repr=False)
     resumed: checkpoint.Place | None = None  # where an earlier round or run stopped it
@@ -478,6 +504,7 @@ class Listing:
             params["include"] = ",".join(name for group in res.include for name in group)
         started = resumed.started if resumed is not None else self.client.server_now
         self.report.add_listing_start(self.owner.name, started)
+        began_local = _people_listing_began(res, p, resumed, site_state)
         old_feed = site_state.get("feed_cursor")
         return SiteListing(
             site=site,
@@ -495,7 +522,8 @@ class Listing:
             feed_cursor=parse_timestamp(old_feed) if old_feed else None,
             # a listing resumed across rounds is no snapshot: it proves no row deleted
             listed_ids=(set() if p.full and resumed is None and res.table in res.complete_tables
-                        else None),
+                        and began_local is None else None),
+            began_local=began_local,
             resumed=resumed,
             cursor=resumed.cursor if resumed is not None else None,
             last_page=resumed.page if resumed is not None and resumed.since is None else 1,
@@ -506,7 +534,10 @@ class Listing:
             before_last=resumed.before if resumed is not None else 0,
             rejects=Rejects(site_state),
             unchanged=Unchanged(
-                site_state.get(STATE_KEY), self._may_skip,
+                # every row of a listing of people is written: `_extracted_at` proves it listed
+                site_state.get(STATE_KEY),
+                self._may_skip if began_local is None else
+                (lambda table: table != res.table and self._may_skip(table)),
                 lambda table, keys: self.report.add_seen(table, site, keys),
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
@@ -760,11 +791,14 @@ class Listing:
             save_gate(run.state, run.gate, started=run.started, complete=complete)
         if run.plan.full and res.name == TARGET:
             self.report.customers_full.add(site)
-        if run.plan.full and res.complete_tables and run.resumed is None:
-            # (a listing resumed from a checkpoint spans time: it is no snapshot to judge by)
+        run.state.pop(PEOPLE_BEGAN_KEY, None)
+        if run.plan.full and res.complete_tables and (run.resumed is None
+                                                      or run.began_local is not None):
+            # (a listing resumed from a checkpoint spans time: it is no snapshot to judge by,
+            # but one of people judges by what it wrote since it began: `_people_listing_began`)
             complete = res.complete_tables
             if res.include_via == "detail" and (not self.with_details or run.gate.skipped):
                 # included tables were not re-read for every record: only the list is complete
                 complete = tuple(t for t in complete if t == res.table)
             listed = (res.table, run.listed_ids) if run.listed_ids is not None else None
-            self.report.add_complete(complete, site, listed)
+            self.report.add_complete(complete, site, listed, began=run.began_local)

@@ -11,9 +11,46 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from .redact import redact_target_url
-from .settings import pii_columns
+from .settings import LINE_TABLES, TYPES, pii_columns
 
 PiiMode = Literal["hash", "drop"] | None
+
+# What a table holds about a person beyond what `--pii` covers: free text they or the business
+# wrote about them. Erased with the person (pipelines/erasure.py), never hashed.
+PERSONAL_EXTRA: dict[str, frozenset[str]] = {
+    "contacts": frozenset({"custom_1", "custom_2", "custom_3"}),
+    "customers": frozenset({"avatar", "public_bio", "public_location", "public_website",
+                            "socials"}),
+    "contact_notes": frozenset({"body"}),
+    "purchases": frozenset({"raw_extra_contact_information"}),
+    "form_submissions": frozenset({"custom_1", "custom_2", "custom_3"}),
+}
+# The people tables (`TypeInfo.deletable`), and how other tables' rows name one of them:
+# table -> ((column, people table it holds ids of), ...). A row is a person's if it names them.
+PERSON_KEYS: dict[str, tuple[tuple[str, str], ...]] = {
+    "contacts": (("id", "contacts"),),
+    "customers": (("id", "customers"),),
+    "contact_notes": (("id", "contact_notes"), ("contact_id", "contacts")),
+    "purchases": (("customer_id", "customers"),),
+    "payout_lines": (("customer_id", "customers"),),
+}
+# tables whose rows name no person by key, only by the email they typed (form submissions):
+# a row is a person's if its email is one of theirs
+PERSON_EMAILS: tuple[str, ...] = ("form_submissions",)
+
+
+def _columns(table: str) -> frozenset[str]:
+    line = LINE_TABLES.get(table)
+    if line is not None:
+        return frozenset(name for name, _ in line.columns)
+    info = TYPES.get(table)
+    return frozenset(info.attributes) if info is not None else frozenset()
+
+
+def personal_columns(table: str) -> frozenset[str]:
+    """The columns of `table` that say who a person is or what was written about them: what
+    `--pii` covers there, and `PERSONAL_EXTRA`. Written once, for erasure and `forget`."""
+    return _columns(table) & (pii_columns(table) | PERSONAL_EXTRA.get(table, frozenset()))
 
 
 def _pii_normal(column: str, value: str) -> str:

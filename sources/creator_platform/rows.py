@@ -322,7 +322,7 @@ def normalize_resource(
         row_site = rid
     row["site_id"] = row_site
     row["_extracted_at"] = extracted_at
-    if info.dimension:
+    if info.flags_deleted:
         row["_is_deleted"] = False
     if isinstance(items, LineStream) and lines is not None:
         if streamed is not None:

@@ -93,6 +93,9 @@ class RunReport:
     # keys of rows read unchanged and not loaded again, per (table, site_id) (unchanged.py):
     # seen by this run, so alive; an entity's id, a link or line table's parent
     seen: dict[tuple[str, str | None], set[str]] = field(default_factory=dict)
+    # (table, site) -> when (local clock, as `_extracted_at`) a complete listing of people
+    # began, maybe rounds or runs ago: a row not written since (nor seen) was not listed
+    began: dict[tuple[str, str | None], datetime] = field(default_factory=dict)
     plans: dict[str, str] = field(default_factory=dict)  # "resource/site" -> reason
     sites: list[str] = field(default_factory=list)
     # for the dependent customers refresh (see refresh.py), per site
@@ -138,10 +141,13 @@ class RunReport:
         return {n: o.reason or "failed" for n, o in self.outcomes.items() if o.status == "failed"}
 
     def add_complete(
-        self, tables: tuple[str, ...], site: str | None, listed: tuple[str, set[str]] | None = None
+        self, tables: tuple[str, ...], site: str | None, listed: tuple[str, set[str]] | None = None,
+        began: datetime | None = None,
     ) -> None:
         with self._lock:
             self.complete.update((t, site) for t in tables)
+            if began is not None:
+                self.began.update(((t, site), began) for t in tables)
             if listed is not None:
                 self.listed[(listed[0], site)] = listed[1]
 

@@ -156,6 +156,14 @@ class TypeInfo:
     to_one: tuple[str, ...] = ()  # relationship names that become `<rel>_id`
     dimension: bool = False  # full-refresh table carrying `_is_deleted`
     lines: LineTable | None = None  # an array attribute that becomes its own table
+    # people and their notes: the platform deletes them (DELETE /v1/contacts/{id}), so the
+    # weekly full listing marks `_is_deleted` as a dimension's does (pipelines/erasure.py)
+    deletable: bool = False
+
+    @property
+    def flags_deleted(self) -> bool:
+        """Rows carry `_is_deleted`, set after a complete listing (deletion_marking.py)."""
+        return self.dimension or self.deletable
 
 
 # Payout details itemise the payout (addendum A3, contract C2): amounts in major units.
@@ -202,14 +210,14 @@ TYPES: dict[str, TypeInfo] = {
             "contacts", "contact",
             ("name", "email", "phone_number", "business_number", "subscribed", *_ADDRESS,
              "external_user_id", "custom_1", "custom_2", "custom_3", "created_at", "updated_at"),
-            ("customer", "site"),
+            ("customer", "site"), deletable=True,
         )),
         (None, TypeInfo(
             "customers", "customer",
             ("name", "email", "avatar", "external_user_id", "public_bio", "public_location",
              "public_website", "socials", "net_revenue", "sign_in_count", "last_request_at",
              "bounced_at", "created_at", "updated_at"),
-            ("contact", "site"),
+            ("contact", "site"), deletable=True,
         )),
         (None, TypeInfo(
             "products", "product",
@@ -318,7 +326,7 @@ TYPES: dict[str, TypeInfo] = {
         )),
         (None, TypeInfo(
             "contact_notes", "contact_note", ("body", "created_at", "updated_at"),
-            ("contact", "site"),
+            ("contact", "site"), deletable=True,
         )),
         (None, TypeInfo(
             "landing_pages", "landing_page",
@@ -492,7 +500,7 @@ class Resource:
 
     @property
     def complete_tables(self) -> tuple[str, ...]:
-        return self.owns or ((self.table,) if type_info(self.jtype).dimension else ())
+        return self.owns or ((self.table,) if type_info(self.jtype).flags_deleted else ())
 
     @property
     def table(self) -> str:

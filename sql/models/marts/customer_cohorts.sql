@@ -13,6 +13,15 @@ months as (
     select * from {{ ref('int_month_spine') }}
 ),
 
+customers as (
+    select * from {{ ref('stg_customers') }}
+),
+
+deleted_customers as (
+    -- people the platform deleted: out of the people counts, their money kept
+    select customer_id from customers where is_deleted
+),
+
 firsts as (
     select
         site_id,
@@ -49,8 +58,12 @@ members as (
 ),
 
 cohorts as (
-    select site_id, currency, cohort_month, count(*) as cohort_customers
+    select
+        site_id, currency, cohort_month,
+        count(case when deleted_customers.customer_id is null then 1 end) as cohort_customers
     from members
+    left join deleted_customers
+        on members.customer_id = deleted_customers.customer_id
     group by site_id, currency, cohort_month
 ),
 
@@ -60,12 +73,15 @@ activity as (
         members.currency,
         members.cohort_month,
         transactions.date_month,
-        count(distinct case when transactions.gross_in_cents > 0 then members.customer_id end)
+        count(distinct case when transactions.gross_in_cents > 0
+            and deleted_customers.customer_id is null then members.customer_id end)
             as retained_customers,
         cast(sum(transactions.amount_in_cents) as bigint) as revenue_in_cents
     from members
     inner join transactions
         on members.customer_id = transactions.customer_id
+    left join deleted_customers
+        on members.customer_id = deleted_customers.customer_id
     group by members.site_id, members.currency, members.cohort_month, transactions.date_month
 ),
 

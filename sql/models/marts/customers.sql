@@ -127,7 +127,8 @@ final as (
         coalesce(active_subscriptions.active_subscriptions, 0) as active_subscriptions,
         coalesce(owned_offers.offers_count, 0) as offers_count,
         coalesce(owned_products.products_count, 0) as products_count,
-        coalesce(order_stats.orders_count, 0) as orders_count
+        coalesce(order_stats.orders_count, 0) as orders_count,
+        customers.is_deleted
     from customers
     left join revenue
         on customers.customer_id = revenue.customer_id

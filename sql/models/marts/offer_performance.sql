@@ -30,6 +30,14 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
+customers as (
+    select * from {{ ref('stg_customers') }}
+),
+
+deleted_customers as (
+    select customer_id from customers where is_deleted
+),
+
 offer_sites as (
     -- an offer belongs to one site: its own, else the first its sales or purchases name
     select offer_id, min(site_id) as site_id
@@ -77,8 +85,12 @@ purchase_stats as (
         currency,
         count(*) as purchases_count,
         cast(sum(case when is_active then 1 else 0 end) as bigint) as active_purchases_count,
-        count(distinct customer_id) as customers_count
+        -- people the platform deleted are out of the count; their purchases stay
+        count(distinct case when deleted_customers.customer_id is null
+            then purchases.customer_id end) as customers_count
     from purchases
+    left join deleted_customers
+        on purchases.customer_id = deleted_customers.customer_id
     where offer_id is not null
     group by offer_id, currency
 ),

@@ -18,7 +18,9 @@ final as (
         sign_in_count,
         last_request_at,
         created_at,
-        updated_at
+        updated_at,
+        -- the platform deleted the person (their personal fields erased, docs/sync.md)
+        coalesce(_is_deleted, false) as is_deleted
     from source
 )
 
