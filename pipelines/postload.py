@@ -21,6 +21,7 @@ from creator_sync.sources.creator_platform import (
     sync_run,
 )
 
+from .api_totals import write_api_totals
 from .deletion_marking import mark_deleted
 from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .push_restore import restore_pushes
@@ -51,7 +52,8 @@ def finish_sync(
        it loaded; then, with `deleted_people="erase"` (`[creator_sync] deleted_people`), the
        personal fields of every deleted person erased (`erasure.erase_people`);
     4. `sync_resources`: one row per resource, what this run did (the models read it), and
-       `rejected_records`: the records it set aside, a value that cannot be read;
+       `rejected_records`: the records it set aside, a value that cannot be read, and
+       `api_totals`: the API's total per resource and site its complete listings read;
     5. the API session revoked and connections closed (the source is spent).
 
     Link tables need nothing here: dlt's merge replaces each loaded parent's links
@@ -83,6 +85,7 @@ def finish_sync(
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
             write_rejected_records(pipeline, report.rejected, report.outcomes)
+            write_api_totals(pipeline, report.totals)
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)
