@@ -1,5 +1,6 @@
 """`creator-sync status`: per resource and site, whether the warehouse holds it complete, partial
-(and what is left) or failed, with the last sync time; `--json` for machines.
+(and what is left) or failed, with the last sync time, and the API's total beside the rows
+landed (completeness.py); `--json` for machines.
 
 Read from what the syncs wrote: `sync_resources` in the warehouse (per resource), and the
 places stopped listings keep in the pipeline's state (per site, checkpoint.py).
@@ -193,7 +194,7 @@ def _total_lines(rows: list[dict[str, Any]]) -> list[str]:
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks on failure.")
 def status_command(as_json: bool, verbose: bool, **flags: Any) -> None:
     """Per resource and site: complete, partial (and what is left) or failed, with the last
-    sync time.
+    sync time; and the API's total beside the rows landed, a mismatch explained.
 
     Exit status: 0 success, 1 failure at run time, 2 usage or configuration error.
     """
