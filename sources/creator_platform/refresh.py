@@ -84,8 +84,11 @@ def customer_refresh(
             at = datetime.now(UTC)
             records: list[dict[str, Any]] = []
             for url, data in found:
+                # a customer with a value that cannot be read is left out here: the customers
+                # listing sets it aside (rejects.py) and reads it again
                 part = normalize_resources([data], site_id=site, extracted_at=at, pii=pii,
-                                           pii_salt=pii_salt, resource=TARGET, url=url)
+                                           pii_salt=pii_salt, resource=TARGET, url=url,
+                                           rejected=[])
                 records.extend(part.get(TARGET, []))
             if not records:
                 continue

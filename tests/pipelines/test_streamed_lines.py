@@ -110,3 +110,23 @@ def test_a_piece_is_never_dropped_as_unchanged_nor_remembered():
     state: dict = {}
     keep.save(state)
     assert "payout_lines" not in state.get(unchanged.STATE_KEY, {})
+
+
+def test_a_streamed_payout_with_a_line_that_cannot_be_read_is_set_aside(
+    fake_api, settings_for, monkeypatch
+):
+    """A bad value in a line read in pieces (issue 40): the payout is set aside with the line's
+    field named, the other payouts load, and the run succeeds."""
+    bad = {pid: list(lines) for pid, lines in LINES.items()}
+    bad["3900000001"] = [*bad["3900000001"][:250], {**bad["3900000001"][250], "fee": "n/a"},
+                         *bad["3900000001"][251:]]
+    payouts_world(fake_api, bad)
+    monkeypatch.setattr(listing, "PAGE_PART_ROWS", PART)
+    streamed = settings_for(resources=("payouts",), payouts_path=f"/{PATH}")
+    result = run_sync(streamed, transport=fake_api.transport(), show_progress=False)
+    db = streamed.warehouse.duckdb_path
+    assert result.failed == {}
+    assert query(db, "select record_id, field, value from creator_platform.rejected_records") == \
+        [("3900000001", "transactions.fee", "n/a")]
+    assert [p[0] for p in query(db, "select id from creator_platform.payouts order by 1")] == \
+        ["3900000002", "3900000003"]
