@@ -5,6 +5,24 @@ with subscriber_months as (
     select * from {{ ref('int_subscriber_mrr_months') }}
 ),
 
+customers as (
+    select * from {{ ref('stg_customers') }}
+),
+
+deleted_customers as (
+    -- people the platform deleted: out of the people counts, their MRR kept
+    select customer_id from customers where is_deleted
+),
+
+counted as (
+    select
+        subscriber_months.*,
+        deleted_customers.customer_id is null as is_counted
+    from subscriber_months
+    left join deleted_customers
+        on subscriber_months.subscriber_id = deleted_customers.customer_id
+),
+
 aggregated as (
     select
         site_id,
@@ -18,12 +36,13 @@ aggregated as (
         cast(sum(churned_mrr_in_cents) as bigint) as churned_mrr_in_cents,
         cast(sum(reactivation_mrr_in_cents) as bigint) as reactivation_mrr_in_cents,
         cast(sum(active_subscriptions) as bigint) as active_subscriptions,
-        cast(sum(case when mrr_in_cents > 0 then 1 else 0 end) as bigint) as active_customers,
-        cast(sum(case when previous_mrr_in_cents > 0 then 1 else 0 end) as bigint)
+        cast(sum(case when mrr_in_cents > 0 and is_counted then 1 else 0 end) as bigint)
+            as active_customers,
+        cast(sum(case when previous_mrr_in_cents > 0 and is_counted then 1 else 0 end) as bigint)
             as previous_active_customers,
-        cast(sum(case when churned_mrr_in_cents < 0 then 1 else 0 end) as bigint)
+        cast(sum(case when churned_mrr_in_cents < 0 and is_counted then 1 else 0 end) as bigint)
             as churned_customers
-    from subscriber_months
+    from counted
     group by site_id, currency, date_month
 ),
 
