@@ -139,6 +139,15 @@ SOURCE_TABLES: dict[str, SourceTable] = {
              "reason": TEXT, "rejected_at": TS},
             key=("resource", "site_id", "record_id"),
         ),
+        SourceTable(
+            # per resource and site, the API's total its last complete listing read (issue 40;
+            # written by pipelines/api_totals.py); absent until a sync writes one
+            "api_totals",
+            {"resource": TEXT, "site_id": TEXT, "table_name": TEXT, "api_total": BIG,
+             "first_page_total": BIG, "read_at": TS, "listing_started_at": TS,
+             "no_total_reason": TEXT},
+            key=("resource", "site_id"),
+        ),
         # dlt's own record of loads: the fallback for when the data was synced
         SourceTable("_dlt_loads", {"load_id": TEXT, "status": BIG, "inserted_at": TS}),
         SourceTable(

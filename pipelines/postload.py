@@ -22,6 +22,7 @@ from creator_sync.sources.creator_platform import (
 )
 
 from . import erasure_log
+from .api_totals import write_api_totals
 from .deletion_marking import mark_deleted
 from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .forget_warehouse import erase, returning
@@ -54,8 +55,9 @@ def finish_sync(
        personal fields of every deleted person erased (`erasure.erase_people`), and the
        people `forget` erased whom this run brought back erased again (`erasure_salt`: the
        salt of its log's hashes);
-    4. `sync_resources`: one row per resource, what this run did (the models read it), and
-       `rejected_records`: the records it set aside, a value that cannot be read;
+    4. `sync_resources`: one row per resource, what this run did (the models read it),
+       `rejected_records`: the records it set aside, a value that cannot be read, and
+       `api_totals`: the API's total per resource and site its complete listings read;
     5. the API session revoked and connections closed (the source is spent).
 
     Link tables need nothing here: dlt's merge replaces each loaded parent's links
@@ -89,6 +91,7 @@ def finish_sync(
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
                                  report.listing_started)
             write_rejected_records(pipeline, report.rejected, report.outcomes)
+            write_api_totals(pipeline, report.totals)
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)

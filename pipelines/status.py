@@ -1,5 +1,6 @@
 """`creator-sync status`: per resource and site, whether the warehouse holds it complete, partial
-(and what is left) or failed, with the last sync time; `--json` for machines.
+(and what is left) or failed, with the last sync time, and the API's total beside the rows
+landed (completeness.py); `--json` for machines.
 
 Read from what the syncs wrote: `sync_resources` in the warehouse (per resource), and the
 places stopped listings keep in the pipeline's state (per site, checkpoint.py).
@@ -31,9 +32,11 @@ from creator_sync.sources.creator_platform import (
     warn_unknown_keys,
 )
 
+from .completeness import resource_totals
 from .sync_resources import SYNC_RESOURCES
 
 # sync_resources.status -> what status prints
+NOT_READ = "no complete listing of this site has read a total yet"
 SHOWN = {"synced": "complete", "partial": "partial", "failed": "failed", "skipped": "skipped"}
 
 
@@ -68,6 +71,27 @@ def _recorded(wh: Warehouse) -> list[dict[str, Any]]:
                      strict=True)) for r in rows]
 
 
+def _totals(wh: Warehouse, resources: list[str]) -> dict[str, dict[str, Any]]:
+    """Per resource and site: the API's total beside the rows landed (completeness.py), on
+    the same connection kinds as `_recorded`."""
+    if not resources:
+        return {}
+    if wh.destination == "duckdb":
+        con = connect_warehouse(wh.duckdb_path, read_only=True)
+        try:
+            return resource_totals(
+                lambda sql, *args: con.execute(sql.replace("%s", "?"), list(args)).fetchall(),
+                lambda name: f"{quote_ident(wh.dataset)}.{quote_ident(name)}", wh.dataset,
+                resources)
+        finally:
+            con.close()
+    from .factory import build_pipeline
+
+    with build_pipeline(wh).sql_client() as client:
+        return resource_totals(lambda sql, *args: client.execute_sql(sql, *args) or [],
+                               client.make_qualified_table_name, client.dataset_name, resources)
+
+
 def _site_states(wh: Warehouse) -> dict[str, dict[str, Any]]:
     """Resource -> its state per site, from the local pipeline state (empty without one)."""
     path = Path(wh.pipelines_dir) / wh.pipeline_name / "state.json"
@@ -83,7 +107,9 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
     """One entry per resource: status, what is left (per site), why it failed, sync times."""
     states = _site_states(wh)
     out = []
-    for row in _recorded(wh):
+    recorded = _recorded(wh)
+    totals = _totals(wh, [row["resource"] for row in recorded])
+    for row in recorded:
         status = SHOWN.get(row["status"], row["status"])
         sites = []
         for site, site_state in (states.get(row["resource"]) or {}).items():
@@ -106,7 +132,32 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
             "last_attempt_at": _iso(row["last_attempt_at"]),
             "last_synced_at": _iso(row["last_synced_at"]), "sites": sites,
         })
+        _add_totals(out[-1], totals.get(row["resource"]))
     return out
+
+
+def _add_totals(entry: dict[str, Any], totals: dict[str, Any] | None) -> None:
+    """`api_total` and `rows` beside the resource (its sites summed) and each site: in the
+    site entries the listing state gave, and one for every other site a total was read for."""
+    totals = totals or {"api_total": None, "rows": None, "matches": None, "total_read_at": None,
+                        "no_total_reason": None, "sites": []}
+    entry.update({k: totals[k] for k in ("api_total", "rows", "matches", "total_read_at",
+                                         "no_total_reason")})
+    explained = [f"site {s['site'] or '(all)'}: {s['explanation']}"
+                 for s in totals["sites"] if s["explanation"]]
+    entry["explanation"] = "; ".join(explained) or None
+    by_site = {s["site"]: s for s in entry["sites"]}
+    for site in totals["sites"]:
+        known = by_site.get(site["site"])
+        extra = {k: v for k, v in site.items() if k != "site"}
+        if known is None:
+            entry["sites"].append({"site": site["site"], "status": None, "from_page": None, **extra})
+        else:
+            known.update(extra)
+    for site in entry["sites"]:
+        if "api_total" not in site:
+            site.update({"api_total": None, "rows": None, "total_read_at": None, "matches": None,
+                         "explanation": None, "no_total_reason": NOT_READ})
 
 
 def _when(value: str | None) -> str:
@@ -130,11 +181,28 @@ def format_status(rows: list[dict[str, Any]]) -> str:
                          else f"listed; changes since {_when(site['since'])} left"
                          if site["status"] == "catch-up" else "complete")
                 lines.append(f"  site {site['site'] or '(all)'}: {where}")
+    lines += _total_lines(rows)
     partial = [r["resource"] for r in rows if r["status"] == "partial"]
     if partial:
         lines.append(f"partial: {', '.join(partial)}; the next `creator-sync sync` goes on "
                      "from where they stopped")
     return "\n".join(lines)
+
+
+def _total_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The API's totals beside the rows landed: one line per resource, and each mismatch
+    with its explanation."""
+    lines = ["", f"{'resource':<22}{'api total':>10}{'rows':>10}  check"]
+    for r in rows:
+        if r.get("api_total") is None:
+            check = f"no total: {r['no_total_reason']}" if r.get("no_total_reason") else "no total"
+            total = "-"
+        else:
+            check = "matches" if r["matches"] else f"MISMATCH: {r['explanation']}"
+            total = f"{r['api_total']:,}"
+        count = "-" if r.get("rows") is None else f"{r['rows']:,}"
+        lines.append(f"{r['resource']:<22}{total:>10}{count:>10}  {check}")
+    return lines
 
 
 @click.command("status")
@@ -147,7 +215,7 @@ def format_status(rows: list[dict[str, Any]]) -> str:
 @click.option("--verbose", "-v", is_flag=True, help="Tracebacks on failure.")
 def status_command(as_json: bool, verbose: bool, **flags: Any) -> None:
     """Per resource and site: complete, partial (and what is left) or failed, with the last
-    sync time.
+    sync time; and the API's total beside the rows landed, a mismatch explained.
 
     Exit status: 0 success, 1 failure at run time, 2 usage or configuration error.
     """

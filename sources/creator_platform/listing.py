@@ -237,6 +237,17 @@ def _lacking_lines(resource: Resource, records: list[Any]) -> int:
     )
 
 
+def _note_total(run: SiteListing, page: Page) -> None:
+    """The page's total (`meta`), kept as the listing's first and latest: read from pages
+    already fetched, never a request of its own."""
+    total = total_count(page.doc.get("meta")) if isinstance(page.doc, dict) else None
+    if total is None:
+        return
+    if run.first_total is None:
+        run.first_total = total
+    run.last_total = total
+
+
 @dataclass
 class SiteListing:
     """The explicit state of one (resource, site) listing while it runs."""
@@ -272,6 +283,10 @@ class SiteListing:
     last_floor: datetime | None = None
     # records set aside (a value that cannot be read), kept in state and read again (rejects.py)
     rejects: Rejects = field(default_factory=lambda: Rejects({}))
+    # the API's total of the listing (`meta`), at the first page this run read and at the
+    # last: the freshest is what a complete listing is compared with (`api_totals`)
+    first_total: int | None = None
+    last_total: int | None = None
 
     @property
     def resume_page(self) -> int:
@@ -596,6 +611,7 @@ class Listing:
                 if self._sorted_by_changes():
                     run.last_floor = self._floor(page) or run.last_floor
                 run.handed = set()
+                _note_total(run, page)
                 if passes == 1 and page.number == start and run.resumed is not None:
                     loaded = set(run.resumed.ids)  # handed on before the stop
                     run.handed = loaded.intersection(run.last_ids)
@@ -604,6 +620,8 @@ class Listing:
             if not end and prefetched is None and self._draining(run):
                 run.stopped_at = run.last_page  # a checkpoint ended the pass: not complete
                 return
+            if end:  # (an empty listing yields no page: its total is on the one it read)
+                _note_total(run, end[0])
             total = total_count(end[0].doc.get("meta")) if end else None
             distinct = before + distinct_ids.distinct()
             if total is None or distinct >= total or passes >= MAX_PASSES:
@@ -768,6 +786,22 @@ class Listing:
         yield dlt.mark.with_hints(tbl, dlt.mark.make_hints(**hints), create_table_variant=True)
 
     # ------------------------------------------------------------------ 6. state
+    def _report_total(self, run: SiteListing, now: datetime) -> None:
+        """A complete listing read the collection whole: its API total (the last page's),
+        or why it has none comparable with the rows of the owner's table."""
+        res, owner = self.resource, self.owner
+        if res is not owner:
+            reason = (f"read through {res.path} (a fallback): its total counts {res.table}, "
+                      f"not {owner.table}")
+            self.report.add_total(owner.name, owner.table, run.site, None, None, now, run.started,
+                                  reason)
+        elif run.last_total is None:
+            self.report.add_total(res.name, res.table, run.site, None, None, now, run.started,
+                                  "the listing's pages state no total (meta)")
+        else:
+            self.report.add_total(res.name, res.table, run.site, run.last_total,
+                                  run.first_total, now, run.started)
+
     def _finish(self, run: SiteListing) -> None:
         """The listing completed: advance its cursors and report what it proves complete."""
         res, site, now = self.resource, run.site, self.client.server_now
@@ -801,6 +835,8 @@ class Listing:
             save_gate(run.state, run.gate, started=run.started, complete=complete)
         if run.plan.full and res.name == TARGET:
             self.report.customers_full.add(site)
+        if run.plan.full and run.plan.since is None:
+            self._report_total(run, now)
         run.state.pop(PEOPLE_BEGAN_KEY, None)
         if run.plan.full and res.complete_tables and (run.resumed is None
                                                       or run.began_local is not None):

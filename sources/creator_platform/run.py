@@ -82,6 +82,21 @@ class Outcome:
     reason: str | None = None
 
 
+@dataclass(frozen=True)
+class ApiTotal:
+    """What a complete listing of one resource and site said of its size: the API's total
+    (`meta`) at its last page and at its first (they differ when records were added or
+    removed while it read), when it was read and began (the platform's clock), or why it has
+    no total comparable with the rows of `table`."""
+
+    table: str
+    total: int | None
+    first_total: int | None
+    read_at: datetime
+    listing_started_at: datetime
+    reason: str | None = None
+
+
 @dataclass
 class RunReport:
     """What the extract step learnt, for post-load steps (thread-safe appends)."""
@@ -116,7 +131,15 @@ class RunReport:
     advanced: int = 0
     # resource -> site -> the records set aside now (rejects.py), for `rejected_records`
     rejected: dict[str, dict[str | None, dict[str, dict[str, Any]]]] = field(default_factory=dict)
+    # (resource, site) -> the API's total a complete listing read (`api_totals`)
+    totals: dict[tuple[str, str | None], ApiTotal] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_total(self, resource: str, table: str, site: str | None, total: int | None,
+                  first: int | None, read_at: datetime, started: datetime,
+                  reason: str | None = None) -> None:
+        with self._lock:
+            self.totals[(resource, site)] = ApiTotal(table, total, first, read_at, started, reason)
 
     def note_advanced(self) -> None:
         with self._lock:

@@ -41,7 +41,7 @@ def snapshot(db: Path | str, dataset: str = "creator_platform") -> dict[str, lis
     with duckdb.connect(str(db), read_only=True) as con:
         tables = [r[0] for r in con.execute(
             "select table_name from information_schema.tables where table_schema = ? "
-            "and table_name not like '\\_dlt%' escape '\\' and table_name <> 'sync_resources'",
+            "and table_name not like '\\_dlt%' escape '\\' and table_name not in ('sync_resources', 'api_totals')",
             [dataset]).fetchall()]
         for table in sorted(tables):
             cols = [r[0] for r in con.execute(

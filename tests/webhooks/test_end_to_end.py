@@ -97,6 +97,8 @@ def assert_no_duplicates(db: Path) -> None:
                 key = "event, resource_id, payload_hash"
             elif table == "sync_resources":  # the source's run record (C6)
                 key = "resource"
+            elif table == "api_totals":  # per resource and site (issue 40)
+                key = "resource, site_id"
             elif "id" in columns:
                 key = "id"
             else:  # link table: (parent, child); line table: (parent, line_number)

@@ -9,6 +9,9 @@
 -- `failed`, is not, and then the marts carry no amount and `incomplete_reason` says why.
 -- Nor is a resource with records set aside (raw `rejected_records`: a value that cannot be
 -- read; the next sync reads them again): `rejected_count` counts them.
+-- Beside the records, the API's total that the last complete listing read (raw `api_totals`,
+-- summed over sites; NULL until every site has one): `is_total_matched` compares it with the
+-- records loaded and `total_mismatch_reason` says why they differ where the warehouse can tell.
 -- grain: resource
 with transactions as (
     select * from {{ ref('stg_transactions') }}
@@ -36,6 +39,21 @@ loads as (
 
 rejected_records as (
     select * from {{ raw('rejected_records') }}
+),
+
+api_totals as (
+    select * from {{ raw('api_totals') }}
+),
+
+totals as (
+    -- a resource's total is known when every site listed has one
+    select
+        resource,
+        case when count(*) = count(api_total) then sum(api_total) end as api_total,
+        min(read_at) as api_total_read_at,
+        sum(case when first_page_total <> api_total then 1 else 0 end) as changed_listings
+    from api_totals
+    group by resource
 ),
 
 rejected as (
@@ -113,7 +131,10 @@ joined as (
         end as last_synced_at,
         latest_sync.complete_through_at as recorded_complete_through_at,
         known_missing.known_missing_count,
-        coalesce(rejected.rejected_count, 0) as rejected_count
+        coalesce(rejected.rejected_count, 0) as rejected_count,
+        totals.api_total,
+        totals.api_total_read_at,
+        coalesce(totals.changed_listings, 0) as changed_listings
     from records
     cross join last_load
     left join latest_sync
@@ -122,6 +143,8 @@ joined as (
         on records.resource = known_missing.resource
     left join rejected
         on records.resource = rejected.resource
+    left join totals
+        on records.resource = totals.resource
 ),
 
 final as (
@@ -159,7 +182,26 @@ final as (
             when rejected_count > 0
                 then resource || ': ' || cast(rejected_count as text)
                     || ' record(s) set aside, a value that cannot be read (rejected_records)'
-        end as incomplete_reason
+        end as incomplete_reason,
+        cast(api_total as bigint) as api_total,
+        api_total_read_at,
+        case when api_total is not null then api_total = records_count end as is_total_matched,
+        case
+            when api_total is null or api_total = records_count then null
+            else cast(abs(api_total - records_count) as text)
+                || case when api_total > records_count then ' fewer' else ' more' end
+                || ' record(s) than the API''s total: '
+                || case
+                    when api_total > records_count and rejected_count > 0
+                        then cast(rejected_count as text)
+                            || ' set aside in rejected_records'
+                    when changed_listings > 0
+                        then 'the listing changed while it was read'
+                    when api_total < records_count
+                        then 'records landed since the total was read (the next full listing counts them)'
+                    else 'unexplained'
+                end
+        end as total_mismatch_reason
     from joined
 )
 

@@ -36,7 +36,8 @@ VOLATILE_COLUMNS = frozenset(
 # `rejected_records`, what the last run set aside (a value it could not read): the bad-input
 # drill checks it on its own (`set_aside`), the good run must leave it empty
 BOOKKEEPING_TABLES = frozenset(
-    {"_dlt_loads", "_dlt_version", "_dlt_pipeline_state", "sync_resources", "rejected_records"}
+    {"_dlt_loads", "_dlt_version", "_dlt_pipeline_state", "sync_resources", "rejected_records",
+     "api_totals"}
 )
 
 
