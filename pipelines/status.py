@@ -76,15 +76,11 @@ def _totals(wh: Warehouse, resources: list[str]) -> dict[str, dict[str, Any]]:
     the same connection kinds as `_recorded`."""
     if not resources:
         return {}
-    if wh.destination == "duckdb":
-        con = connect_warehouse(wh.duckdb_path, read_only=True)
-        try:
+    if wh.destination in ("duckdb", "postgres"):
+        with open_warehouse(wh, read_only=True) as db:
             return resource_totals(
-                lambda sql, *args: con.execute(sql.replace("%s", "?"), list(args)).fetchall(),
-                lambda name: f"{quote_ident(wh.dataset)}.{quote_ident(name)}", wh.dataset,
-                resources)
-        finally:
-            con.close()
+                lambda sql, *args: db.fetchall(sql.replace("%s", "?"), list(args)),
+                lambda name: db.table(wh.dataset, name), wh.dataset, resources)
     from .factory import build_pipeline
 
     with build_pipeline(wh).sql_client() as client:
