@@ -33,6 +33,7 @@ from creator_sync.common.terminal import (
     describe,
     fail,
     note_signal,
+    received_signal,
     reported_failures,
     setup_logging,
     signal_name,
@@ -666,6 +667,10 @@ def sync_command(verbose: bool, progress: bool | None, **flags: Any) -> None:
                  f"{settings.warehouse.pipelines_dir}]", code)
             return
     click.echo(format_summary(result))
+    signum = received_signal()
+    if signum is not None:  # it landed where the run could not stop (inside an import): the
+        code = EXIT_SIGNAL_BASE + signum  # run went on, but it was interrupted all the same
+        fail(interrupted_line(code, settings.warehouse), code)
     if result.failed:
         click.echo(f"error: {failure_line(result)}", err=True)
         sys.exit(1)
