@@ -18,28 +18,8 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
-credited as (
-    select credits.*
-    from credits
-    cross join as_of
-    where credits.date_day <= as_of.as_of_date
-),
-
 monthly as (
-    select
-        site_id,
-        currency,
-        date_month,
-        product_id,
-        cast(sum(case when revenue_type = 'gross' then amount_in_cents else 0 end) as bigint)
-            as gross_in_cents,
-        cast(sum(case when revenue_type = 'gross' then 0 else amount_in_cents end) as bigint)
-            as refunds_and_disputes_in_cents,
-        cast(sum(amount_in_cents) as bigint) as net_in_cents,
-        cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
-        cast(count(distinct transaction_id) as bigint) as transactions_count
-    from credited
-    group by site_id, currency, date_month, product_id
+    {{ monthly_credits('product_id') }}
 ),
 
 final as (

@@ -1,0 +1,26 @@
+{#
+  One month's revenue per site, currency and `key` (offer_id or product_id) from the credits of
+  int_transaction_products up to the as-of date: what offer_revenue_monthly and
+  product_revenue_monthly both sum, written once. `credits` and `as_of` are the model's import
+  CTEs of int_transaction_products and int_as_of.
+#}
+{% macro monthly_credits(key, credits='credits', as_of='as_of') %}
+    select
+        {{ credits }}.site_id,
+        {{ credits }}.currency,
+        {{ credits }}.date_month,
+        {{ credits }}.{{ key }},
+        cast(sum(case when {{ credits }}.revenue_type = 'gross'
+            then {{ credits }}.amount_in_cents else 0 end) as bigint) as gross_in_cents,
+        cast(sum(case when {{ credits }}.revenue_type = 'gross'
+            then 0 else {{ credits }}.amount_in_cents end) as bigint)
+            as refunds_and_disputes_in_cents,
+        cast(sum({{ credits }}.amount_in_cents) as bigint) as net_in_cents,
+        cast(sum({{ credits }}.revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
+        cast(count(distinct {{ credits }}.transaction_id) as bigint) as transactions_count
+    from {{ credits }}
+    cross join {{ as_of }}
+    where {{ credits }}.date_day <= {{ as_of }}.as_of_date
+    group by {{ credits }}.site_id, {{ credits }}.currency, {{ credits }}.date_month,
+        {{ credits }}.{{ key }}
+{% endmacro %}
