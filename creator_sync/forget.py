@@ -251,7 +251,7 @@ def forget_command(email: tuple[str, ...], contact_id: tuple[str, ...], from_fil
         settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
                             pipelines_dir=pipelines_dir)
         wh = warehouse_of(settings)
-        journal = Path(journal_dir) if journal_dir else default_journal_dir(wh)
+        journal = Path(journal_dir) if journal_dir else default_journal_dir(wh.duckdb_path, wh.pipelines_dir)
         out = forget_people(
             wh, requests, pii_mode=settings["pii"], pii_salt=settings["pii_salt"] or "",
             salt=settings["erasure_salt"], journal_dir=journal, report=Path(report_path),

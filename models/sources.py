@@ -138,6 +138,7 @@ SOURCE_TABLES: dict[str, SourceTable] = {
             {"resource": TEXT, "site_id": TEXT, "record_id": TEXT, "field": TEXT, "value": TEXT,
              "reason": TEXT, "rejected_at": TS},
             key=("resource", "site_id", "record_id"),
+            absent_when="no sync has set a record aside",
         ),
         SourceTable(
             # per resource and site, the API's total its last complete listing read (issue 40;
@@ -147,6 +148,7 @@ SOURCE_TABLES: dict[str, SourceTable] = {
              "first_page_total": BIG, "read_at": TS, "listing_started_at": TS,
              "no_total_reason": TEXT},
             key=("resource", "site_id"),
+            absent_when="no complete listing has read a total yet",
         ),
         # dlt's own record of loads: the fallback for when the data was synced
         SourceTable("_dlt_loads", {"load_id": TEXT, "status": BIG, "inserted_at": TS}),

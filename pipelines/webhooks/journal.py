@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from creator_sync.common.files import private_dir, private_opener
-from creator_sync.common.warehouse import Warehouse
 
 HEADER = struct.Struct("<IIQ")
 MAX_RECORD_BYTES = 256 * 1024 * 1024
@@ -34,12 +33,12 @@ OFFSET_FILE = "loaded.offset"
 WRITER_LOCK = "writer.lock"
 
 
-def default_journal_dir(warehouse: Warehouse) -> Path:
+def default_journal_dir(duckdb_path: str | Path | None, pipelines_dir: str | Path) -> Path:
     """Where `listen` journals by default (and `forget` looks): next to a DuckDB warehouse, so
     both live and are backed up together; for PostgreSQL, in the pipeline's state folder."""
-    if warehouse.duckdb_path is not None:
-        return Path(f"{warehouse.duckdb_path}.webhooks-journal")
-    return Path(warehouse.pipelines_dir) / "webhooks-journal"
+    if duckdb_path is not None:
+        return Path(f"{duckdb_path}.webhooks-journal")
+    return Path(pipelines_dir) / "webhooks-journal"
 
 
 class JournalCorrupt(RuntimeError):

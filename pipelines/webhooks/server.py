@@ -57,7 +57,8 @@ class ListenOptions:
         """Default: next to a DuckDB warehouse, so both live and are backed up together; for
         PostgreSQL, in the pipeline's state folder (a second receiver needs a `--journal` of
         its own)."""
-        return self.journal_dir or default_journal_dir(self.target)
+        return self.journal_dir or default_journal_dir(self.duckdb_path,
+                                                       self.target.pipelines_dir)
 
 
 def bind(host: str, port: int) -> socket.socket:

@@ -26,14 +26,17 @@ expected as (
 
 summed as (
     select
-        site_id,
-        currency,
-        date_month,
-        movement,
-        sum(mrr_change_in_cents) as mrr_change_in_cents,
-        count(*) as customers
+        movements.site_id,
+        movements.currency,
+        movements.date_month,
+        movements.movement,
+        sum(movements.mrr_change_in_cents) as mrr_change_in_cents,
+        -- mrr_monthly counts no person the platform deleted (their money stays)
+        count(case when not coalesce(customers.is_deleted, false) then 1 end) as customers
     from movements
-    group by site_id, currency, date_month, movement
+    left join {{ ref('stg_customers') }} as customers
+        on movements.customer_id = customers.customer_id
+    group by movements.site_id, movements.currency, movements.date_month, movements.movement
 ),
 
 compared as (

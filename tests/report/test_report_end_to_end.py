@@ -136,7 +136,7 @@ def test_monthly_sections_equal_the_marts_on_sandbox_data(synced: pathlib.Path) 
         for c in months:
             assert c.total == mrr[(currency, c.date_month)][3], (currency, c.date_month)
     assert {c: sum(p.revenue_ex_tax for p in ps) for c, ps in data.products.items()} == {
-        c: int(v) for c, v in revenue.items()}
+        c: int(v) for c, v in revenue.items() if int(v)}  # (a currency without sales: no rows)
     for currency, offers in data.offers.items():
         shown = [o.revenue_ex_tax for o in offers if o.is_unattributed]
         if shown:

@@ -72,9 +72,9 @@ def test_unreadable_amounts_serve_n_a_on_the_first_payouts(sandbox_factory):
     try:
         amounts = [p["attributes"]["amount"] for site in api.ids("sites")
                    for p in api.all(PAYOUTS, {"filter[site_id]": site})]
-        site = api.ids("sites")[0]
-        first = api.all(PAYOUTS, {"filter[site_id]": site})
-        bad = next(p for p in first if p["attributes"]["amount"] == "n/a")
+        site, bad = next((site, p) for site in api.ids("sites")
+                         for p in api.all(PAYOUTS, {"filter[site_id]": site})
+                         if p["attributes"]["amount"] == "n/a")
         detail = api.get(f"{PAYOUTS}/{bad['id']}", {"filter[site_id]": site})
     finally:
         api.close()
