@@ -29,7 +29,6 @@ def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
     out = np.empty(len(site), np.int64)
     live = ~offers.cols["archived"]
     for s in uniq(site).tolist():
-        free_taken = False
         for c in range(3):
             rows = np.flatnonzero((site == s) & (currency == c))
             if not len(rows):
@@ -40,10 +39,7 @@ def _pick_offers(store: Store, rng: np.random.Generator, site: np.ndarray,
             draw = paid[spread_choice(rng, len(rows), (1 / len(paid),) * len(paid))]
             if len(free):
                 use_free = rng.random(len(rows)) < 0.05
-                if not use_free.any() and not free_taken:  # every site has a free purchase
-                    use_free[0] = True
                 draw[use_free] = free[rng.integers(0, len(free), int(use_free.sum()))]
-                free_taken = True
             out[rows] = draw
     return out
 

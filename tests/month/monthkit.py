@@ -70,7 +70,11 @@ VOLATILE = frozenset({"_dlt_load_id", "_dlt_id", "_dlt_parent_id", "_dlt_root_id
 MART_HISTORY = {"build_metadata": None, "data_coverage": {"last_attempt_at", "last_synced_at",
                                                           "sync_status", "sync_reason",
                                                           "is_sync_recorded",
-                                                          "complete_through_at"}}
+                                                          "complete_through_at",
+                                                          # the API's totals: as of each run
+                                                          "api_total", "api_total_read_at",
+                                                          "is_total_matched",
+                                                          "total_mismatch_reason"}}
 
 # day -> what else happens (the days are chosen so that no two events share one)
 PLAN: dict[int, tuple[str, ...]] = {
