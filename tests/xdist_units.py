@@ -7,7 +7,10 @@ controller named (passed in `workerinput`), and the controller's scheduler reads
 - tests that use a fixture wider than a test and narrower than the session (a module's synced
   warehouse, the drills of a module run side by side) share a unit of work, so that fixture is
   built once;
-- so do the tests of each server fixture (one PostgreSQL cluster, one Chromium for all);
+- so do the tests of the Chromium fixture (one browser for all, it is large); PostgreSQL is
+  not grouped: each worker that needs it starts its own throw-away server (a second or two),
+  so the PostgreSQL tests (the month's leg, listen, dbt, models, report) spread over workers
+  instead of queueing on one;
 - every other test is a unit of its own, free to run on any worker.
 
 Workers also order the collection `slow` first, so that the longest units start first and the
@@ -26,8 +29,8 @@ from pathlib import Path
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-# Session fixtures that start a server: their tests run on one worker, against one server.
-SERVER_FIXTURES = ("postgres_dsn", "chromium")
+# Session fixtures that start a server their tests must share: they run on one worker.
+SERVER_FIXTURES = ("chromium",)
 GROUPS_FILE = "creator_sync_groups_file"  # the key in `workerinput`
 
 

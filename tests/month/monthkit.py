@@ -504,88 +504,19 @@ class Month:
         if self.postgres_dsn:
             assert self.fresh_dsn is not None
             month, fresh_side = _PostgresSide(self.postgres_dsn), _PostgresSide(self.fresh_dsn)
-            try:
-                self._compare_sides(month, fresh_side, DATASET, raw=True)
-                self._compare_sides(month, fresh_side, "analytics", raw=False)
-            finally:
-                month.close()
-                fresh_side.close()
-            return
-        import duckdb
-
-        con = duckdb.connect()
-        con.execute(f"ATTACH '{self.work / 'creator_platform.duckdb'}' AS month (READ_ONLY)")
-        con.execute(f"ATTACH '{fresh / 'creator_platform.duckdb'}' AS fresh (READ_ONLY)")
+        else:
+            month = _DuckDBSide(self.work / "creator_platform.duckdb")
+            fresh_side = _DuckDBSide(fresh / "creator_platform.duckdb")
         try:
-            self._compare(con.execute, DATASET, raw=True)
-            self._compare(con.execute, "analytics", raw=False)
+            self._compare(month, fresh_side, DATASET, raw=True)
+            self._compare(month, fresh_side, "analytics", raw=False)
         finally:
-            con.close()
+            month.close()
+            fresh_side.close()
 
-    def _columns(self, execute: Callable, catalog: str, schema: str) -> dict[str, dict[str, str]]:
-        rows = execute("select table_name, column_name, data_type from information_schema.columns "
-                       f"where table_catalog = '{catalog}' and table_schema = '{schema}'").fetchall()
-        out: dict[str, dict[str, str]] = {}
-        for table, column, dtype in rows:
-            out.setdefault(table, {})[column] = dtype
-        return out
-
-    def _compare(self, execute: Callable, schema: str, *, raw: bool) -> None:
-        month, fresh = self._columns(execute, "month", schema), self._columns(execute, "fresh",
-                                                                              schema)
-        skip = NOT_COMPARED if raw else set()
-        names = {t for t in set(month) | set(fresh) if not t.startswith("_dlt") and t not in skip}
-        for table in sorted(names):
-            if table not in fresh or table not in month:
-                where = "fresh sync" if table not in fresh else "month's warehouse"
-                rows = execute(f'select count(*) from {"month" if table in month else "fresh"}'
-                               f'."{schema}"."{table}"').fetchone()[0]
-                if raw and table in RECEIVER_ONLY and table not in fresh:
-                    self.result.receiver_only[table] = rows
-                elif rows:
-                    self.result.fail(f"{schema}.{table}: not in the {where} ({rows} rows)")
-                continue
-            ignored = set(VOLATILE)
-            if not raw:
-                history = MART_HISTORY.get(table, set())
-                if history is None:
-                    continue
-                ignored |= history
-            if set(month[table]) - ignored != set(fresh[table]) - ignored:
-                self.result.fail(f"{schema}.{table}: columns differ: month only "
-                                 f"{sorted(set(month[table]) - set(fresh[table]) - ignored)}, fresh "
-                                 f"only {sorted(set(fresh[table]) - set(month[table]) - ignored)}")
-            columns = sorted(set(month[table]) & set(fresh[table]) - ignored - {"_is_deleted"})
-            for column in columns:
-                if month[table][column] != fresh[table][column]:
-                    self.result.fail(f"{schema}.{table}.{column}: type {month[table][column]} "
-                                     f"in the month, {fresh[table][column]} fresh")
-            select = ", ".join(f'"{c}"::VARCHAR' for c in columns)
-            live = ""
-            if "_is_deleted" in month[table]:
-                live = " where not coalesce(_is_deleted, false)"
-                deleted = execute(f'select count(*) from month."{schema}"."{table}" '
-                                  "where _is_deleted").fetchone()[0]
-                if deleted:
-                    self.result.deleted_rows[table] = deleted
-            a = f'select {select} from month."{schema}"."{table}"{live}'
-            b = f'select {select} from fresh."{schema}"."{table}"'
-            only_month = execute(f"select count(*) from ({a} except all {b})").fetchone()[0]
-            only_fresh = execute(f"select count(*) from ({b} except all {a})").fetchone()[0]
-            if only_month or only_fresh:
-                sample = execute(f"select * from ({a} except all {b}) limit 2").fetchall()
-                sample2 = execute(f"select * from ({b} except all {a}) limit 2").fetchall()
-                self.result.fail(f"{schema}.{table}: {only_month} rows only in the month's, "
-                                 f"{only_fresh} only in the fresh {'sync' if raw else 'build'} "
-                                 f"(columns {columns}; e.g. {sample} vs {sample2})"[:1500])
-            if raw:
-                self.result.compared_tables += 1
-            else:
-                self.result.compared_marts += 1
-
-    def _compare_sides(self, month: _PostgresSide, fresh: _PostgresSide, schema: str, *,
-                       raw: bool) -> None:
-        """`_compare` for two databases that one query cannot join: rows as text, counted."""
+    def _compare(self, month: _Side, fresh: _Side, schema: str, *, raw: bool) -> None:
+        """The month's tables against the fresh ones, as multisets of rows as text (deleted
+        rows of the month's left out: a fresh sync never saw them)."""
         from collections import Counter
 
         mcols, fcols = month.columns(schema), fresh.columns(schema)
@@ -599,7 +530,7 @@ class Month:
                     self.result.receiver_only[table] = rows
                 elif rows:
                     where = "fresh sync" if table not in fcols else "month's warehouse"
-                    self.result.fail(f"{schema}.{table}: not in the {where}")
+                    self.result.fail(f"{schema}.{table}: not in the {where} ({rows} rows)")
                 continue
             ignored = set(VOLATILE)
             if not raw:
@@ -627,15 +558,61 @@ class Month:
             if a != b:
                 self.result.fail(f"{schema}.{table}: {sum((a - b).values())} rows only in the "
                                  f"month's, {sum((b - a).values())} only in the fresh "
-                                 f"{'sync' if raw else 'build'} (e.g. {list(a - b)[:1]} vs "
-                                 f"{list(b - a)[:1]})"[:1500])
+                                 f"{'sync' if raw else 'build'} (columns {columns}; e.g. "
+                                 f"{list(a - b)[:2]} vs {list(b - a)[:2]})"[:1500])
             if raw:
                 self.result.compared_tables += 1
             else:
                 self.result.compared_marts += 1
 
 
-class _PostgresSide:
+class _Side:
+    """One warehouse of the comparison: its tables' columns, and rows as text."""
+
+    def columns(self, schema: str) -> dict[str, dict[str, str]]:
+        out: dict[str, dict[str, str]] = {}
+        for table, column, dtype in self._fetch(self.COLUMNS, [schema]):
+            out.setdefault(table, {})[column] = dtype
+        return out
+
+    def rows(self, schema: str, table: str, columns: list[str], where: str) -> list[tuple]:
+        select = ", ".join(c if c == "1" else f'"{c}"::{self.TEXT}' for c in columns)
+        return self._fetch(f'select {select} from {self.catalog}"{schema}"."{table}"{where}', None)
+
+    catalog = ""  # a prefix naming the catalog, where a schema's name alone may be ambiguous
+    COLUMNS = ("select table_name, column_name, data_type from information_schema.columns "
+               "where table_schema = %s")
+    TEXT = "text"
+
+    def _fetch(self, sql: str, params: list | None) -> list[tuple]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class _DuckDBSide(_Side):
+    """A DuckDB file, opened read-only. Its catalog is named after the file, like the raw
+    schema (`creator_platform`): tables are named with their catalog."""
+
+    COLUMNS = ("select table_name, column_name, data_type from information_schema.columns "
+               "where table_catalog = current_database() and table_schema = ?")
+    TEXT = "VARCHAR"
+
+    def __init__(self, path: Path) -> None:
+        import duckdb
+
+        self.con = duckdb.connect(str(path), read_only=True)
+        self.catalog = f'"{self.con.execute("select current_database()").fetchone()[0]}".'
+
+    def _fetch(self, sql: str, params: list | None) -> list[tuple]:
+        return self.con.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+class _PostgresSide(_Side):
     """One PostgreSQL database of the comparison."""
 
     def __init__(self, dsn: str) -> None:
@@ -643,18 +620,6 @@ class _PostgresSide:
 
         self.con = psycopg2.connect(dsn)
         self.con.set_session(readonly=True, autocommit=True)
-
-    def columns(self, schema: str) -> dict[str, dict[str, str]]:
-        out: dict[str, dict[str, str]] = {}
-        for table, column, dtype in self._fetch(
-                "select table_name, column_name, data_type from information_schema.columns "
-                "where table_schema = %s", [schema]):
-            out.setdefault(table, {})[column] = dtype
-        return out
-
-    def rows(self, schema: str, table: str, columns: list[str], where: str) -> list[tuple]:
-        select = ", ".join(c if c == "1" else f'"{c}"::text' for c in columns)
-        return self._fetch(f'select {select} from "{schema}"."{table}"{where}', None)
 
     def _fetch(self, sql: str, params: list | None) -> list[tuple]:
         with self.con.cursor() as cur:

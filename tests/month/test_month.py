@@ -5,7 +5,6 @@ person would, on DuckDB and on PostgreSQL (the days and the checks: tests/month/
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import uuid
 from collections.abc import Iterator
 
@@ -56,9 +55,6 @@ def _databases(server_dsn: str, count: int) -> Iterator[list[str]]:
 
 
 @pytest.mark.postgres
-@pytest.mark.skipif(importlib.util.find_spec("creator_sync.common.warehouse_db") is None,
-                    reason="listen, the push restore, status and report on PostgreSQL (branch "
-                           "w38pg, creator_sync.common.warehouse_db) are not merged yet")
 def test_a_month_of_daily_use_on_postgresql(tmp_path, postgres_dsn):
     with _databases(postgres_dsn, 2) as (month_dsn, fresh_dsn), \
             Month(tmp_path, scale="tiny", postgres=(month_dsn, fresh_dsn), log=print) as month:
