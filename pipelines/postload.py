@@ -15,11 +15,7 @@ from typing import Any
 
 import dlt
 
-from creator_sync.sources.creator_platform import (
-    DEFAULTS,
-    dependent_refresh,
-    sync_run,
-)
+from creator_sync.sources.creator_platform import DEFAULTS, sync_run
 
 from . import erasure_log
 from .api_totals import write_api_totals
@@ -47,18 +43,19 @@ def finish_sync(
 ) -> Finished:
     """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
 
-    1. the dependent customer refresh (customers named by new money, re-read by id), when the
-       run needs one and it was not extracted with the source: extracted and loaded here;
-    2. `_is_deleted` for the rows complete listings no longer list (per table and site);
-    3. the rows webhook deliveries wrote while the run listed put back where newer than what
+    (The customers named by new money are re-read by a resource of the source, in the same
+    load.)
+
+    1. `_is_deleted` for the rows complete listings no longer list (per table and site);
+    2. the rows webhook deliveries wrote while the run listed put back where newer than what
        it loaded; then, with `deleted_people="erase"` (`[creator_sync] deleted_people`), the
        personal fields of every deleted person erased (`erasure.erase_people`), and the
        people `forget` erased whom this run brought back erased again (`erasure_salt`: the
        salt of its log's hashes);
-    4. `sync_resources`: one row per resource, what this run did (the models read it),
+    3. `sync_resources`: one row per resource, what this run did (the models read it),
        `rejected_records`: the records it set aside, a value that cannot be read, and
        `api_totals`: the API's total per resource and site its complete listings read;
-    5. the API session revoked and connections closed (the source is spent).
+    4. the API session revoked and connections closed (the source is spent).
 
     Link tables need nothing here: dlt's merge replaces each loaded parent's links
     (`normalize.table_hints`).
@@ -73,10 +70,6 @@ def finish_sync(
             trace = pipeline.last_trace
             load_info = trace.last_load_info if trace is not None else None
         load_ids = list(load_info.loads_ids) if load_info is not None else []
-        if not run.dependents_extracted:
-            refresh = dependent_refresh(run)
-            if refresh is not None:
-                load_ids += list(pipeline.run(refresh).loads_ids)
         report = run.report
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
             deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,

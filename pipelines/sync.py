@@ -56,7 +56,6 @@ from creator_sync.sources.creator_platform import (
     api_root,
     by_key,
     creator_platform_source,
-    dependent_refresh,
     lookback_days,
     option,
     quiet_hint_merge_warnings,
@@ -427,17 +426,13 @@ def _sync_round(
         run = sync_run(source)
         try:
             with clock.holds_watched(lambda: run.report.advanced > 0):
+                # (the customers named by new money are re-read within it, by a resource of
+                # the source; a budget still re-reads them, a signal leaves them for next run)
                 pipeline.extract(
                     source,
                     refresh="drop_resources" if settings.full_refresh and clock.rounds == 1 else None,
                     workers=max(2, settings.concurrency),
                 )
-            if clock.spent() == "signal":  # stop now: customers named by new money wait
-                run.dependents_extracted = True
-            else:  # (a budget still re-reads them: a few reads, bounded by this run's money)
-                refresh = dependent_refresh(run)  # in this round's load
-                if refresh is not None:
-                    pipeline.extract(refresh)
             if clock.spent() is not None:  # stopping: reads still waiting are not sent
                 clock.limiter.close()
             else:  # a checkpoint: the reads its listings abandoned are not sent either

@@ -48,7 +48,6 @@ from .pagination import iter_pages
 from .pii import PERSON_EMAILS, PERSON_KEYS, PiiMode, apply_pii, personal_columns
 from .ratelimit import LimiterClosed, RateLimiter
 from .redact import redact_target_url
-from .refresh import dependent_refresh
 from .rows import LINK_MARKER, child_marker, normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import RESOURCES, SOURCE_NAME, TYPES, type_info
@@ -118,7 +117,6 @@ __all__ = [
     "child_marker",
     "creator_platform_source",
     "declared_columns",
-    "dependent_refresh",
     "is_done",
     "is_link_table",
     "is_loopback",

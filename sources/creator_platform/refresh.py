@@ -10,7 +10,7 @@ concurrency) and merged into `customers`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from dlt.sources import DltResource
 from .arrow_tables import rows_to_arrow
 from .client import CreatorPlatformClient
 from .errors import ApiError, BadResponseError, CreatorPlatformError
+from .ratelimit import LimiterClosed
 from .rows import normalize_resources
 
 log = logging.getLogger("creator_sync.refresh")
@@ -55,69 +56,61 @@ def _read(client: CreatorPlatformClient, cid: str) -> tuple[str, Any] | None:
     return url, data
 
 
-def customer_refresh(
-    client: CreatorPlatformClient,
-    todo: dict[str | None, list[str]],
-    *,
-    pii: Any = None,
-    pii_salt: str = "",
-    on_error: Callable[[CreatorPlatformError], None] | None = None,
-) -> DltResource:
-    """A resource writing the re-read customers into `customers` (merge on id).
+REFRESH = "customers_refresh"  # the resource's name (its rows go to `customers`)
 
-    A read that still fails after its retries ends the refresh, not the run: `on_error` gets
-    the error (the customers already re-read are kept; the rest wait for the next full
-    refresh of customers)."""
+
+def customer_refresh(run: Any) -> DltResource:
+    """The resource re-reading, by id, the customers this run's new money named that its
+    customers listing did not read (a `SyncRun`), merged into `customers` on their id.
+
+    A resource of the source like the others, so a plain `pipeline.run(source)` re-reads them
+    in the same load. It waits (`RunReport.until_ended`) until `transactions`, `purchases` and
+    `customers` have ended, then reads only when `customers` synced (not asked for, not
+    permitted, or failed: its state did not advance either). A read that still fails after its
+    retries ends the refresh, not the run: `customers` is marked failed (the customers already
+    re-read are kept; the rest wait for the next full listing of customers). A read refused
+    because the host stops the run (a signal closed its rate limiter) ends it quietly: the
+    customers wait for the next run.
+    """
+    report = run.report
 
     def rows() -> Iterator[Any]:
+        yield from report.until_ended((*FEEDERS, TARGET))
+        outcome = report.outcomes.get(TARGET)
+        if outcome is None or outcome.status != "synced":
+            return
+        todo = stale_customers(report)
+        if not todo:
+            return
         try:
-            yield from read_all()
+            yield from _read_all(run.client, todo, run.options.pii, run.options.pii_salt)
+        except LimiterClosed:
+            log.info("customers: stopping, the customers named by new money wait for the next run")
         except CreatorPlatformError as exc:
-            if on_error is None:
-                raise
             log.error("customers: re-reading customers named by new money failed: %s", exc)
-            on_error(exc)
+            reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
+            report.set_outcome(TARGET, "failed", reason)
 
-    def read_all() -> Iterator[Any]:
-        for site, ids in todo.items():
-            found = [r for r in client.detail_pool.map(lambda c: _read(client, c), ids) if r]
-            at = datetime.now(UTC)
-            records: list[dict[str, Any]] = []
-            for url, data in found:
-                # a customer with a value that cannot be read is left out here: the customers
-                # listing sets it aside (rejects.py) and reads it again
-                part = normalize_resources([data], site_id=site, extracted_at=at, pii=pii,
-                                           pii_salt=pii_salt, resource=TARGET, url=url,
-                                           rejected=[])
-                records.extend(part.get(TARGET, []))
-            if not records:
-                continue
-            tbl = rows_to_arrow({TARGET: records}, pii=pii)[TARGET]
-            client.stats.add_rows(TARGET, tbl.num_rows)
-            log.info("customers site=%s: %s re-read after new transactions", site, tbl.num_rows)
-            yield tbl
-
-    return dlt.resource(rows, name="customers_refresh", table_name=TARGET,
+    return dlt.resource(rows, name=REFRESH, table_name=TARGET,
                         write_disposition="merge", primary_key="id")
 
 
-def dependent_refresh(run: Any) -> DltResource | None:
-    """The customer refresh this run needs (a `SyncRun`), or None: only when `customers` was
-    synced this run (not asked for, not permitted, or failed: its state did not advance
-    either) and new money named customers its listing did not read. A failed re-read marks
-    `customers` failed. Marks the run's dependents as extracted either way."""
-    run.dependents_extracted = True
-    report = run.report
-    outcome = report.outcomes.get(TARGET)
-    if outcome is None or outcome.status != "synced":
-        return None
-    todo = stale_customers(report)
-    if not todo:
-        return None
-
-    def failed(exc: CreatorPlatformError) -> None:
-        reason = " ".join(f"re-reading customers named by new money failed: {exc}".split())
-        report.set_outcome(TARGET, "failed", reason)
-
-    return customer_refresh(run.client, todo, pii=run.options.pii,
-                            pii_salt=run.options.pii_salt, on_error=failed)
+def _read_all(client: CreatorPlatformClient, todo: dict[str | None, list[str]], pii: Any,
+              pii_salt: str) -> Iterator[Any]:
+    for site, ids in todo.items():
+        found = [r for r in client.detail_pool.map(lambda c: _read(client, c), ids) if r]
+        at = datetime.now(UTC)
+        records: list[dict[str, Any]] = []
+        for url, data in found:
+            # a customer with a value that cannot be read is left out here: the customers
+            # listing sets it aside (rejects.py) and reads it again
+            part = normalize_resources([data], site_id=site, extracted_at=at, pii=pii,
+                                       pii_salt=pii_salt, resource=TARGET, url=url,
+                                       rejected=[])
+            records.extend(part.get(TARGET, []))
+        if not records:
+            continue
+        tbl = rows_to_arrow({TARGET: records}, pii=pii)[TARGET]
+        client.stats.add_rows(TARGET, tbl.num_rows)
+        log.info("customers site=%s: %s re-read after new transactions", site, tbl.num_rows)
+        yield tbl

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -133,7 +133,29 @@ class RunReport:
     rejected: dict[str, dict[str | None, dict[str, dict[str, Any]]]] = field(default_factory=dict)
     # (resource, site) -> the API's total a complete listing read (`api_totals`)
     totals: dict[tuple[str, str | None], ApiTotal] = field(default_factory=dict)
+    # resources whose extract ended (however: done, failed, stopped, closed by dlt); a
+    # resource of the source that reads after others waits for them (`until_ended`)
+    ended: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def end(self, resource: str) -> None:
+        with self._lock:
+            self.ended.add(resource)
+
+    def until_ended(self, names: Iterable[str]) -> Iterator[None]:
+        """Yield `None` while a resource of `names` that this extract selected has not ended.
+
+        A dlt resource that depends on others yields from it first: dlt's pipe iterator takes
+        `None` as "nothing yet" and goes on with the other resources (the parallelized ones
+        run in its pool meanwhile), then comes back. Only the resources the extract selected
+        are waited for (`dlt.current.source().selected_resources`): one a user left out with
+        `with_resources` never ends."""
+        import dlt
+
+        selected = set(dlt.current.source().selected_resources)
+        wanted = set(names) & selected
+        while not wanted <= self.ended:
+            yield None
 
     def add_total(self, resource: str, table: str, site: str | None, total: int | None,
                   first: int | None, read_at: datetime, started: datetime,
@@ -236,15 +258,13 @@ class SyncRun:
     """One call of `creator_platform_source`: what the steps after the load need.
 
     `extract_started` (wall clock, UTC): rows another writer (the webhook loader) pushed after
-    it are not this listing's to judge. `dependents_extracted`: the dependent customer refresh
-    was extracted already (the CLI does it before its one load; `finish_sync` otherwise).
+    it are not this listing's to judge.
     """
 
     client: CreatorPlatformClient
     options: SourceOptions
     report: RunReport
     extract_started: datetime
-    dependents_extracted: bool = False
     closed: bool = False
 
     def close(self) -> None:

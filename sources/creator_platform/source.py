@@ -4,8 +4,10 @@
 resolved from `[sources.creator_platform]` in `.dlt/config.toml` / `.dlt/secrets.toml` or
 `SOURCES__CREATOR_PLATFORM__<KEY>` in the environment; the CLI calls it with its flags.
 Each resource streams pages, normalises them and yields arrow tables (`listing.py`); a failing
-resource ends alone (`_resource_rows`). After `pipeline.run`, `pipelines.postload.finish_sync`
-does what needs the loaded warehouse (`_is_deleted`, dependents, `sync_resources`).
+resource ends alone (`_resource_rows`). The customers named by new money are re-read by a
+resource of the source that waits for its feeders (`refresh.customer_refresh`). After
+`pipeline.run`, `pipelines.postload.finish_sync` does what needs the loaded warehouse
+(`_is_deleted`, `sync_resources`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from .pagination import Page, iter_pages
 from .payouts_path import forget_if_gone, path_for_run
 from .ratelimit import LimiterClosed
 from .refresh import TARGET as TARGET_CUSTOMERS
+from .refresh import customer_refresh
 from .rows import normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .settings import (
@@ -235,7 +238,10 @@ def make_resource(
     frozen = options.freeze_finance_schema and resource.finance
 
     def rows() -> Iterator[Any]:
-        yield from _resource_rows(client, resource, options, report, sites, prefetched)
+        try:
+            yield from _resource_rows(client, resource, options, report, sites, prefetched)
+        finally:  # (also when dlt closes it early): resources that wait for it go on
+            report.end(resource.name)
 
     # A generator function, not a generator: dlt looks a generator's module up with
     # `inspect.getmodule(frame)`, which scans every loaded module (~0.1 s a run for 22
@@ -429,7 +435,10 @@ def _resources(run: SyncRun) -> list[DltResource]:
     if denied and opts.resources is None:
         rep.add_notice(f"skipped {len(denied)} resource(s) the credential's scopes do not "
                        f"cover: {', '.join(denied)}")
-    return [
+    resources = [
         make_resource(client, res, opts, rep, sites, site_pages if res.name == "sites" else None)
         for res in selected if res.name not in denied
     ]
+    if any(r.name == TARGET_CUSTOMERS for r in resources):  # customers named by new money
+        resources.append(customer_refresh(run))
+    return resources

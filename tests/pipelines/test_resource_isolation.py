@@ -11,6 +11,7 @@ from datetime import datetime
 import duckdb
 import httpx
 from fakeapi import record
+from pipeline_fakes import FAKE_SECRET
 
 from creator_sync.pipelines.sync import failure_line, format_summary, run_sync
 
@@ -283,3 +284,33 @@ def test_a_full_refresh_with_a_failing_resource_loads_nothing_and_drops_nothing(
         raise AssertionError("a full refresh with a failing resource must fail")
     assert query(db, "select count(*) from creator_platform.contacts") == [(30,)]
     assert query(db, "select count(*) from creator_platform.products") == [(6,)]  # not refreshed
+
+
+def test_the_customer_re_read_waits_only_for_the_resources_a_run_selected(fake_api, tmp_path):
+    """`customers_refresh` waits for `transactions`, `purchases` and `customers` to end
+    (`RunReport.until_ended`); one a user's script leaves out with `with_resources` never
+    runs, so it is not waited for: the run ends, and reads no customer (customers did not sync)."""
+    import threading
+
+    import dlt
+
+    from creator_sync.sources.creator_platform import Runtime, creator_platform_source
+
+    tx = record("transactions", "2400000001", site=SITE_A, amount_in_cents=2500,
+                created_at="2025-05-31T10:00:00Z")
+    tx["relationships"]["customer"] = {"data": {"id": "2500000001", "type": "customers"}}
+    fake_api.collections["transactions"] = [tx]
+    source = creator_platform_source(
+        base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
+        resources=["customers", "transactions"], host=Runtime(transport=fake_api.transport()))
+    assert "customers_refresh" in source.resources
+    pipeline = dlt.pipeline("selected", destination=dlt.destinations.duckdb(str(tmp_path / "s.duckdb")),
+                            dataset_name="creator_platform", pipelines_dir=str(tmp_path / "p"))
+    done: list[object] = []
+    worker = threading.Thread(target=lambda: done.append(
+        pipeline.run(source.with_resources("transactions", "customers_refresh"))), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert done, "the run waited for a resource it did not select"
+    assert query(str(tmp_path / "s.duckdb"), "select count(*) from creator_platform.transactions") == [(1,)]
+    assert not [r for r in fake_api.requests if r.url.path.startswith("/v1/customers")]
