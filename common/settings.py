@@ -56,8 +56,7 @@ class BadSetting(OneLineError, click.UsageError):
 
     def __init__(self, what: str, where: str) -> None:
         self.where = where
-        self.message = f"{what} [{where}]"
-        Exception.__init__(self, self.message)
+        click.UsageError.__init__(self, f"{what} [{where}]")  # sets `message`, no context
 
     def __str__(self) -> str:
         return self.message

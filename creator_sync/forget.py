@@ -64,7 +64,7 @@ def new_salt() -> str:
     """A salt for the erasure log, generated at the first erasure into .dlt/secrets.toml
     (`[creator_sync] erasure_salt`; the log's hashes mean nothing without it)."""
     from creator_sync.common.dlt_files import DLT_DIR
-    from creator_sync.init import write_settings  # the one writer of .dlt files
+    from creator_sync.init_command import write_settings  # the one writer of .dlt files
 
     salt = token_source.token_hex(32)
     item = by_key("erasure_salt")

@@ -2,7 +2,7 @@
 
 Each key of `creator_platform_source` is declared here once, with its kind (type and range:
 `common.setting_kinds`), default, flag, help and whether it is a secret. The source's `def` writes
-its parameters out, as dlt verified sources do; tests/sources/test_source_settings.py holds the
+its parameters out, as dlt verified sources do; tests/pipelines/test_source_signature.py holds the
 two in step (every key a parameter with the table's default, and every parameter a key), and
 the CLI builds its flags (`common.settings.click_option`) and docs/setup.md's rows from the
 table. The app's keys (`[creator_sync]`: the warehouse, the models' zone) are not the source's:
