@@ -1,8 +1,9 @@
-"""The dlt source: one resource per collection, all driven by `settings.RESOURCES`.
+"""The dlt source: one resource per collection, all driven by `endpoints.RESOURCES`.
 
-`creator_platform_source` takes its settings the way dlt verified sources do: arguments,
-resolved from `[sources.creator_platform]` in `.dlt/config.toml` / `.dlt/secrets.toml` or
-`SOURCES__CREATOR_PLATFORM__<KEY>` in the environment; the CLI calls it with its flags.
+`creator_platform_source` takes its settings the way dlt verified sources do: arguments
+written out in its `def`, resolved from `[sources.creator_platform]` in `.dlt/config.toml` /
+`.dlt/secrets.toml` or `SOURCES__CREATOR_PLATFORM__<KEY>` in the environment; the CLI calls
+it with the values it resolved and checked.
 Each resource streams pages, normalises them and yields arrow tables (`listing.py`); a failing
 resource ends alone (`_resource_rows`). After `pipeline.run`, `pipelines.postload.finish_sync`
 does what needs the loaded warehouse (`_is_deleted`, dependents, `sync_resources`).
