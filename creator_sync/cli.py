@@ -31,7 +31,7 @@ from creator_sync.common.terminal import (
 
 # name -> "module:attribute" of a click.Command
 COMMANDS: dict[str, str] = {
-    "init": "creator_sync.init:init_command",
+    "init": "creator_sync.init_command:init_command",
     "sandbox": "creator_sync.sandbox.cli:sandbox_command",
     "sync": "creator_sync.pipelines.sync:sync_command",
     "status": "creator_sync.pipelines.status:status_command",

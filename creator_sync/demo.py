@@ -18,10 +18,10 @@ from typing import Any
 
 import click
 
+from creator_sync.common.settings import Settings, option
 from creator_sync.common.terminal import reported_failures, setup_logging
 from creator_sync.common.warehouse import Warehouse, state_folder, warehouse_of
-from creator_sync.pipelines.sync import SyncSettings, format_summary, log_path, run_sync
-from creator_sync.sources.creator_platform import Settings, option
+from creator_sync.pipelines.sync import format_summary, log_path, run_sync, sync_settings
 from creator_sync.sources.creator_platform.auth import Secret
 
 DEMO_SEED = 20240601
@@ -85,7 +85,7 @@ def run_demo(duckdb: str | None, report: str, *, reset: bool = False, scale: str
     with run_sandbox(seed=DEMO_SEED, scale=scale, sites=DEMO_SITES) as sandbox:
         for _ in range(number - 1):
             sandbox.activity(ACTIVITY_PER_ROUND)
-        settings = SyncSettings(
+        settings = sync_settings(
             base_url=sandbox.base_url,
             client_id=SANDBOX_CLIENT_ID,
             client_secret=Secret(SANDBOX_CLIENT_SECRET),

@@ -22,6 +22,7 @@ import click
 
 from creator_sync.common.duckdb_names import compact_in_place
 from creator_sync.common.locking import LockTimeout, pipeline_lock, warehouse_lock
+from creator_sync.common.settings import BadSetting, Settings, by_key, option
 from creator_sync.common.terminal import fail, reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.models.render import STAGING_SCHEMA, TARGET_SCHEMA
@@ -33,7 +34,6 @@ from creator_sync.pipelines.sync import finish_pending
 from creator_sync.pipelines.warehouse_sql import data_tables, warehouse_guard
 from creator_sync.pipelines.webhooks.forget_requests import scrub_journal
 from creator_sync.pipelines.webhooks.journal import default_journal_dir
-from creator_sync.sources.creator_platform import BadSetting, Settings, by_key, option
 
 SKIPPED_FOLDERS = {".venv", ".git", "__pycache__", "node_modules"}
 DEFAULT_REPORT = "report.html"
@@ -64,7 +64,7 @@ def new_salt() -> str:
     """A salt for the erasure log, generated at the first erasure into .dlt/secrets.toml
     (`[creator_sync] erasure_salt`; the log's hashes mean nothing without it)."""
     from creator_sync.common.dlt_files import DLT_DIR
-    from creator_sync.init import write_settings  # the one writer of .dlt files
+    from creator_sync.init_command import write_settings  # the one writer of .dlt files
 
     salt = token_source.token_hex(32)
     item = by_key("erasure_salt")

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from creator_sync.common.locking import LockTimeout, warehouse_lock
+from creator_sync.common.settings import BadSetting, Settings, option, warn_unknown_keys
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.models.adapters import (
     DESTINATIONS,
@@ -31,7 +32,6 @@ from creator_sync.models.runner import (
     build,
 )
 from creator_sync.models.sources import SOURCE_TABLES
-from creator_sync.sources.creator_platform import BadSetting, Settings, option, warn_unknown_keys
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:

@@ -18,8 +18,8 @@ import zoneinfo
 from dataclasses import dataclass
 from typing import Any
 
+from creator_sync.common.settings import app_setting, option
 from creator_sync.models.build_info import BuildInfo, Fetch, as_utc, fetch_dicts, read_build_info
-from creator_sync.sources.creator_platform import SYNC_SECTION, option, setting
 
 DATA_COVERAGE = "analytics.data_coverage"
 WINDOW_DAYS = 30
@@ -52,13 +52,13 @@ def fmt_age(delta: dt.timedelta) -> str:
 
 
 # The flag of every command that states the figures (`models`, `report`); the key, its check,
-# help and default are `creator_sync.stale_after_days` in sources.creator_platform.config.
+# help and default are `creator_sync.stale_after_days` in common.settings.
 stale_after_option = option("stale_after_days", type=float)
 
 
 def stale_after(days: float | None = None) -> dt.timedelta:
     """The staleness limit: `days` when given (a flag), else the configuration, else 2 days."""
-    return dt.timedelta(days=setting(SYNC_SECTION, "stale_after_days", days))
+    return dt.timedelta(days=app_setting("stale_after_days", days))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from creator_sync.common.duckdb_names import quote_ident
+from creator_sync.common.settings import DEFAULT_DATASET, by_key
 from creator_sync.models.adapters import Adapter, DuckDBAdapter
 from creator_sync.models.build_info import BUILD_METADATA
 from creator_sync.models.headline import headline_figures
@@ -30,10 +31,9 @@ from creator_sync.models.render import (
 )
 from creator_sync.models.schema import ModelDoc, load_schema
 from creator_sync.models.sources import SOURCE_TABLES
-from creator_sync.sources.creator_platform import DEFAULT_DATASET, by_key
 
 log = logging.getLogger("creator_sync.models")
-DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in sources.creator_platform.config.SETTINGS
+DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in common.settings.APP_SETTINGS
 
 
 class ModelsError(RuntimeError):

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import dlt
 
-from creator_sync.sources.creator_platform import REPAIR_MEMORY_LIMIT
-
+from .tuning import REPAIR_MEMORY_LIMIT
 from .warehouse_sql import existing_tables, is_duckdb, scan_client
 
 

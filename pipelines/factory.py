@@ -1,13 +1,12 @@
 """Build the dlt pipeline for a resolved `common.warehouse.Warehouse` (DuckDB and dlt settings).
 
-The values it sets are in `sources/creator_platform/tuning.py`; the process-wide set-up it
-applies first (allocators, GC) is `process_tuning`; the DuckDB file kept open across a small
-load's steps is `kept_open`.
+The values it sets are in `tuning.py`; the process-wide set-up it applies first (allocators,
+GC) is `process_tuning`; the DuckDB file kept open across a small load's steps is `kept_open`.
 
 Conventions other areas rely on (models, report, webhooks):
-- every setting, its section, check and default is in `sources.creator_platform.config.SETTINGS`:
-  `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`) for the API,
-  `[creator_sync]` (env `CREATOR_SYNC__<KEY>`) for the warehouse (`duckdb`, `dataset`, ...).
+- the app's settings, their section, check and default are in `common.settings.APP_SETTINGS`
+  (`[creator_sync]`, env `CREATOR_SYNC__<KEY>`: the warehouse, `duckdb`, `dataset`, ...); the
+  API's are the source's, `[sources.creator_platform]` (env `SOURCES__CREATOR_PLATFORM__<KEY>`).
 - where the warehouse and the pipeline's local state live is `common.warehouse` (one
   derivation for every command).
 """
@@ -21,17 +20,12 @@ import dlt
 
 from creator_sync.common.duckdb_names import catalog_qualified_duckdb
 from creator_sync.common.files import make_state_dir
+from creator_sync.common.settings import Settings, app_setting
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.common.warehouse_db import configured_dsn
 from creator_sync.pipelines.process_tuning import tune_process
-from creator_sync.sources.creator_platform import (
-    FILE_MAX_ITEMS,
-    FRESH_LOAD_VACUUM_TASKS,
-    SYNC_SECTION,
-    WAL_CHECKPOINT,
-    Settings,
-    setting,
-)
+
+from .tuning import FILE_MAX_ITEMS, FRESH_LOAD_VACUUM_TASKS, WAL_CHECKPOINT
 
 
 def resolve_warehouse(**flags: Any) -> Warehouse:
@@ -53,7 +47,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
 
         # DuckDB's default buffer pool is 80% of RAM: cap it so memory stays flat as data grows
         # (big merges spill to disk instead); `creator_sync.duckdb_memory_limit` overrides
-        limit = setting(SYNC_SECTION, "duckdb_memory_limit")
+        limit = app_setting("duckdb_memory_limit")
         # insertion order is irrelevant to merges; dropping it lets big merges spill
         global_config: dict[str, Any] = {
             "memory_limit": str(limit),
@@ -64,7 +58,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         }
         # one thread: each load job reads one file, and every thread adds its own buffers to
         # the job's memory (`creator_sync.duckdb_threads` overrides)
-        global_config["threads"] = setting(SYNC_SECTION, "duckdb_threads")
+        global_config["threads"] = app_setting("duckdb_threads")
         # dlt closes the database after each load job, and DuckDB checkpoints on close; each
         # checkpoint's vacuum re-reads and merges the table's partly filled row groups (every
         # 50,000-row file leaves one), so a first load's peak grew with the table: -50 MiB at
@@ -73,7 +67,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
         # nothing, so it loses only row-group compaction; incremental runs merge (delete-insert)
         # and keep DuckDB's vacuum, so deleted rows are reclaimed and the file does not creep.
         # `creator_sync.duckdb_vacuum_tasks` overrides both.
-        vacuum = setting(SYNC_SECTION, "duckdb_vacuum_tasks")
+        vacuum = app_setting("duckdb_vacuum_tasks")
         if vacuum is None and fresh_load:
             vacuum = FRESH_LOAD_VACUUM_TASKS
         if vacuum is not None:
@@ -101,7 +95,7 @@ def build_pipeline(warehouse: Warehouse, *, fresh_load: bool = False) -> dlt.Pip
     dlt.config["load.delete_completed_jobs"] = True
     # one load job at a time: with dlt's default of 20, DuckDB works on 20 files at once and
     # the load's memory grows with the number of files, i.e. with data (docs/performance.md#memory)
-    dlt.config["load.workers"] = setting(SYNC_SECTION, "load_workers")
+    dlt.config["load.workers"] = app_setting("load_workers")
     # rotate files so normalize and load never hold a whole collection in memory
     # (the writers resolve `data_writer.*` without a step section)
     dlt.config["data_writer.file_max_items"] = FILE_MAX_ITEMS

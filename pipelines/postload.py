@@ -15,7 +15,8 @@ from typing import Any
 
 import dlt
 
-from creator_sync.sources.creator_platform import DEFAULTS, sync_run
+from creator_sync.common.settings import DEFAULTS
+from creator_sync.sources.creator_platform import sync_run
 
 from . import erasure_log
 from .api_totals import write_api_totals

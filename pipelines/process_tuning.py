@@ -1,7 +1,7 @@
 """How a sync's process is tuned, once, before and around its steps: allocators, heap trimming,
 CPython's cyclic GC, and dlt's repeated lookups remembered (docs/performance.md#cpu and #memory).
 
-The values and why each has its own: `sources/creator_platform/tuning.py`. The factory applies
+The values and why each has its own: `tuning.py`. The factory applies
 the set-up when it builds a pipeline (`tune_process`); the sync trims the heap while it extracts
 (`trimmed_heap`) and hands freed memory back before the load (`release_free_memory`).
 """
@@ -18,12 +18,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from creator_sync.common.repeating import every
-from creator_sync.sources.creator_platform import (
-    ARROW_POOL,
-    GC_YOUNG_THRESHOLD,
-    MALLOC_ARENAS,
-    TRIM_EVERY_S,
-)
+
+from .tuning import ARROW_POOL, GC_YOUNG_THRESHOLD, MALLOC_ARENAS, TRIM_EVERY_S
 
 log = logging.getLogger("creator_sync.process_tuning")
 _M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)

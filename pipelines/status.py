@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from creator_sync.common.settings import BadSetting, Settings, option
 from creator_sync.common.terminal import reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.common.warehouse_db import (
@@ -22,16 +23,9 @@ from creator_sync.common.warehouse_db import (
     WarehouseUnavailable,
     open_warehouse,
 )
-from creator_sync.sources.creator_platform import (
-    SOURCE_NAME,
-    BadSetting,
-    Settings,
-    is_done,
-    option,
-    place_of,
-    warn_unknown_keys,
-)
+from creator_sync.sources.creator_platform import SOURCE_NAME, is_done, place_of
 
+from .command_settings import warn_unknown_keys
 from .completeness import resource_totals
 from .sync_resources import SYNC_RESOURCES
 

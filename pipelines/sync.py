@@ -26,6 +26,7 @@ import click
 
 from creator_sync.common.duckdb_names import no_empty_file_left
 from creator_sync.common.locking import pipeline_lock
+from creator_sync.common.settings import BadSetting, checked
 from creator_sync.common.terminal import (
     EXIT_SIGNAL_BASE,
     HANDLED_SIGNALS,
@@ -41,29 +42,24 @@ from creator_sync.common.terminal import (
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.common.warehouse_db import writer_lock
 from creator_sync.sources.creator_platform import (
-    HOLD_OPEN_MAX_BYTES,
     RESOURCES,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
-    BadSetting,
     LimiterClosed,
     Outcome,
     RateLimiter,
     RunStats,
     Runtime,
     Secret,
-    Settings,
     api_root,
-    by_key,
     creator_platform_source,
     lookback_days,
-    option,
     quiet_hint_merge_warnings,
-    settings_class,
     sync_run,
-    warn_unknown_keys,
 )
 
+from .command_settings import by_key, option, warn_unknown_keys
+from .command_settings import settings as command_settings
 from .counts import loaded_counts, row_counts
 from .crash_repair import dedupe_appended
 from .factory import build_pipeline
@@ -71,6 +67,7 @@ from .kept_open import database_kept_open, package_bytes
 from .postload import finish_sync
 from .process_tuning import release_free_memory, trimmed_heap
 from .progress import progress_reporter
+from .tuning import HOLD_OPEN_MAX_BYTES
 from .warehouse_facts import kept_tables, webhook_written_keys
 from .warehouse_sql import data_tables
 
@@ -81,34 +78,55 @@ log = logging.getLogger("creator_sync.sync")
 SYNC_KEYS = ("checkpoint_every", "max_duration", "deleted_people", "erasure_salt")
 
 
-def _secrets_kept_secret(self: Any) -> None:
-    """A secret given as text (a test, a host program) is held as a `Secret` all the same."""
-    for item in SOURCE_SETTINGS:
-        value = getattr(self, item.key)
-        if item.secret and not isinstance(value, Secret):
-            setattr(self, item.key, Secret(value or ""))
+@dataclass(kw_only=True)
+class SyncSettings:
+    """Everything one sync needs, resolved and checked (flags > env > .dlt files > defaults):
+    the source's arguments, the app's keys it reads (`SYNC_KEYS`) and the run's own flags.
+    Built by `resolve_settings` (the CLI) or `sync_settings` (a host program, the tests)."""
+
+    # `creator_platform_source`'s configuration arguments, by key, each checked by its kind
+    # (`SOURCE_SETTINGS`); a secret held as a `Secret`
+    source: dict[str, Any] = field(repr=False)
+    warehouse: Warehouse
+    checkpoint_every: float
+    max_duration: float | None
+    deleted_people: str
+    erasure_salt: str | None = field(repr=False)
+    full_refresh: bool = False
+    verify: bool = True
+    lock_timeout: float = 0.0
+    lookback_days: dict[str, float] = field(default_factory=dict)  # resource -> days
+
+    def __post_init__(self) -> None:
+        """A secret given as text (a test, a host program) is held as a `Secret` all the same."""
+        for item in SOURCE_SETTINGS:
+            value = self.source.get(item.key)
+            if item.secret and not isinstance(value, Secret):
+                self.source[item.key] = Secret(value or "")
+
+    def __repr__(self) -> str:  # never a secret; short
+        return (f"SyncSettings(base_url={self.source.get('base_url')!r}, "
+                f"client_id={self.source.get('client_id')!r}, warehouse={self.warehouse!r})")
 
 
-def _short_repr(self: Any) -> str:  # secrets are Secret already; keep the repr short anyway
-    return (f"SyncSettings(base_url={self.base_url!r}, client_id={self.client_id!r}, "
-            f"warehouse={self.warehouse!r})")
-
-
-# Everything one sync needs, already resolved (flags > env > .dlt files > defaults): a field
-# per setting it reads (derived from the one table), and the run's own.
-SyncSettings = settings_class(
-    "SyncSettings",
-    [*SOURCE_SETTINGS, *(by_key(key) for key in SYNC_KEYS)],
-    [
-        ("warehouse", Warehouse, field(default=None)),
-        ("full_refresh", bool, field(default=False)),
-        ("verify", bool, field(default=True)),
-        ("lock_timeout", float, field(default=0.0)),
-        ("lookback_days", dict[str, float], field(default_factory=dict)),  # resource -> days
-    ],
-    doc="Everything one sync needs, already resolved (flags > env > .dlt files > defaults).",
-    namespace={"__post_init__": _secrets_kept_secret, "__repr__": _short_repr},
-)
+def sync_settings(*, warehouse: Warehouse, full_refresh: bool = False, verify: bool = True,
+                  lock_timeout: float = 0.0, lookback_days: dict[str, float] | None = None,
+                  **values: Any) -> SyncSettings:
+    """`SyncSettings` from a host program's values by key (`base_url=...`, `page_size=...`,
+    `checkpoint_every=...`: the demo, the tests), each checked once by its kind (a `Secret` is
+    taken as it is), each setting not given at its table's default."""
+    unknown = set(values) - {s.key for s in SOURCE_SETTINGS} - set(SYNC_KEYS)
+    if unknown:
+        raise TypeError(f"not settings of a sync: {', '.join(sorted(unknown))}")
+    pick = {item.key: values[item.key] if isinstance(values.get(item.key), Secret)
+            else checked(item, values.get(item.key), f"argument={item.key}")
+            for item in (*SOURCE_SETTINGS, *(by_key(key) for key in SYNC_KEYS))}
+    return SyncSettings(
+        source={item.key: pick[item.key] for item in SOURCE_SETTINGS},
+        **{key: pick[key] for key in SYNC_KEYS}, warehouse=warehouse,
+        full_refresh=full_refresh, verify=verify, lock_timeout=lock_timeout,
+        lookback_days=lookback_days or {},
+    )
 
 
 @dataclass
@@ -136,14 +154,14 @@ class SyncResult:
         return {n: o.reason or "" for n, o in self.outcomes.items() if o.status == "partial"}
 
 
-def resolve_settings(**flags: Any) -> Any:
+def resolve_settings(**flags: Any) -> SyncSettings:
     """Merge CLI flags (by setting key; None = not given) with dlt config/secrets and defaults,
-    each checked by its kind (`sources.creator_platform.config`); a bad one is a usage error
-    naming the key and where it came from. `full_refresh` and `lock_timeout` are flags of this
-    run only."""
+    each checked once by its kind (`common.settings.Settings`); a bad one is a usage error
+    naming the flag, variable or key it came from. `full_refresh` and `lock_timeout` are flags
+    of this run only."""
     full_refresh = bool(flags.pop("full_refresh", False))
     lock_timeout = float(flags.pop("lock_timeout", 0) or 0)
-    conf = Settings(**flags)
+    conf = command_settings(**flags)
     values = {item.key: conf[item.key] for item in SOURCE_SETTINGS}
     if not values["base_url"]:
         raise BadSetting("no base URL: run `creator-sync init` once, or pass --base-url or set "
@@ -163,24 +181,24 @@ def resolve_settings(**flags: Any) -> Any:
     if lock_timeout < 0:
         raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
     return SyncSettings(
-        **values, **{key: conf[key] for key in SYNC_KEYS},
+        source=values, **{key: conf[key] for key in SYNC_KEYS},
         warehouse=warehouse_of(conf), full_refresh=full_refresh, lock_timeout=lock_timeout,
         lookback_days=lookback_days(),
     )
 
 
-def source_arguments(settings: Any) -> dict[str, Any]:
+def source_arguments(settings: SyncSettings) -> dict[str, Any]:
     """`creator_platform_source`'s arguments: a sync's settings of its section, every one
-    explicit (they are resolved already: dlt must not look them up again). The CLI builds the
-    source through the signature a user's dlt script calls."""
+    explicit (they are resolved and checked already: dlt must not look them up again, the
+    source need not check them again: `Runtime(checked=True)`). The CLI builds the source
+    through the signature a user's dlt script calls."""
     out: dict[str, Any] = {}
-    for item in SOURCE_SETTINGS:
-        value = getattr(settings, item.key)
+    for key, value in settings.source.items():
         if isinstance(value, Secret):
             value = value.reveal() or None
         elif isinstance(value, tuple):
             value = list(value)
-        out[item.key] = value
+        out[key] = value
     return {**out, "full_refresh": settings.full_refresh, "lookback_days": settings.lookback_days}
 
 
@@ -230,10 +248,11 @@ def run_sync(
                 pipeline.sync_destination()
         pending_loaded = finish_pending(pipeline, wh)
         clock = RunClock(settings.checkpoint_every, settings.max_duration,
-                         RateLimiter(settings.rate_limit, adaptive=settings.adaptive_rate))
+                         RateLimiter(settings.source["rate_limit"],
+                                     adaptive=settings.source["adaptive_rate"]))
         result = SyncResult(tables={}, stats=RunStats(), load_ids=[], deleted={}, sites=[],
                             plans={}, warehouse=wh, pending_loaded=pending_loaded)
-        left: tuple[str, ...] | None = settings.resources
+        left: tuple[str, ...] | None = settings.source["resources"]
         with clock.signals():
             while True:  # one round per checkpoint: extract, normalise, load, commit state
                 clock.next_round()
@@ -394,7 +413,7 @@ def _sync_round(
     kept: frozenset[str] | None = None
     pushed: dict[str, frozenset[str]] = {}
     if wh.destination == "duckdb":  # append loads of new tables (crash repair is DuckDB SQL)
-        dropped = ((settings.resources or tuple(RESOURCES))
+        dropped = ((settings.source["resources"] or tuple(RESOURCES))
                    if settings.full_refresh and clock.rounds == 1 else ())
         with _warehouse_guard(wh), database_kept_open(wh):  # two reads, one open of the file
             kept = kept_tables(pipeline, dropped)
@@ -411,7 +430,8 @@ def _sync_round(
                 source = creator_platform_source(
                     **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
                         stats=stats, transport=transport, verify=settings.verify,
-                        on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter))
+                        on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter,
+                        checked=True))
         except Exception as exc:
             if clock.spent() is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
                 raise
@@ -431,7 +451,7 @@ def _sync_round(
                 pipeline.extract(
                     source,
                     refresh="drop_resources" if settings.full_refresh and clock.rounds == 1 else None,
-                    workers=max(2, settings.concurrency),
+                    workers=max(2, settings.source["concurrency"]),
                 )
             if clock.spent() is not None:  # stopping: reads still waiting are not sent
                 clock.limiter.close()

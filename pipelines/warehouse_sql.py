@@ -18,7 +18,8 @@ import dlt
 
 from creator_sync.common.locking import warehouse_lock
 from creator_sync.common.warehouse_db import postgres_lock
-from creator_sync.sources.creator_platform import SCAN_MEMORY_LIMIT
+
+from .tuning import SCAN_MEMORY_LIMIT
 
 log = logging.getLogger("creator_sync.postload")
 _CLIENTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()

@@ -6,11 +6,11 @@ import datetime as dt
 
 import click
 
+from creator_sync.common.settings import BadSetting, Settings, option, warn_unknown_keys
 from creator_sync.common.warehouse import warehouse_of
 from creator_sync.models.adapters import DESTINATIONS
 from creator_sync.models.coverage import stale_after_option
 from creator_sync.report.errors import ReportError
-from creator_sync.sources.creator_platform import BadSetting, Settings, option, warn_unknown_keys
 
 
 @click.command("report")

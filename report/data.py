@@ -19,13 +19,13 @@ from decimal import Decimal
 from typing import Any
 
 from creator_sync.common.duckdb_names import quote_literal
+from creator_sync.common.settings import DEFAULT_DATASET, BadSetting
 from creator_sync.models.coverage import Coverage, read_coverage
 from creator_sync.models.coverage import stale_after as stale_after_limit
 from creator_sync.models.headline import Headline, compute_headline, whole_cents
 from creator_sync.report.errors import ReportError
 from creator_sync.report.freshness import Freshness, read_freshness, read_site_names
 from creator_sync.report.marts import PAYOUT_ITEM_COLUMNS, PAYOUT_LINE_COLUMNS, SCHEMA, check_marts
-from creator_sync.sources.creator_platform import BadSetting
 
 __all__ = ["Headline", "ReportData", "load_report_data"]
 
@@ -609,7 +609,7 @@ def load_report_data(
     *,
     site_id: str | None = None,
     since: dt.date | None = None,
-    dataset: str = "creator_platform",
+    dataset: str = DEFAULT_DATASET,
     stale_after: dt.timedelta | None = None,
 ) -> ReportData:
     """Everything the page shows, read through a warehouse adapter (`models.adapters`), or a

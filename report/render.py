@@ -8,6 +8,7 @@ import os
 import pathlib
 import tempfile
 
+from creator_sync.common.settings import DEFAULT_DATASET, BadSetting
 from creator_sync.models.adapters import (
     Adapter,
     MissingWarehouseCredentials,
@@ -18,7 +19,6 @@ from creator_sync.models.coverage import stale_after
 from creator_sync.report.data import load_report_data
 from creator_sync.report.errors import ReportError
 from creator_sync.report.page import render_page
-from creator_sync.sources.creator_platform import DEFAULT_DATASET, BadSetting
 
 
 def _connect(destination: str, duckdb_path: str, postgres_dsn: str | None) -> Adapter:

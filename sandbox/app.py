@@ -25,6 +25,7 @@ from creator_sync.sandbox.collections import COLLECTIONS, Collection, routes
 from creator_sync.sandbox.dataset import Store
 from creator_sync.sandbox.errors import ApiError, bad_param
 from creator_sync.sandbox.faults import FaultPlan
+from creator_sync.sandbox.jsonapi import RenderContext, http_date, render, resolve_includes
 from creator_sync.sandbox.options import Options
 from creator_sync.sandbox.payout_lines import payout_lines
 from creator_sync.sandbox.query import (
@@ -40,7 +41,6 @@ from creator_sync.sandbox.query import (
 )
 from creator_sync.sandbox.ratelimit import RateLimiter
 from creator_sync.sandbox.relations import related
-from creator_sync.sandbox.render import RenderContext, http_date, render, resolve_includes
 from creator_sync.sandbox.schema import PAYOUTS, REL_INDEX, Rel
 from creator_sync.sandbox.store import NULL
 

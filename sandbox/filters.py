@@ -103,7 +103,7 @@ def texts(store: Store, type_name: str, attr_name: str, lower: bool) -> tuple[np
             nulls = codes < 0
             vals = labels[np.where(nulls, len(attr.labels), codes)].tolist()
         elif attr.kind == TIME:
-            from creator_sync.sandbox.render import iso
+            from creator_sync.sandbox.jsonapi import iso
 
             nulls = raw == NULL
             vals = ["" if v == NULL else iso(v) for v in raw.tolist()]

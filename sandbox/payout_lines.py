@@ -14,8 +14,8 @@ import orjson
 from creator_sync.sandbox import vocab as V
 from creator_sync.sandbox.bundles import offers_paid
 from creator_sync.sandbox.dataset import DAY
+from creator_sync.sandbox.jsonapi import RenderContext, decimals, iso_many
 from creator_sync.sandbox.payouts import line_rows
-from creator_sync.sandbox.render import RenderContext, decimals, iso_many
 from creator_sync.sandbox.rollups import to_settlement
 from creator_sync.sandbox.schema import PAYOUTS
 from creator_sync.sandbox.store import NULL

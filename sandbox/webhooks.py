@@ -28,7 +28,7 @@ from creator_sync.sandbox import vocab as V
 from creator_sync.sandbox.auth import Principal
 from creator_sync.sandbox.dataset import Store
 from creator_sync.sandbox.errors import ApiError
-from creator_sync.sandbox.render import RenderContext, render
+from creator_sync.sandbox.jsonapi import RenderContext, render
 from creator_sync.sandbox.schema import ORDER_PAYMENTS
 from creator_sync.sandbox.store import NULL
 

@@ -7,10 +7,11 @@ counts as much as one at the top, and so does `importlib.import_module("...")` o
 The wheel installs one import package, `creator_sync` (issue 32, point 6); its subpackages are
 the repository's folders, mapped by pyproject's `package-dir`:
 
-    creator_sync.common              (common/) the bottom layer: terminal contract, locks,
+    creator_sync.common              (common/) the bottom layer: the app's settings and how any
+                                     setting is declared and checked, terminal contract, locks,
                                      files, DuckDB names, warehouse paths; imports nothing of ours
-    creator_sync.sources, .sandbox   (sources/, sandbox/) the API's source (with every setting,
-                                     `config.SETTINGS`) and its emulator
+    creator_sync.sources, .sandbox   (sources/, sandbox/) the API's source (with its own
+                                     settings, `config.SOURCE_SETTINGS`) and its emulator
     creator_sync.pipelines           (pipelines/) the dlt pipeline: sync, webhooks
     creator_sync.models              (models/, sql/) the SQL models and the figures read from them
     creator_sync.report              (report/) the HTML report
@@ -156,8 +157,9 @@ SOURCE = "creator_sync.sources.creator_platform"
 
 
 def test_common_is_the_bottom_layer() -> None:
-    """`common` imports nothing of ours but itself (issue 33, point 5): the settings, which need
-    the source's facts, live in the source, so the source and every command stand on it."""
+    """`common` imports nothing of ours but itself (issue 33, point 5): the app's settings and the
+    machinery of every setting live there (issue 41), so the source and every command stand on
+    it."""
     wrong = [f"{modules()[module].relative_to(ROOT)}:{line} imports {target}"
              for module in modules() if layer(module) == "creator_sync.common"
              for target, line in imports(module) if layer(target) != "creator_sync.common"]
@@ -177,6 +179,34 @@ def test_the_public_surface_checker_sees_a_module_import() -> None:
     """The checker itself: `from <source> import <module>` names the module, not the package."""
     found = {target for target, _ in imports(f"{SOURCE}.source")}
     assert f"{SOURCE}.config" in found  # `from .config import ...`
+
+
+def test_the_models_and_the_report_import_nothing_of_the_source() -> None:
+    """The models and the report read the warehouse and the app's settings (`common.settings`),
+    never the source (issue 41, point 1): not even `DEFAULT_DATASET` or `BadSetting`."""
+    wrong = [f"{modules()[module].relative_to(ROOT)}:{line} imports {target}"
+             for module in modules()
+             if layer(module) in ("creator_sync.models", "creator_sync.report")
+             for target, line in imports(module) if layer(target) == "creator_sync.sources"]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_source_imports_no_cli() -> None:
+    """The source is a dlt source a user's script runs (issue 41, point 1): click, the flags and
+    the commands are the app's; a module of `sources/` imports no click."""
+    wrong = [f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 0)} imports {name}"
+             for module, path in modules().items() if layer(module) == "creator_sync.sources"
+             for node, name in named(ast.parse(path.read_text(encoding="utf-8")))
+             if name.split(".")[0] == "click"]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_layer_rules_see_what_they_forbid() -> None:
+    """The two checks above, on what they would catch: `report.render` stands on
+    `common.settings`, and an import of click is seen as one."""
+    assert "creator_sync.common.settings" in {t for t, _ in imports("creator_sync.report.render")}
+    assert [n for _, n in named(ast.parse("import click\nfrom click import option"))] == [
+        "click", "click"]
 
 
 WEBHOOKS = "creator_sync.pipelines.webhooks"  # the push side (`creator-sync listen`, hooks)

@@ -1,13 +1,13 @@
-"""docs/setup.md names every setting as the one table declares it: its "Every key" table is
-`config.setup_doc_rows()`, built from `sources.creator_platform.config.SETTINGS` (key,
-environment variable, flag, default and range, help), so a setting added or changed without
-its row fails here."""
+"""docs/setup.md names every setting as its table declares it: its "Every key" table is
+`setup_doc_rows()`, built from the source's table (`sources.creator_platform.config.SOURCE_SETTINGS`)
+and the app's (`common.settings.APP_SETTINGS`): key, environment variable, flag, default and
+range, help. A setting added or changed without its row fails here."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from creator_sync.sources.creator_platform.config import SETTINGS, setup_doc_rows
+from creator_sync.pipelines.command_settings import SETTINGS, setup_doc_rows
 
 SETUP = Path(__file__).resolve().parents[1] / "docs" / "setup.md"
 

@@ -31,7 +31,7 @@ import dlt
 import requests
 from dlt.sources.rest_api import rest_api_source
 
-from creator_sync.sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
 PAGE_SIZE = 100
 PAGE_NUMBER = {"type": "page_number", "base_page": 1, "page_param": "page[number]"}
@@ -61,7 +61,7 @@ def endpoint_resources() -> list[dict[str, Any]]:
         params: dict[str, Any] = {}
         if r.site_scoped:
             params["filter[site_id]"] = "{resources.sites.id}"
-        if not r.page_size:
+        if not r.takes_page_size:
             params["page[size]"] = None  # e.g. payouts take only page[number] (spec 4.2)
         endpoint: dict[str, Any] = {"path": r.path.lstrip("/"), "params": params}
         if r.single:  # one object (/v1/me)

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import orjson
 
+from creator_sync.common.settings import BadSetting, Settings
 from creator_sync.common.terminal import (
     EXIT_FAILURE,
     fail,
@@ -25,12 +26,9 @@ from creator_sync.pipelines.webhooks.urls import (
     target_secret,
     weak_secret,
 )
-from creator_sync.sources.creator_platform import (
-    BadSetting,
-    Settings,
-    option,
-    warn_unknown_keys,
-)
+
+from ..command_settings import option, warn_unknown_keys
+from ..command_settings import settings as command_settings
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
 
@@ -39,7 +37,7 @@ def _settings(ctx: click.Context) -> Settings:
     """Same settings as `creator-sync sync` (flag, env, .dlt/*.toml, default), checked the same
     way: a bad one is a usage error naming flag or key. API flags may sit on the group or the
     subcommand (`_remember` collects them)."""
-    return Settings(**ctx.find_root().meta.get(API_FLAGS, {}))
+    return command_settings(**ctx.find_root().meta.get(API_FLAGS, {}))
 
 
 @contextmanager
@@ -159,7 +157,7 @@ def create_command(
     with _api(ctx) as api:
         try:
             # the flag, else the sites sync is pinned to, else every site the credential sees
-            pinned = Settings(site_ids=site_ids)["site_ids"]
+            pinned = command_settings(site_ids=site_ids)["site_ids"]
             sites = list(pinned or ()) or hooks_api.site_ids(api, client_id=_client_id(ctx))
             done = hooks_api.create_hooks(
                 api, events=events, target_url=target_url, sites=sites,
@@ -305,7 +303,7 @@ def listen_command(
     if problem:
         raise click.BadParameter(problem, param_hint=f"--secret / {SECRET_ENV}")
     warn_unknown_keys()
-    settings = Settings(duckdb=duckdb, dataset=dataset, pii=pii, destination=destination,
+    settings = command_settings(duckdb=duckdb, dataset=dataset, pii=pii, destination=destination,
                         postgres_dsn=postgres_dsn, pipelines_dir=pipelines_dir)
     warehouse = warehouse_of(settings)
     if warehouse.destination not in ("duckdb", "postgres"):

@@ -25,6 +25,7 @@ import duckdb
 import orjson
 
 from creator_sync.common.locking import LockTimeout
+from creator_sync.common.settings import DEFAULT_DATASET
 from creator_sync.common.warehouse import Warehouse, as_warehouse
 from creator_sync.common.warehouse_db import WarehouseUnavailable, open_warehouse
 from creator_sync.pipelines import pushed_writes
@@ -42,7 +43,7 @@ from creator_sync.pipelines.webhooks import warehouse
 from creator_sync.pipelines.webhooks.forget_requests import answer_pending
 from creator_sync.pipelines.webhooks.journal import Journal, JournalReader, Record
 from creator_sync.pipelines.webhooks.records import DeadLetter, decode
-from creator_sync.sources.creator_platform import DEFAULT_DATASET, PiiMode
+from creator_sync.sources.creator_platform import PiiMode
 
 log = logging.getLogger("creator_sync.webhooks")
 

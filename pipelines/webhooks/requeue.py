@@ -12,12 +12,12 @@ from pathlib import Path
 
 import orjson
 
+from creator_sync.common.settings import DEFAULT_DATASET
 from creator_sync.common.warehouse import Warehouse, as_warehouse
 from creator_sync.common.warehouse_db import open_warehouse
 from creator_sync.pipelines.webhooks.journal import Journal
 from creator_sync.pipelines.webhooks.loader import LOCK_TIMEOUT_S
 from creator_sync.pipelines.webhooks.records import BadDelivery, encode, parse_delivery
-from creator_sync.sources.creator_platform import DEFAULT_DATASET
 
 REQUEUE_REASONS = ("normalize_failed", "load_failed")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
+from creator_sync.common.settings import DEFAULT_DATASET
 from creator_sync.common.warehouse import Warehouse, as_warehouse
 from creator_sync.common.warehouse_db import warehouse_label
 from creator_sync.pipelines.erasure_log import ErasedPeople
@@ -22,7 +23,6 @@ from creator_sync.pipelines.webhooks.journal import Journal, default_journal_dir
 from creator_sync.pipelines.webhooks.loader import Loader
 from creator_sync.pipelines.webhooks.receiver import DEFAULT_MAX_BODY, create_app
 from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
-from creator_sync.sources.creator_platform import DEFAULT_DATASET
 
 log = logging.getLogger("creator_sync.webhooks")
 

@@ -8,8 +8,9 @@
 
 Everything another package uses is exported here, and only from here (tests/test_layers.py
 forbids `creator_sync.pipelines` to import a module of this package by name): the source and
-the run it hands back, every setting (`config.SETTINGS`, its resolver and click options), the
-client and its errors, the facts table, and the normalisation shared with the webhook loader.
+the run it hands back, its own settings (`config.SOURCE_SETTINGS`; the app's are
+`common.settings`), the client and its errors, the endpoints table, and the normalisation shared
+with the webhook loader.
 """
 
 from .arrow_tables import rows_to_arrow
@@ -17,23 +18,14 @@ from .auth import Secret, TokenManager
 from .checkpoint import is_done, place_of
 from .client import CreatorPlatformClient, api_root, is_loopback
 from .config import (
-    DEFAULT_DATASET,
     DEFAULTS,
-    SETTINGS,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
-    SYNC_SECTION,
-    BadSetting,
-    Setting,
-    Settings,
-    by_key,
     lookback_days,
-    option,
-    setting,
-    settings_class,
-    warn_unknown_keys,
+    source_known_keys,
 )
 from .dlt_logs import quiet_hint_merge_warnings
+from .endpoints import RESOURCES, SOURCE_NAME, TYPES, type_info
 from .errors import (
     ApiError,
     AuthError,
@@ -50,49 +42,22 @@ from .ratelimit import LimiterClosed, RateLimiter
 from .redact import redact_target_url
 from .rows import LINK_MARKER, child_marker, normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
-from .settings import RESOURCES, SOURCE_NAME, TYPES, type_info
 from .source import creator_platform_source, sync_run
 from .stats import RunStats
-from .tuning import (
-    ARROW_POOL,
-    FILE_MAX_ITEMS,
-    FRESH_LOAD_VACUUM_TASKS,
-    GC_YOUNG_THRESHOLD,
-    HOLD_OPEN_MAX_BYTES,
-    MALLOC_ARENAS,
-    REPAIR_MEMORY_LIMIT,
-    SCAN_MEMORY_LIMIT,
-    TRIM_EVERY_S,
-    WAL_CHECKPOINT,
-)
 
 __all__ = [
-    "ARROW_POOL",
     "DEFAULTS",
-    "DEFAULT_DATASET",
-    "FILE_MAX_ITEMS",
-    "FRESH_LOAD_VACUUM_TASKS",
-    "GC_YOUNG_THRESHOLD",
-    "HOLD_OPEN_MAX_BYTES",
     "LINK_MARKER",
-    "MALLOC_ARENAS",
     "PERSON_EMAILS",
     "PERSON_KEYS",
-    "REPAIR_MEMORY_LIMIT",
     "RESOURCES",
-    "SCAN_MEMORY_LIMIT",
-    "SETTINGS",
     "SOURCE_NAME",
     "SOURCE_SECTION",
     "SOURCE_SETTINGS",
-    "SYNC_SECTION",
-    "TRIM_EVERY_S",
     "TYPES",
-    "WAL_CHECKPOINT",
     "ApiError",
     "AuthError",
     "BadResponseError",
-    "BadSetting",
     "ConfigurationError",
     "CreatorPlatformClient",
     "CreatorPlatformError",
@@ -106,14 +71,11 @@ __all__ = [
     "RunStats",
     "Runtime",
     "Secret",
-    "Setting",
-    "Settings",
     "SourceOptions",
     "SyncRun",
     "TokenManager",
     "api_root",
     "apply_pii",
-    "by_key",
     "child_marker",
     "creator_platform_source",
     "declared_columns",
@@ -124,16 +86,13 @@ __all__ = [
     "link_columns",
     "lookback_days",
     "normalize_resources",
-    "option",
     "personal_columns",
     "place_of",
     "quiet_hint_merge_warnings",
     "redact_target_url",
     "rows_to_arrow",
-    "setting",
-    "settings_class",
+    "source_known_keys",
     "sync_run",
     "table_hints",
     "type_info",
-    "warn_unknown_keys",
 ]

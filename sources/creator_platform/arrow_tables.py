@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .endpoints import DECIMAL_PRECISION, ColumnType, pii_columns
 from .hints import EXTRACTED_AT, declared_columns, link_columns
 from .pii import PiiMode
-from .settings import DECIMAL_PRECISION, ColumnType, pii_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -13,10 +13,10 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from .endpoints import RESOURCES, Resource, type_info
 from .hints import is_link_table, link_columns
 from .key_sets import CompactKeySet, canonical_ints
 from .rows import child_marker
-from .settings import RESOURCES, Resource, type_info
 from .tuning import ARROW_PARTS_MAX
 
 if TYPE_CHECKING:

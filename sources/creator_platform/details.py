@@ -25,9 +25,9 @@ from typing import Any
 import orjson
 
 from .client import CreatorPlatformClient
+from .endpoints import DAY_S, Resource
 from .errors import ApiError, BadResponseError
 from .linestream import decode_streamed
-from .settings import DAY_S, Resource
 from .values import parse_timestamp
 
 log = logging.getLogger("creator_sync.details")

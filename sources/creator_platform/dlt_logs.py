@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from .settings import RESOURCES
+from .endpoints import RESOURCES
 
 _MARK = ", when merging arrow schema with dlt schema"
 _OURS = tuple(f"In resource: {name}{_MARK}" for name in RESOURCES)

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .settings import (
+from .endpoints import (
     DECIMAL_PRECISION,
     LINE_KEY,
     LINE_TABLES,
@@ -29,7 +29,7 @@ META_COLUMNS: dict[str, ColumnType] = {"site_id": "text", EXTRACTED_AT: "timesta
 
 @functools.cache
 def _known_tables() -> dict[str, Any]:
-    from .settings import TYPES
+    from .endpoints import TYPES
 
     return {info.table: info for info in TYPES.values()}
 

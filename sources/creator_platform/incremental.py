@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from .settings import DAY_S, Resource
+from .endpoints import DAY_S, Resource
 from .values import parse_timestamp
 
 

@@ -31,6 +31,7 @@ from .arrow_tables import rows_to_arrow
 from .batches import Batches
 from .client import CreatorPlatformClient
 from .details import DetailGate, detail_gate, keep_read_hashes, read_detail, save_gate
+from .endpoints import FINANCE_TABLES, Resource, type_info
 from .errors import ApiError, UnreadableValue
 from .hints import EMPTY_PARENT, declared_columns, table_hints
 from .incremental import Plan, RefusedFilter, advance, full_listing_due, plan
@@ -42,7 +43,6 @@ from .refresh import FEEDERS, TARGET
 from .rejects import Rejects
 from .rows import Rejected, StreamedLines, normalize_resources
 from .run import RunReport, SourceOptions
-from .settings import FINANCE_TABLES, Resource, type_info
 from .tuning import BATCH_ROWS, DETAIL_RECENT_WEIGHT, DETAIL_ROWS_AHEAD, PAGE_PART_ROWS
 from .unchanged import STATE_KEY, Unchanged, next_day_window
 from .values import parse_timestamp

@@ -18,9 +18,9 @@ from typing import Any
 
 from .client import CreatorPlatformClient
 from .config import DEFAULTS
+from .endpoints import ListOrder, Resource
 from .errors import ApiError, BadResponseError, PaginationError
 from .ratelimit import LimiterClosed
-from .settings import ListOrder, Resource
 from .values import parse_timestamp
 
 DEFAULT_MAX_PAGES = 100_000
@@ -105,7 +105,7 @@ def fetch_page(
         size = client.page_size_caps.get(resource.name, page_size) if page_size else None
         query = dict(params)
         query["page[number]"] = number
-        if resource.page_size and size:
+        if resource.takes_page_size and size:
             query["page[size]"] = size
         url = client.url(resource.path, query)
         try:
@@ -200,13 +200,13 @@ def iter_pages(
     if page_size:
         page_size = client.page_size_caps.get(resource.name, page_size)
     announced = total_pages(
-        first.doc.get("meta"), page_size=page_size if resource.page_size else None,
+        first.doc.get("meta"), page_size=page_size if resource.takes_page_size else None,
         first_page_len=len(first.data),
     )
     client.stats.add_announced(resource.name, min(announced or 1, max_pages))
     explicit = pages_explicit(first.doc.get("meta"))
     # a page shorter than this is the last one (the server may cap page[size] silently)
-    full_len = len(first.data) if not page_size or not resource.page_size or (
+    full_len = len(first.data) if not page_size or not resource.takes_page_size or (
         start == 1 and announced and announced > 1 and len(first.data) < page_size) else page_size
 
     def is_last(page: Page) -> bool:
@@ -365,7 +365,7 @@ def iter_window(
     meta = first.doc.get("meta")
     if page_size:
         page_size = client.page_size_caps.get(resource.name, page_size)
-    announced = total_pages(meta, page_size=page_size if resource.page_size else None,
+    announced = total_pages(meta, page_size=page_size if resource.takes_page_size else None,
                             first_page_len=len(first.data))
     total = total_count(meta)
     keys = _keys(first, field)

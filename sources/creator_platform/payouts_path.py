@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .client import CreatorPlatformClient
+from .endpoints import PAYOUTS_SUFFIX, PAYOUTS_TYPE, Resource
 from .errors import ApiError
-from .settings import PAYOUTS_SUFFIX, PAYOUTS_TYPE, Resource
 
 if TYPE_CHECKING:
     from .run import RunReport

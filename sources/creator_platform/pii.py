@@ -10,8 +10,8 @@ import hashlib
 from collections.abc import Callable
 from typing import Any, Literal
 
+from .endpoints import LINE_TABLES, TYPES, pii_columns
 from .redact import redact_target_url
-from .settings import LINE_TABLES, TYPES, pii_columns
 
 PiiMode = Literal["hash", "drop"] | None
 

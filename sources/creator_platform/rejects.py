@@ -23,9 +23,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .details import DetailGate
+from .endpoints import type_info
 from .errors import NormalizationError
 from .rows import Rejected
-from .settings import type_info
 from .values import parse_timestamp
 
 STATE_KEY = "rejected"  # in a site's resource state

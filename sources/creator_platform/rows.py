@@ -31,11 +31,7 @@ from datetime import UTC, datetime
 from decimal import InvalidOperation
 from typing import Any
 
-from .errors import NormalizationError, UnreadableValue
-from .hints import EMPTY_PARENT
-from .linestream import LineStream
-from .pii import PiiMode, apply_pii, redact_credentials
-from .settings import (
+from .endpoints import (
     LINE_KEY,
     LINE_TABLES,
     RAW_SUFFIX,
@@ -46,6 +42,10 @@ from .settings import (
     link_table,
     type_info,
 )
+from .errors import NormalizationError, UnreadableValue
+from .hints import EMPTY_PARENT
+from .linestream import LineStream
+from .pii import PiiMode, apply_pii, redact_credentials
 from .values import CONVERTERS, MAX_BIGINT, MIN_BIGINT, normal_word, read_decimal, to_json_text
 
 LINK_MARKER = ""

@@ -1,7 +1,7 @@
 """What one run of the source is: its options, what it learnt, and what a host hands it.
 
-- `SourceOptions`: the knobs the resources read (built by `creator_platform_source`), derived
-  from the settings table.
+- `SourceOptions`: the knobs the resources read (built by `creator_platform_source` from its
+  checked arguments).
 - `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
   a hook called per page): never configuration, never state (what the warehouse holds comes as
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from .config import SOURCE_SETTINGS, settings_class
+from .endpoints import DAY_S
 from .key_sets import GatheredIds
 from .pagination import DEFAULT_MAX_PAGES
-from .settings import DAY_S
+from .pii import PiiMode
 
 if TYPE_CHECKING:
     from .client import CreatorPlatformClient
@@ -34,40 +34,43 @@ PageHook = Callable[[str, int], None]  # (resource, page number)
 # next page); "stop": the budget is spent or a signal came (every listing stops); None: read on
 StopCheck = Callable[[], Literal["checkpoint", "stop"] | None]
 
-def _lookback_s(self: Any) -> dict[str, int]:
-    """resource -> seconds a deep run looks back (`lookback_days`)."""
-    return {name: int(days * DAY_S) for name, days in self.lookback_days.items()}
+@dataclass(kw_only=True)
+class SourceOptions:
+    """Knobs of one sync: the source's checked settings that its resources read (the client's
+    go to `CreatorPlatformClient`), and what its call adds. Built by `creator_platform_source`
+    alone, from values checked by their kinds (`config.SOURCE_SETTINGS`): no defaults here."""
 
+    site_ids: tuple[str, ...] | None
+    resources: tuple[str, ...] | None
+    payouts_path: str | None
+    page_size: int
+    pii: PiiMode
+    pii_salt: str = field(repr=False)  # "" when none: the hash is unsalted
+    details: bool
+    freeze_finance_schema: bool
+    full_refresh_every_days: float | None
+    full_refresh: bool
+    lookback_days: dict[str, float]  # resource -> days
+    max_pages: int = DEFAULT_MAX_PAGES
+    # the source's arguments `kept_tables` and `webhook_written_keys`
+    kept_tables: frozenset[str] | None = None
+    webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
+    stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
+    # per site: the platform's clock when the customers listing that completed last began
+    # (its cursor in state); money older than that is in the customers' figures (refresh.py)
+    customers_read_at: dict[str | None, datetime] = field(default_factory=dict)
 
-def _full_refresh_every_s(self: Any) -> int | None:
-    """None = each resource's own default."""
-    days = self.full_refresh_every_days
-    return int(days * DAY_S) if days is not None else None
+    @property
+    def lookback_s(self) -> dict[str, int]:
+        """resource -> seconds a deep run looks back (`lookback_days`)."""
+        return {name: int(days * DAY_S) for name, days in self.lookback_days.items()}
 
-
-# The knobs the resources read: a field per key of `[sources.creator_platform]` that is not the
-# client's (derived from the one table, `config.SETTINGS`: checked values, the table's
-# defaults), and what one call of the source adds.
-SourceOptions = settings_class(
-    "SourceOptions",
-    [s for s in SOURCE_SETTINGS if not s.client],
-    [
-        ("full_refresh", bool, field(default=False)),
-        ("lookback_days", dict[str, float], field(default_factory=dict)),  # resource -> days
-        ("max_pages", int, field(default=DEFAULT_MAX_PAGES)),
-        # the source's arguments `kept_tables` and `webhook_written_keys`
-        ("kept_tables", frozenset[str] | None, field(default=None)),
-        ("webhook_written_keys", Mapping[str, frozenset[str]], field(default_factory=dict)),
-        ("on_page", PageHook | None, field(default=None, repr=False)),  # see `Runtime.on_page`
-        ("stop", StopCheck | None, field(default=None, repr=False)),  # see `Runtime.stop`
-        # per site: the platform's clock when the customers listing that completed last began
-        # (its cursor in state); money older than that is in the customers' figures (refresh.py)
-        ("customers_read_at", dict[str | None, datetime], field(default_factory=dict)),
-    ],
-    doc="Knobs of one sync: the source's checked settings and what its call adds.",
-    namespace={"lookback_s": property(_lookback_s),
-               "full_refresh_every_s": property(_full_refresh_every_s)},
-)
+    @property
+    def full_refresh_every_s(self) -> int | None:
+        """None = each resource's own default."""
+        days = self.full_refresh_every_days
+        return int(days * DAY_S) if days is not None else None
 
 
 # partial: the listing stopped at a checkpoint or the budget; the next run goes on from there
@@ -242,7 +245,9 @@ class Runtime:
     - `stop()`: asked after each listed page: "checkpoint" ends listings that can resume there
       (their place is kept in state, checkpoint.py), "stop" ends every listing;
     - `limiter`: one rate limiter for every source call of a run (a sync in checkpoint rounds
-      keeps what it learnt of the platform's limit from round to round).
+      keeps what it learnt of the platform's limit from round to round);
+    - `checked`: the host checked every configuration argument by its kind already (the CLI
+      does, naming the flag, the variable or the key): the source does not check them again.
     """
 
     stats: RunStats | None = None
@@ -251,6 +256,7 @@ class Runtime:
     on_page: PageHook | None = None
     stop: StopCheck | None = None
     limiter: RateLimiter | None = None
+    checked: bool = False
 
 
 @dataclass

@@ -1,8 +1,9 @@
-"""The dlt source: one resource per collection, all driven by `settings.RESOURCES`.
+"""The dlt source: one resource per collection, all driven by `endpoints.RESOURCES`.
 
-`creator_platform_source` takes its settings the way dlt verified sources do: arguments,
-resolved from `[sources.creator_platform]` in `.dlt/config.toml` / `.dlt/secrets.toml` or
-`SOURCES__CREATOR_PLATFORM__<KEY>` in the environment; the CLI calls it with its flags.
+`creator_platform_source` takes its settings the way dlt verified sources do: arguments
+written out in its `def`, resolved from `[sources.creator_platform]` in `.dlt/config.toml` /
+`.dlt/secrets.toml` or `SOURCES__CREATOR_PLATFORM__<KEY>` in the environment; the CLI calls
+it with the values it resolved and checked.
 Each resource streams pages, normalises them and yields arrow tables (`listing.py`); a failing
 resource ends alone (`_resource_rows`). The customers named by new money are re-read by a
 resource of the source that waits for its feeders (`refresh.customer_refresh`). After
@@ -14,15 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import inspect
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 import dlt
 from dlt.common.schema import Schema
+from dlt.common.typing import TSecretStrValue
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
@@ -30,8 +31,17 @@ from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
-from .config import SOURCE_SETTINGS, checked_lookback, source_signature, source_values
+from .config import checked_arguments
 from .dlt_logs import quiet_hint_merge_warnings
+from .endpoints import (
+    DAY_S,
+    KNOWN_SCOPES,
+    RESOURCES,
+    SOURCE_NAME,
+    Resource,
+    get_resource,
+    with_paths,
+)
 from .errors import ApiError, BadResponseError, ConfigurationError, CreatorPlatformError
 from .listing import Listing, table_item_hints
 from .pagination import Page, iter_pages
@@ -41,15 +51,6 @@ from .refresh import TARGET as TARGET_CUSTOMERS
 from .refresh import customer_refresh
 from .rows import normalize_resources
 from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
-from .settings import (
-    DAY_S,
-    KNOWN_SCOPES,
-    RESOURCES,
-    SOURCE_NAME,
-    Resource,
-    get_resource,
-    with_paths,
-)
 from .unchanged import STATE_KEY, hashes
 from .values import parse_timestamp
 
@@ -293,60 +294,119 @@ def sync_run(source: Any) -> SyncRun:
     return run
 
 
-def _options(checked: dict[str, Any], *, full_refresh: bool, lookback_days: dict[str, Any] | None,
-             kept_tables: Iterable[str] | None,
-             webhook_written_keys: Mapping[str, Iterable[str]] | None,
-             host: Runtime) -> SourceOptions:
-    """The source's checked settings, as the options its resources read."""
-    return SourceOptions(
-        **{s.key: checked[s.key] for s in SOURCE_SETTINGS if not s.client and s.key != "pii_salt"},
-        pii_salt=checked["pii_salt"] or "",  # no salt: the hash is unsalted
-        full_refresh=bool(full_refresh),
-        lookback_days=checked_lookback(lookback_days),
-        kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
-        webhook_written_keys={table: frozenset(keys)
-                              for table, keys in (webhook_written_keys or {}).items()},
-        on_page=host.on_page,
-        stop=host.stop,
-    )
-
-
-def _creator_platform_source(*args: Any, **kwargs: Any) -> Any:
+@dlt.source(name=SOURCE_NAME, section=SOURCE_NAME, max_table_nesting=0, root_key=False,
+            _impl_cls=CreatorPlatformSource)
+def creator_platform_source(
+    base_url: str = dlt.config.value,
+    client_id: str = dlt.config.value,
+    client_secret: TSecretStrValue = dlt.secrets.value,
+    site_ids: list[str] | None = None,
+    resources: list[str] | None = None,
+    payouts_path: str | None = None,
+    concurrency: int = 4,
+    detail_concurrency: int = 16,
+    page_size: int = 100,
+    rate_limit: float | None = None,
+    adaptive_rate: bool = True,
+    pii: str | None = None,
+    pii_salt: TSecretStrValue | None = None,
+    insecure: bool = False,
+    details: bool = True,
+    freeze_finance_schema: bool = False,
+    full_refresh_every_days: float | None = None,
+    max_attempts: int = 8,
+    backoff_initial: float = 0.25,
+    timeout: float = 30.0,
+    full_refresh: bool = False,
+    lookback_days: dict[str, float] | None = None,
+    kept_tables: Sequence[str] | None = None,
+    webhook_written_keys: Mapping[str, Sequence[str]] | None = None,
+    host: Runtime | None = None,
+) -> Any:
     """Every collection of every site of a Creator Platform account.
 
-    Args: each key of `[sources.creator_platform]` in `config.SETTINGS` (their help is in
-    docs/setup.md; `client_secret` and `pii_salt` belong in secrets), as an argument, or resolved
-    by dlt from `.dlt/config.toml`, `.dlt/secrets.toml` or env `SOURCES__CREATOR_PLATFORM__<KEY>`;
-    each is checked by its kind (a bad one raises `BadSetting`, the line the CLI prints). Besides:
+    Each configuration argument is resolved by dlt, when not passed, from
+    `[sources.creator_platform]` in `.dlt/config.toml` / `.dlt/secrets.toml` or env
+    `SOURCES__CREATOR_PLATFORM__<KEY>`, and checked by its kind (`config.SOURCE_SETTINGS`, whose
+    help docs/setup.md prints); a bad one raises `ConfigurationError`, the line the CLI prints.
+
+    Args:
+        base_url: API base URL, e.g. https://api.example.com (the /v1 is added).
+        client_id: OAuth client id.
+        client_secret: OAuth client secret (a secret: `.dlt/secrets.toml` or env).
+        site_ids: only these sites; every site the credential sees when None.
+        resources: the collections to read (names of `endpoints.RESOURCES`); all when None.
+        payouts_path: the payouts list under /v1, /<brand>_payments_payouts; found by the run
+            when None (and remembered in state).
+        concurrency: list-page requests in flight.
+        detail_concurrency: single-record (include=) reads in flight.
+        page_size: page[size] to ask for.
+        rate_limit: hard cap, requests per minute; None or 0: find the platform's limit.
+        adaptive_rate: find the platform's limit and ride it; False: pace at `rate_limit`.
+        pii: "hash" or "drop" personal columns; kept as sent when None.
+        pii_salt: salt of `pii="hash"` (a secret).
+        insecure: allow plain http:// to a non-loopback host.
+        details: read per-record details (payout lines, course modules, form fields).
+        freeze_finance_schema: a new column fails the finance tables instead of altering them.
+        full_refresh_every_days: days between full listings of look-back resources; each
+            resource's own when None.
+        max_attempts: attempts per request, retries included.
+        backoff_initial: seconds of the first retry's wait, doubled each time.
+        timeout: seconds per request.
         full_refresh: re-list everything (pair it with `refresh="drop_resources"` to drop the
             tables).
-        lookback_days: per resource, how far back a deep run re-reads.
-        kept_tables, webhook_written_keys: what the destination holds, for a host that read it
-            before the run (`pipelines.warehouse_facts`); not configuration. `kept_tables`: the
-            tables it has and keeps this run (a table not in it that one resource alone writes
-            is loaded with `append`; None: unknown, everything is merged).
-            `webhook_written_keys`: per table, the keys of rows another writer (the webhook
-            loader) wrote last: re-read, they are loaded even when unchanged since the last run.
+        lookback_days: per resource, how far back a deep run re-reads
+            (`[sources.creator_platform.lookback_days]` for the CLI).
+        kept_tables: what the destination holds, for a host that read it before the run
+            (`pipelines.warehouse_facts`); not configuration. The tables it has and keeps this
+            run (a table not in it that one resource alone writes is loaded with `append`;
+            None: unknown, everything is merged).
+        webhook_written_keys: per table, the keys of rows another writer (the webhook loader)
+            wrote last: re-read, they are loaded even when unchanged since the last run; not
+            configuration.
         host: a host program's hooks and plumbing (see `run.Runtime`); not configuration.
 
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
     do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). After
     `pipeline.run(source)`, call `pipelines.postload.finish_sync(pipeline, source)`.
     """
-    arguments = _SIGNATURE.bind(*args, **kwargs).arguments
-    rt = arguments.get("host") or Runtime()
+    rt = host or Runtime()
     quiet_hint_merge_warnings()  # json hints over arrow text are intended (see dlt_logs)
     # arrow items carry no `_dlt_load_id` by default: `_is_deleted` and the summaries need it
     dlt.config["normalize.parquet_normalizer.add_dlt_load_id"] = True
-    checked = source_values(arguments)
-    opts = _options(checked, full_refresh=arguments.get("full_refresh", False),
-                    lookback_days=arguments.get("lookback_days"),
-                    kept_tables=arguments.get("kept_tables"),
-                    webhook_written_keys=arguments.get("webhook_written_keys"), host=rt)
-    client_settings = {s.key: checked[s.key] for s in SOURCE_SETTINGS if s.client}
+    given = {
+        "base_url": base_url, "client_id": client_id, "client_secret": client_secret,
+        "site_ids": site_ids, "resources": resources, "payouts_path": payouts_path,
+        "concurrency": concurrency, "detail_concurrency": detail_concurrency,
+        "page_size": page_size, "rate_limit": rate_limit, "adaptive_rate": adaptive_rate,
+        "pii": pii, "pii_salt": pii_salt, "insecure": insecure, "details": details,
+        "freeze_finance_schema": freeze_finance_schema,
+        "full_refresh_every_days": full_refresh_every_days, "max_attempts": max_attempts,
+        "backoff_initial": backoff_initial, "timeout": timeout,
+    }
+    if rt.checked:  # the host checked each value by its kind already (the CLI, naming the flag)
+        values, lookback = given, dict(lookback_days or {})
+    else:
+        values, lookback = checked_arguments(given, lookback_days)
+    opts = SourceOptions(
+        site_ids=_names(values["site_ids"]), resources=_names(values["resources"]),
+        payouts_path=values["payouts_path"], page_size=values["page_size"], pii=values["pii"],
+        pii_salt=values["pii_salt"] or "",  # no salt: the hash is unsalted
+        details=values["details"], freeze_finance_schema=values["freeze_finance_schema"],
+        full_refresh_every_days=values["full_refresh_every_days"],
+        full_refresh=bool(full_refresh), lookback_days=lookback,
+        kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
+        webhook_written_keys={table: frozenset(keys)
+                              for table, keys in (webhook_written_keys or {}).items()},
+        on_page=rt.on_page, stop=rt.stop,
+    )
     try:
         client = CreatorPlatformClient(
-            **{**client_settings, "client_secret": Secret(checked["client_secret"])},
+            values["base_url"], values["client_id"], Secret(values["client_secret"]),
+            concurrency=values["concurrency"], detail_concurrency=values["detail_concurrency"],
+            rate_limit=values["rate_limit"], adaptive_rate=values["adaptive_rate"],
+            insecure=values["insecure"], max_attempts=values["max_attempts"],
+            backoff_initial=values["backoff_initial"], timeout=values["timeout"],
             verify=rt.verify, stats=rt.stats, transport=rt.transport,
         )
     except ValueError as exc:
@@ -362,26 +422,9 @@ def _creator_platform_source(*args: Any, **kwargs: Any) -> Any:
     return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
 
 
-# The signature is the settings table's (`config.source_signature`): one parameter per key,
-# declared nowhere else; dlt reads it to resolve each from `[sources.creator_platform]`.
-_SIGNATURE = source_signature([
-    inspect.Parameter("full_refresh", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=False,
-                      annotation=bool),
-    inspect.Parameter("lookback_days", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                      annotation=dict[str, float] | None),
-    inspect.Parameter("kept_tables", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                      annotation=Sequence[str] | None),
-    inspect.Parameter("webhook_written_keys", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                      default=None, annotation=Mapping[str, Sequence[str]] | None),
-    inspect.Parameter("host", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None,
-                      annotation=Runtime | None),
-])
-_creator_platform_source.__signature__ = _SIGNATURE  # type: ignore[attr-defined]
-_creator_platform_source.__name__ = _creator_platform_source.__qualname__ = "creator_platform_source"
-creator_platform_source = dlt.source(
-    name=SOURCE_NAME, section=SOURCE_NAME, max_table_nesting=0, root_key=False,
-    _impl_cls=CreatorPlatformSource,
-)(_creator_platform_source)
+def _names(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    """A list of names as the resources read it (a checked one is a tuple already)."""
+    return tuple(value) if value is not None else None
 
 
 def _customers_read_at(full_refresh: bool) -> dict[str | None, datetime]:

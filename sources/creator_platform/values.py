@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from .settings import ATTRIBUTE_TYPES, DECIMAL_PRECISION
+from .endpoints import ATTRIBUTE_TYPES, DECIMAL_PRECISION
 
 _QUANT = Decimal(1).scaleb(-DECIMAL_PRECISION[1])
 _QUANTS = {scale: Decimal(1).scaleb(-scale) for scale in range(DECIMAL_PRECISION[1] + 1)}

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from csbench.peer import build_config
 from dlt.sources.rest_api import rest_api_source
 
-from creator_sync.sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
 
 def _by_name() -> dict[str, dict]:
@@ -33,7 +33,7 @@ def test_site_owned_collections_are_read_per_site_with_the_page_size_rules() -> 
             assert params["filter[site_id]"] == "{resources.sites.id}", name
         else:
             assert "filter[site_id]" not in params, name
-        if not facts.page_size:  # payouts: page[number] only
+        if not facts.takes_page_size:  # payouts: page[number] only
             assert params["page[size]"] is None, name
 
 

@@ -179,7 +179,7 @@ def test_a_rerun_updates_in_place_and_keeps_the_users_keys_and_comments(acme, tm
 def test_settings_are_written_into_any_layout_the_user_chose(tmp_path: Path, layout: str) -> None:
     """However the user wrote their keys (headers, dotted keys, inline tables), init's keys land
     where dlt reads them and the user's own keep their meaning and their comments."""
-    from creator_sync.init import write_settings
+    from creator_sync.init_command import write_settings
 
     folder = tmp_path / ".dlt"
     folder.mkdir()

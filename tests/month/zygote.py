@@ -30,7 +30,7 @@ from pathlib import Path
 
 # what the subcommands import when they run (the CLI imports them lazily)
 PRELOAD = (
-    "creator_sync.cli", "creator_sync.init", "creator_sync.pipelines.sync",
+    "creator_sync.cli", "creator_sync.init_command", "creator_sync.pipelines.sync",
     "creator_sync.pipelines.status", "creator_sync.pipelines.webhooks.cli",
     "creator_sync.models.cli", "creator_sync.models.runner", "creator_sync.report.cli",
     "creator_sync.report.render", "creator_sync.report.charts", "dlt",

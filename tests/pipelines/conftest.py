@@ -13,7 +13,7 @@ from fakeapi import FakeApi, record
 from pipeline_fakes import FAKE_SECRET
 
 from creator_sync.pipelines.factory import resolve_warehouse
-from creator_sync.pipelines.sync import SyncSettings
+from creator_sync.pipelines.sync import SyncSettings, sync_settings
 from creator_sync.sources.creator_platform.auth import Secret
 
 
@@ -50,6 +50,6 @@ def settings_for(tmp_path):
             backoff_initial=0.001,
         )
         base.update(overrides)
-        return SyncSettings(**base)
+        return sync_settings(**base)
 
     return make

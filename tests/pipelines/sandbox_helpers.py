@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 
 from creator_sync.pipelines.factory import resolve_warehouse
-from creator_sync.pipelines.sync import SyncSettings, run_sync
+from creator_sync.pipelines.sync import SyncSettings, run_sync, sync_settings
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.pagination import total_count
@@ -27,7 +27,7 @@ def settings(sandbox: Any, db: Path, **overrides: Any) -> SyncSettings:
         backoff_initial=0.05,
     )
     values.update(overrides)
-    return SyncSettings(**values)
+    return sync_settings(**values)
 
 
 def sync(sandbox: Any, db: Path, **overrides: Any):

@@ -14,7 +14,7 @@ import pytest
 from cli_run import SANDBOX_ID, clean_env, error_lines, run_cli
 from sandbox_helpers import api_client
 
-from creator_sync.sources.creator_platform.config import SETTINGS
+from creator_sync.pipelines.command_settings import SETTINGS
 
 CLASS_NAME = re.compile(r"\b[A-Z][A-Za-z]+(Error|Exception|Interrupt)\b|Traceback")
 API = ["--base-url", "http://127.0.0.1:9", "--client-id", "x"]

@@ -12,7 +12,7 @@ from sandbox_helpers import CLIENT_SECRET, api_client, api_total, query, snapsho
 
 from creator_sync.sandbox.testing import start_sandbox
 from creator_sync.sources.creator_platform.auth import Secret
-from creator_sync.sources.creator_platform.settings import RESOURCES
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
 SEED = 42  # the session sandbox's seed and clock (tests/conftest.py): compared with its sync
 NOW = "2026-03-01T12:00:00Z"
@@ -97,7 +97,7 @@ def test_without_the_setting_the_path_is_found_and_every_table_lands(acme):
                 where = "" if site is None else f"where site_id = '{site}'"
                 (got,) = query(db, f"select count(*) from creator_platform.{res.table} {where}")[0] \
                     if res.table in tables else (0,)  # an empty collection makes no table
-                assert got == api_total(api, ACME if res.name == "payouts" else res.path, site, res.page_size), f"{res.name} {site}"
+                assert got == api_total(api, ACME if res.name == "payouts" else res.path, site, res.takes_page_size), f"{res.name} {site}"
     assert query(db, "select status from creator_platform.sync_resources "
                      "where resource = 'payouts'") == [("synced",)]
     assert "payouts" in tables and "payout_lines" in tables

@@ -22,7 +22,7 @@ from sandbox_helpers import (
 )
 
 from creator_sync.sandbox.testing import start_sandbox
-from creator_sync.sources.creator_platform.settings import RESOURCES, link_table, type_info
+from creator_sync.sources.creator_platform.endpoints import RESOURCES, link_table, type_info
 from creator_sync.sources.creator_platform.values import parse_timestamp
 
 SEED = 42
@@ -46,7 +46,7 @@ def test_every_table_row_count_per_site_equals_api_total(world):
                 continue
             sites = result.sites if res.site_scoped else [None]
             for site in sites:
-                total = api_total(api, res.path, site, res.page_size)
+                total = api_total(api, res.path, site, res.takes_page_size)
                 where = "" if site is None else f"where site_id = '{site}'"
                 try:
                     (got,) = query(db, f"select count(*) from creator_platform.{res.table} {where}")[0]
@@ -84,7 +84,7 @@ def test_random_records_round_trip_every_attribute_and_relationship(world):
         for res in RESOURCES.values():
             if res.single:
                 continue
-            params = {"page[number]": 1, **({"page[size]": 100} if res.page_size else {})}
+            params = {"page[number]": 1, **({"page[size]": 100} if res.takes_page_size else {})}
             if res.site_scoped:
                 params["filter[site_id]"] = result.sites[1]
             docs = api.get(res.path, params, exact_decimals=True)["data"]

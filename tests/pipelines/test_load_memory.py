@@ -10,11 +10,10 @@ import sys
 import duckdb
 import pytest
 
-from creator_sync.pipelines import counts, crash_repair, warehouse_facts, warehouse_sql
+from creator_sync.pipelines import counts, crash_repair, tuning, warehouse_facts, warehouse_sql
 from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
 from creator_sync.pipelines.kept_open import database_kept_open
 from creator_sync.pipelines.process_tuning import release_free_memory
-from creator_sync.sources.creator_platform import tuning
 
 
 def _setting(tmp_path, name: str, fresh_load: bool = False) -> str:

@@ -35,8 +35,8 @@ def test_resolving_settings_leaves_no_secret_in_dlts_config_trace(monkeypatch, t
     traces = get_resolved_traces()
     traces.clear()
     settings = resolve_settings(base_url="https://api.example.com", client_id="c")
-    assert settings.client_secret.reveal() == "trace-secret-4f1c9a"
-    assert settings.pii_salt.reveal() == "trace-salt-8e2b7d"
+    assert settings.source["client_secret"].reveal() == "trace-secret-4f1c9a"
+    assert settings.source["pii_salt"].reveal() == "trace-salt-8e2b7d"
     recorded = repr([(t.key, t.value, t.default_value) for t in traces.all_traces])
     assert "trace-secret-4f1c9a" not in recorded and "trace-salt-8e2b7d" not in recorded
 

@@ -20,11 +20,11 @@ from dlt.common.typing import TSecretStrValue
 from sandbox_helpers import query, snapshot, sync
 
 from creator_sync.common.warehouse import Warehouse
-from creator_sync.pipelines import process_tuning
+from creator_sync.pipelines import process_tuning, tuning
 from creator_sync.pipelines import sync as sync_module
 from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
 from creator_sync.pipelines.kept_open import database_kept_open
-from creator_sync.sources.creator_platform import tuning, unchanged
+from creator_sync.sources.creator_platform import unchanged
 
 # edits of person records older than the look-back show up at the periodic full refresh only,
 # by design (see test_e2e_sandbox.py): a small delta is compared without them

@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 from cli_run import clean_env, run_cli
 
+from creator_sync.common.settings import Settings, by_key, unknown_key_warnings
 from creator_sync.common.warehouse import Warehouse
 from creator_sync.common.warehouse_db import postgres_dsn
-from creator_sync.sources.creator_platform import Settings, by_key
-from creator_sync.sources.creator_platform.config import unknown_key_warnings
 
 UNREACHABLE = "postgresql://nobody:s3cret-pw@127.0.0.1:9/nowhere"
 DEPRECATED = "warning: CREATOR_SYNC_POSTGRES_DSN is deprecated (it still works): set " \

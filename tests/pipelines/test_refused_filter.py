@@ -10,8 +10,8 @@ import pytest
 from cli_run import run_cli
 from sandbox_helpers import api_client, query, sync
 
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.incremental import REFUSED_KEY, RefusedFilter, plan
-from creator_sync.sources.creator_platform.settings import RESOURCES
 
 REFUSE = "blog_posts:updated_at_gt"
 

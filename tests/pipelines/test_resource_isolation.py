@@ -53,7 +53,7 @@ def test_payouts_404_fails_only_payouts_and_names_the_setting(fake_api, settings
         record("acme_payments_payouts", 3900000000 + i, site=SITE_A, status="Paid",
                amount=10.5, initiated_date=f"2025-05-0{1 + i}T00:00:00Z") for i in range(3)
     ]
-    settings.payouts_path = "/acme_payments_payouts"
+    settings.source["payouts_path"] = "/acme_payments_payouts"
     second = run_sync(settings, transport=fake_api.transport(), show_progress=False)
     assert second.failed == {}
     assert second.plans[f"payouts/{SITE_A}"] == "first sync"

@@ -21,17 +21,17 @@ def env(monkeypatch, tmp_path):
 
 def test_env_values_and_flag_overrides(env, tmp_path):
     s = resolve_settings(duckdb=str(tmp_path / "x.duckdb"))
-    assert s.base_url == "https://api.example.com" and s.client_id == "env-client"
-    assert s.client_secret.reveal() == "env-secret-value"
+    assert s.source["base_url"] == "https://api.example.com" and s.source["client_id"] == "env-client"
+    assert s.source["client_secret"].reveal() == "env-secret-value"
     assert "env-secret-value" not in repr(s)
-    assert s.concurrency == 6
+    assert s.source["concurrency"] == 6
     assert s.lookback_days == {"contacts": 3}
     assert s.warehouse.duckdb_path == str(tmp_path / "x.duckdb")
     assert s.warehouse.dataset == "creator_platform"
     s2 = resolve_settings(base_url="http://127.0.0.1:9", client_id="flag", concurrency=2,
                           site_ids=("1", "2"), resources="contacts,orders", dataset="raw")
-    assert (s2.base_url, s2.client_id, s2.concurrency) == ("http://127.0.0.1:9", "flag", 2)
-    assert s2.site_ids == ("1", "2") and s2.resources == ("contacts", "orders")
+    assert (s2.source["base_url"], s2.source["client_id"], s2.source["concurrency"]) == ("http://127.0.0.1:9", "flag", 2)
+    assert s2.source["site_ids"] == ("1", "2") and s2.source["resources"] == ("contacts", "orders")
     assert s2.warehouse.dataset == "raw"
 
 
@@ -50,22 +50,22 @@ def test_two_warehouses_never_share_pipeline_state(env, tmp_path):
 
 
 def test_adaptive_rate_flag_env_and_bad_values(env):
-    assert resolve_settings().adaptive_rate is True  # the default: find the limit
-    assert resolve_settings(adaptive_rate=False).adaptive_rate is False  # --fixed-rate
+    assert resolve_settings().source["adaptive_rate"] is True  # the default: find the limit
+    assert resolve_settings(adaptive_rate=False).source["adaptive_rate"] is False  # --fixed-rate
     env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "false")  # env gives text
-    assert resolve_settings().adaptive_rate is False
-    assert resolve_settings(adaptive_rate=True).adaptive_rate is True  # the flag wins
+    assert resolve_settings().source["adaptive_rate"] is False
+    assert resolve_settings(adaptive_rate=True).source["adaptive_rate"] is True  # the flag wins
     env.setenv("SOURCES__CREATOR_PLATFORM__ADAPTIVE_RATE", "sometimes")
     with pytest.raises(click.UsageError, match="adaptive_rate"):
         resolve_settings()
 
 
 def test_payouts_path_from_env_or_flag_normalised_and_checked(env):
-    assert resolve_settings().payouts_path is None  # unset: found by the sync (payouts_path.py)
+    assert resolve_settings().source["payouts_path"] is None  # unset: found by the sync (payouts_path.py)
     env.setenv("SOURCES__CREATOR_PLATFORM__PAYOUTS_PATH", "acme_payments_payouts")
-    assert resolve_settings().payouts_path == "/acme_payments_payouts"
+    assert resolve_settings().source["payouts_path"] == "/acme_payments_payouts"
     flag = resolve_settings(payouts_path="/v1/brandx_payments_payouts/")
-    assert flag.payouts_path == "/brandx_payments_payouts"  # the flag wins; /v1 and / tolerated
+    assert flag.source["payouts_path"] == "/brandx_payments_payouts"  # the flag wins; /v1 and / tolerated
     with pytest.raises(click.UsageError, match=r"^payouts_path must be a path under /v1.*\[flag=--payouts-path\]$"):
         resolve_settings(payouts_path="/acme payouts?x=1")
 
@@ -75,7 +75,7 @@ def test_sync_help_types_numbers_and_lists_the_resources():
     from click.testing import CliRunner
 
     from creator_sync.cli import main
-    from creator_sync.sources.creator_platform.settings import RESOURCES
+    from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
     text = " ".join(CliRunner().invoke(main, ["sync", "--help"], terminal_width=400).output.split())
     for flag, kind in (("--concurrency", "INTEGER"), ("--detail-concurrency", "INTEGER"),
@@ -93,7 +93,7 @@ def test_sync_help_types_numbers_and_lists_the_resources():
 def test_a_bad_value_from_the_environment_names_the_variable(env):
     """The variable is in no file a user would search (a file's value names its key:
     tests/pipelines/test_cli_contract.py)."""
-    from creator_sync.sources.creator_platform.config import BadSetting, Settings
+    from creator_sync.common.settings import BadSetting, Settings
 
     env.setenv("CREATOR_SYNC__TIMEZONE", "Mars/Base")
     with pytest.raises(BadSetting) as bad:

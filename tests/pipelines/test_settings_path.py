@@ -11,7 +11,7 @@ import pytest
 from cli_run import clean_env, run_cli
 
 from creator_sync.common.duckdb_names import connect_warehouse
-from creator_sync.sources.creator_platform.config import DEFAULT_DATASET
+from creator_sync.common.settings import DEFAULT_DATASET
 
 pytestmark = pytest.mark.slow
 

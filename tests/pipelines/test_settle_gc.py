@@ -11,7 +11,7 @@ def test_settle_gc_freezes_the_heap_raises_the_young_threshold_and_still_collect
     run_child("""
         import gc
         from creator_sync.pipelines import factory, process_tuning  # factory: dlt, pyarrow, ...
-        from creator_sync.sources.creator_platform.tuning import GC_YOUNG_THRESHOLD
+        from creator_sync.pipelines.tuning import GC_YOUNG_THRESHOLD
 
         default = gc.get_threshold()
         assert gc.get_freeze_count() == 0

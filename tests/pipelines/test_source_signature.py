@@ -1,20 +1,26 @@
-"""Issue 33 point 1: each setting is declared once, in `config.SETTINGS`. The source's signature
-is built from the table (a parameter per key of `[sources.creator_platform]`, dlt's markers on the
-required ones), the CLI passes them all through it, a user's call resolves them from config and
-environment like a dlt verified source, and a bad value gives the CLI's one line."""
+"""Issue 41 point 2: `creator_platform_source` is written out, as dlt verified sources are: its
+parameters, their defaults and its docstring are in its `def`. The source's settings table
+(`config.SOURCE_SETTINGS`) is what the def, the CLI's flags and docs/setup.md are checked
+against (here, and tests/test_setup_doc.py): every key is a parameter with the table's default,
+and every parameter a key or one of the arguments that are not configuration. A user's call
+resolves them from config and environment like a dlt verified source, and a bad value gives the
+CLI's one line."""
 
 from __future__ import annotations
 
+import ast
 import inspect
+import typing
 from pathlib import Path
 
 import pytest
+from dlt.common.typing import TSecretStrValue
 from pipeline_fakes import FAKE_SECRET
 
+from creator_sync.pipelines.command_settings import SETTINGS
 from creator_sync.pipelines.factory import resolve_warehouse
-from creator_sync.pipelines.sync import SyncSettings, source_arguments
+from creator_sync.pipelines.sync import SYNC_KEYS, SyncSettings, source_arguments, sync_settings
 from creator_sync.sources.creator_platform import (
-    BadSetting,
     ConfigurationError,
     Runtime,
     Secret,
@@ -23,52 +29,97 @@ from creator_sync.sources.creator_platform import (
     sync_run,
 )
 from creator_sync.sources.creator_platform.config import (
-    SETTINGS,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
-    by_key,
-    checked,
-    known_keys,
+    source_known_keys,
 )
 
+ROOT = Path(__file__).resolve().parents[2]
 # a run's flag, a subsection, what the warehouse holds (read by the host), the host's hooks
 NOT_CONFIGURATION = ["full_refresh", "lookback_days", "kept_tables", "webhook_written_keys", "host"]
 WAREHOUSE_FACTS = {"kept_tables", "webhook_written_keys"}
 PARAMETERS = inspect.signature(creator_platform_source).parameters
 
 
-def test_the_signature_is_the_table():
+def test_every_key_is_a_parameter_with_its_default_and_every_parameter_a_key():
     assert list(PARAMETERS) == [s.key for s in SOURCE_SETTINGS] + NOT_CONFIGURATION
     # the keys the unknown-key warning knows are exactly the source's configured arguments
-    assert known_keys()[SOURCE_SECTION] == {*PARAMETERS} - {"full_refresh", "host"} - WAREHOUSE_FACTS
+    assert source_known_keys()[SOURCE_SECTION] == (
+        {*PARAMETERS} - {"full_refresh", "host"} - WAREHOUSE_FACTS)
+    hints = typing.get_type_hints(creator_platform_source, include_extras=True)
     for item in SOURCE_SETTINGS:
         default = PARAMETERS[item.key].default
         if item.required:
             marker = "dlt.secrets.value" if item.secret else "dlt.config.value"
             assert marker in repr(default), item.key
         else:
-            assert default == item.default, item.key
+            assert default == item.default and type(default) is type(item.default), item.key
+        # the type dlt coerces a configured value to is the kind's (a secret: dlt's secret str)
+        annotation = hints[item.key]
+        wanted = item.check.annotation
+        args = typing.get_args(annotation)
+        if item.secret:  # dlt's secret text (`TSecretStrValue`), alone or with None
+            assert TSecretStrValue in (annotation, *args), item.key
+        else:
+            assert annotation == wanted or wanted in args, (item.key, annotation, wanted)
 
 
-def test_the_carriers_are_derived_from_the_table():
-    """No copy classes: SyncSettings and SourceOptions have a field per setting, its default the
-    table's."""
-    sync_fields = {f.name: f for f in SyncSettings.__dataclass_fields__.values()}
-    for item in SOURCE_SETTINGS:
-        assert sync_fields[item.key].default == item.default, item.key
-        assert sync_fields[item.key].repr is not item.secret, item.key
-    options = SourceOptions()
+def test_the_def_is_written_out():
+    """Nothing builds the signature at import time: no `__signature__`, no generated class."""
+    for path in [*(ROOT / "sources").rglob("*.py"), *(ROOT / "pipelines").rglob("*.py"),
+                 *(ROOT / "common").rglob("*.py")]:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                assert node.attr != "__signature__", path
+            if isinstance(node, ast.Attribute):
+                assert node.attr != "make_dataclass", path
+    tree = ast.parse((ROOT / "sources" / "creator_platform" / "source.py").read_text())
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+            and n.name == "creator_platform_source"]
+    assert len(defs) == 1
+    written = [a.arg for a in defs[0].args.args]
+    assert written == list(PARAMETERS)
+    doc = ast.get_docstring(defs[0]) or ""
+    assert all(f"{name}:" in doc for name in written), "every argument in the docstring"
+
+
+def test_the_cli_flags_are_the_tables():
+    """Every flag of `creator-sync sync` that is a setting is declared by its table entry."""
+    from creator_sync.pipelines.sync import sync_command
+
+    flags = {opt for param in sync_command.params for opt in param.opts}
+    for item in SETTINGS:
+        if item.flag and (item.section == SOURCE_SECTION or item.key in SYNC_KEYS):
+            first = item.flag.split("/")[0]
+            assert first in flags, item.key
+
+
+def test_the_carriers_are_plain_dataclasses():
+    """SourceOptions and SyncSettings are ordinary dataclasses; neither writes a setting's
+    default again (the source builds SourceOptions from checked values; `sync_settings` takes
+    the tables' defaults)."""
+    import dataclasses
+
+    for cls in (SourceOptions, SyncSettings):
+        assert dataclasses.is_dataclass(cls) and cls.__module__ != "types"
+    options = {f.name: f for f in dataclasses.fields(SourceOptions)}
     for item in SOURCE_SETTINGS:
         if not item.client:
-            assert getattr(options, item.key) == item.default, item.key
-    assert {s.section for s in SETTINGS} == {SOURCE_SECTION, "creator_sync"}
+            assert options[item.key].default is dataclasses.MISSING, item.key
+    settings = sync_settings(warehouse=resolve_warehouse(duckdb="/tmp/x.duckdb"))
+    for item in SOURCE_SETTINGS:
+        value = settings.source[item.key]
+        assert (value.reveal() or None if isinstance(value, Secret) else value) == item.default
+    with pytest.raises(Exception, match=r"page_size must be a whole number .* \[argument=page_size\]"):
+        sync_settings(warehouse=settings.warehouse, page_size=0)
 
 
 def test_cli_passes_every_argument_explicitly(tmp_path: Path):
-    settings = SyncSettings(base_url="http://127.0.0.1:9", client_id="c",
-                            client_secret=Secret("s3cret-value"),
-                            warehouse=resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")),
-                            resources=("contacts",), lookback_days={"contacts": 2.5})
+    settings = sync_settings(base_url="http://127.0.0.1:9", client_id="c",
+                             client_secret=Secret("s3cret-value"),
+                             warehouse=resolve_warehouse(duckdb=str(tmp_path / "w.duckdb")),
+                             resources=("contacts",), lookback_days={"contacts": 2.5})
     args = source_arguments(settings)
     assert set(args) == set(PARAMETERS) - {"host"} - WAREHOUSE_FACTS
     assert args["client_secret"] == "s3cret-value" and args["resources"] == ["contacts"]
@@ -106,7 +157,7 @@ def test_bad_arguments_fail_before_any_request(bad):
 def test_a_python_caller_gets_the_cli_line():
     """`creator_platform_source(page_size=0)` and `creator-sync sync --page-size 0` say the same,
     each naming where the value came from."""
-    with pytest.raises(BadSetting) as caught:
+    with pytest.raises(ConfigurationError) as caught:
         creator_platform_source(base_url="http://127.0.0.1:9", client_id="c", client_secret="s",
                                 page_size=0)
     assert str(caught.value) == ("page_size must be a whole number from 1 to 1000, got 0 "
@@ -122,18 +173,37 @@ def test_a_python_caller_gets_the_cli_line():
                           "[flag=--page-size]\n")
 
 
-@pytest.mark.parametrize("key, raw", [("page_size", " 37 "), ("rate_limit", "0"),
-                                      ("rate_limit", "120"), ("resources", "sites, me,sites"),
-                                      ("site_ids", '["1", "2"]'), ("payouts_path", "v1/acme_payments_payouts/"),
-                                      ("adaptive_rate", "off"), ("pii", "hash"), ("timeout", "2.5")])
-def test_a_checked_value_passes_its_check_again_unchanged(key, raw):
-    """The CLI resolves a value, then hands it to the source, which checks its arguments: one
-    function per kind, whose result is its own fixed point, so the value is the same."""
-    item = by_key(key)
-    once = checked(item, raw, "flag")
-    assert checked(item, once, "argument") == once
-    as_passed = list(once) if isinstance(once, tuple) else once  # as the CLI passes it
-    assert checked(item, as_passed, "argument") == once
+def test_each_value_is_checked_once(monkeypatch, fake_api):
+    """A flag's value is checked where the CLI resolves it, and the source takes it as checked
+    (`Runtime(checked=True)`); a Python caller's argument is checked by the source. Either way
+    the kind's function runs once per key."""
+    from collections import Counter
+
+    from creator_sync.common import settings as common_settings
+    from creator_sync.pipelines.sync import resolve_settings
+    from creator_sync.sources.creator_platform import config as source_config
+
+    calls: Counter[str] = Counter()
+    original = common_settings.checked
+
+    def counted(item, raw, where):
+        calls[item.key] += 1
+        return original(item, raw, where)
+
+    monkeypatch.setattr(common_settings, "checked", counted)
+    monkeypatch.setattr(source_config, "checked", counted)
+    settings = resolve_settings(base_url="http://127.0.0.1:9", client_id="cid",
+                                client_secret=FAKE_SECRET, page_size=" 37 ", resources="contacts")
+    run = sync_run(creator_platform_source(**source_arguments(settings), host=Runtime(
+        transport=fake_api.transport(), checked=True)))
+    run.close()
+    assert run.options.page_size == 37 and calls["page_size"] == 1
+    calls.clear()
+    run = sync_run(creator_platform_source(
+        base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET, page_size=37,
+        resources=["contacts"], host=Runtime(transport=fake_api.transport())))
+    run.close()
+    assert run.options.page_size == 37 and calls["page_size"] == 1
 
 
 def test_signature_has_the_dlt_markers():
@@ -150,7 +220,7 @@ def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
     from creator_sync.sources.creator_platform import Runtime
 
     assert {f.name for f in fields(Runtime)} == {
-        "stats", "transport", "verify", "on_page", "stop", "limiter"}
+        "stats", "transport", "verify", "on_page", "stop", "limiter", "checked"}
     source = creator_platform_source(
         base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
         resources=["contacts"], kept_tables=["contacts", "sites"],

@@ -14,7 +14,7 @@ from test_payout_lines import PATH, SITE, line, payouts_world, query
 import creator_sync.pipelines.sync as sync_module
 from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import run_sync
-from creator_sync.sources.creator_platform import listing, settings, unchanged
+from creator_sync.sources.creator_platform import endpoints, listing, unchanged
 from creator_sync.sources.creator_platform.arrow_tables import rows_to_arrow
 from creator_sync.sources.creator_platform.batches import Batches
 
@@ -47,7 +47,7 @@ def test_a_payout_of_thousands_of_lines_loads_in_bounded_pieces_as_the_whole_bod
     whole = settings_for(resources=("payouts",), payouts_path=f"/{PATH}",
                          warehouse=resolve_warehouse(duckdb=str(tmp_path / "whole.duckdb")))
     with monkeypatch.context() as patched:
-        patched.setattr(settings.Resource, "streamed_path", property(lambda self: None),
+        patched.setattr(endpoints.Resource, "streamed_path", property(lambda self: None),
                         raising=False)
         assert run_sync(whole, transport=fake_api.transport(), show_progress=False).failed == {}
     expected = _warehouse(whole.warehouse.duckdb_path)
@@ -80,7 +80,7 @@ def test_a_payout_of_thousands_of_lines_loads_in_bounded_pieces_as_the_whole_bod
 def test_pieces_of_one_parent_are_one_record_for_the_first_load_dedupe():
     """An appended table drops a parent emitted before (a re-read): a streamed payout's later
     pieces follow its first piece, kept the first time, all dropped when read again."""
-    payouts = settings.RESOURCES["payouts"]
+    payouts = endpoints.RESOURCES["payouts"]
     batches = Batches(payouts, frozenset())
 
     def piece(first: int, count: int) -> pa.Table:

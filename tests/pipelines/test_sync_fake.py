@@ -64,7 +64,7 @@ def test_full_refresh_drops_state_and_tables_of_selected_resources(fake_api, set
     run_sync(settings, transport=fake_api.transport(), show_progress=False)
     fake_api.collections["contacts"] = fake_api.collections["contacts"][:10]
     settings.full_refresh = True
-    settings.resources = ("contacts",)
+    settings.source["resources"] = ("contacts",)
     result = run_sync(settings, transport=fake_api.transport(), show_progress=False)
     db = settings.warehouse.duckdb_path
     assert query(db, "select count(*) from creator_platform.contacts") == [(10,)]

@@ -191,7 +191,7 @@ def test_a_day_filtered_window_keeps_the_pages_where_the_next_window_starts():
     from datetime import UTC, datetime, timedelta
 
     from creator_sync.sources.creator_platform import unchanged
-    from creator_sync.sources.creator_platform.settings import RESOURCES
+    from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
     started = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
     anchor = unchanged.next_day_window(RESOURCES["transactions"], started)

@@ -19,10 +19,10 @@ from report_fixtures import (
     settlement_delay_rows,
 )
 
+from creator_sync.common.settings import BadSetting
 from creator_sync.models.adapters import DuckDBAdapter
 from creator_sync.report.data import NO_OFFER, load_report_data
 from creator_sync.report.errors import ReportError
-from creator_sync.sources.creator_platform.config import BadSetting
 
 
 def load(path: pathlib.Path, **options):

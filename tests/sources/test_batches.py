@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 from creator_sync.sources.creator_platform.batches import Batches
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.key_sets import CompactKeySet, GatheredIds, RecordKeySet
-from creator_sync.sources.creator_platform.settings import RESOURCES
 
 
 def entity(ids: list[str], names: list[str] | None = None) -> pa.Table:

@@ -20,10 +20,10 @@ import vcr
 
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import ApiError
 from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
 from creator_sync.sources.creator_platform.rows import normalize_resources
-from creator_sync.sources.creator_platform.settings import RESOURCES
 
 CASSETTES = Path(__file__).parent / "cassettes"
 SECRET = "sandbox-secret"
@@ -113,7 +113,7 @@ def test_pagination_reads_every_page_of_each_meta_shape(resource, size):
     with cassette(f"pages_{resource}") as base, client(base) as api:
         pages = list(iter_pages(api, res, {"filter[site_id]": SITE}, page_size=size))
         first = pages[0].doc["meta"]
-        announced = total_pages(first, page_size=size if res.page_size else None, first_page_len=len(pages[0].data))
+        announced = total_pages(first, page_size=size if res.takes_page_size else None, first_page_len=len(pages[0].data))
     ids = [r["id"] for p in pages for r in p.data]
     assert len(ids) == len(set(ids)) > 0
     assert len(pages) == announced

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from creator_sync.sources.creator_platform.endpoints import DAY_S, RESOURCES
 from creator_sync.sources.creator_platform.incremental import advance, plan
-from creator_sync.sources.creator_platform.settings import DAY_S, RESOURCES
 
 NOW = datetime(2025, 6, 10, 12, 0, tzinfo=UTC)
 

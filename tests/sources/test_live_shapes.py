@@ -17,7 +17,7 @@ import httpx
 import vcr
 
 from creator_sync.pipelines.factory import resolve_warehouse
-from creator_sync.pipelines.sync import SyncSettings, run_sync
+from creator_sync.pipelines.sync import run_sync, sync_settings
 from creator_sync.sources.creator_platform.auth import Secret
 
 CASSETTES = Path(__file__).parent / "cassettes"
@@ -27,7 +27,7 @@ SITE = "2200000000"
 def replay(tmp_path: Path):
     recorder = vcr.VCR(cassette_library_dir=str(CASSETTES), record_mode="none",
                        match_on=("method", "path", "query"))
-    settings = SyncSettings(
+    settings = sync_settings(
         base_url="http://127.0.0.1:8765", client_id="sandbox", client_secret=Secret("unused-here"),
         warehouse=resolve_warehouse(duckdb=str(tmp_path / "wh.duckdb")),
         resources=("payouts", "order_items"), payouts_path="acme_payments_payouts",

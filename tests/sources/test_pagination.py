@@ -7,9 +7,9 @@ from fakeapi import FakeApi, record
 
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import BadResponseError, PaginationError
 from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
-from creator_sync.sources.creator_platform.settings import RESOURCES
 
 
 def client_for(api: FakeApi, concurrency: int = 4) -> CreatorPlatformClient:

@@ -13,9 +13,9 @@ from fakeapi import DATE, FakeApi, record
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.details import detail_gate, read_detail, save_gate
+from creator_sync.sources.creator_platform.endpoints import DAY_S, RECENT_LOOKBACK_S, RESOURCES
 from creator_sync.sources.creator_platform.incremental import advance, plan
 from creator_sync.sources.creator_platform.pagination import iter_pages, iter_window
-from creator_sync.sources.creator_platform.settings import DAY_S, RECENT_LOOKBACK_S, RESOURCES
 
 NOW = datetime(2025, 6, 10, 12, 0, tzinfo=UTC)
 T0 = datetime(2025, 6, 1, 0, 0, tzinfo=UTC)

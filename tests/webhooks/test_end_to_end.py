@@ -20,8 +20,8 @@ from creator_sync.common.locking import warehouse_lock
 from creator_sync.pipelines.webhooks.events import EVENTS
 from creator_sync.pipelines.webhooks.journal import journal_status
 from creator_sync.pipelines.webhooks.testing import ListenProcess
+from creator_sync.sources.creator_platform.endpoints import type_info
 from creator_sync.sources.creator_platform.hints import link_columns
-from creator_sync.sources.creator_platform.settings import type_info
 
 pytestmark = pytest.mark.slow
 

@@ -142,7 +142,7 @@ def test_every_sample_payload_loads_without_dead_letters(api, tmp_path):
     from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
     from creator_sync.pipelines.webhooks.loader import Loader
     from creator_sync.pipelines.webhooks.records import encode, parse_delivery, utcnow
-    from creator_sync.sources.creator_platform.settings import type_info
+    from creator_sync.sources.creator_platform.endpoints import type_info
 
     base_url, _sites = api
     journal = Journal(tmp_path / "journal")

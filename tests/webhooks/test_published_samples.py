@@ -20,7 +20,7 @@ from creator_sync.common.locking import warehouse_lock
 from creator_sync.pipelines.webhooks.events import EVENTS
 from creator_sync.pipelines.webhooks.journal import journal_status
 from creator_sync.pipelines.webhooks.testing import ListenProcess
-from creator_sync.sources.creator_platform.settings import type_info
+from creator_sync.sources.creator_platform.endpoints import type_info
 
 SPEC = Path(__file__).resolve().parents[3] / "shared" / "spec" / "platform-openapi.yaml"
 SECRET = "published-samples-secret-0123"

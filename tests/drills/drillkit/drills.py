@@ -486,7 +486,7 @@ def _tables_with_id(path: Path) -> set[str]:
 def _exact_tables() -> set[str]:
     """Tables whose every run reads all rows or all changes: full listings, `updated_at`
     cursors, and immutable records read newest first down to the cursor (form submissions)."""
-    from creator_sync.sources.creator_platform.settings import RESOURCES
+    from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
     return {r.table for r in RESOURCES.values()
             if r.incremental.strategy in ("full", "updated_since", "newest_first")}
@@ -676,7 +676,7 @@ class BadInputBench:
     def golden(self, without: str | None) -> Path:
         key = without or "all"
         if key not in self.goldens:
-            from creator_sync.sources.creator_platform.settings import RESOURCES
+            from creator_sync.sources.creator_platform.endpoints import RESOURCES
 
             self.proxy.reset()
             self.ws = self.lab.workspace(self.name)

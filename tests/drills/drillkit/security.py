@@ -207,7 +207,7 @@ def pii_drill(lab: Lab, mode: str) -> DrillOutcome:
         out.fail(f"sync with --pii {mode} failed: {run.describe()}")
         out.outcome = "FAILED"
         return out
-    from creator_sync.sources.creator_platform.settings import PII_ANY_COLUMNS as PIPELINE_PII
+    from creator_sync.sources.creator_platform.endpoints import PII_ANY_COLUMNS as PIPELINE_PII
 
     cmp = compare_warehouses(ref, ws.warehouse, exclude_columns=PII_COLUMNS | PIPELINE_PII)
     problems = [d.describe() for t, d in cmp.tables.items()

@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from functools import partial
 
-from creator_sync.sources.creator_platform.settings import PII_ANY_COLUMNS as PII_COLUMNS
+from creator_sync.sources.creator_platform.endpoints import PII_ANY_COLUMNS as PII_COLUMNS
 
 from .drills import (
     DRILL_SEED,

@@ -5,18 +5,17 @@ A raw value comes from a flag (text), the environment (text), a TOML file or a P
 one function serves wherever a value enters. A bad value raises `ValueError` whose text follows
 the key's name: "page_size must be a whole number from 1 to 1000, got 0".
 
-`config.SETTINGS` gives every key its kind; `metavar` (what `--help` shows) and `annotation` (the
-type in `creator_platform_source`'s signature) ride on the function.
+Every setting's declaration names its kind: the app's (`common.settings.APP_SETTINGS`) and the
+source's (`sources.creator_platform.config.SOURCE_SETTINGS`). `metavar` (what `--help` shows),
+`annotation` (the value's type) and `span` (the range in words) ride on the function.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
-
-from .settings import RESOURCES
 
 Check = Callable[[Any], Any]
 
@@ -132,15 +131,18 @@ def _names(raw: Any) -> tuple[str, ...]:
 names = _kind(_names, list[str])
 
 
-def _resource_names(raw: Any) -> tuple[str, ...]:
-    out = _names(raw)
-    unknown = [r for r in out if r not in RESOURCES]
-    if unknown:
-        raise ValueError(f"names unknown resource(s) {', '.join(unknown)}; known: {', '.join(RESOURCES)}")
-    return out
+def names_among(known: Iterable[str], noun: str) -> Check:
+    """Names, each one of `known` (`noun`: what they name, for the error: "resource")."""
+    known = tuple(known)
 
+    def check(raw: Any) -> tuple[str, ...]:
+        out = _names(raw)
+        unknown = [r for r in out if r not in known]
+        if unknown:
+            raise ValueError(f"names unknown {noun}(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        return out
 
-resource_names = _kind(_resource_names, list[str], "NAME[,NAME...]")
+    return _kind(check, list[str], "NAME[,NAME...]")
 
 
 def _destination_name(raw: Any) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from creator_sync.common import dlt_files
+from creator_sync.common.settings import APP_SECTION, BadSetting, Settings
 from creator_sync.common.terminal import fail
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.common.warehouse_db import (
@@ -30,19 +31,13 @@ from creator_sync.common.warehouse_db import (
 from creator_sync.common.warehouse_db import (
     postgres_dsn as warehouse_dsn,
 )
-from creator_sync.sources.creator_platform import (
-    DEFAULTS,
-    SOURCE_SECTION,
-    SYNC_SECTION,
-    BadSetting,
-    Settings,
-    by_key,
-    option,
-)
+from creator_sync.pipelines.command_settings import by_key, option
+from creator_sync.pipelines.command_settings import settings as command_settings
+from creator_sync.sources.creator_platform import DEFAULTS, SOURCE_SECTION
 from creator_sync.sources.creator_platform.client import CreatorPlatformClient, api_root
+from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import AuthError, CreatorPlatformError
 from creator_sync.sources.creator_platform.payouts_path import Candidate, find_payouts_path
-from creator_sync.sources.creator_platform.settings import RESOURCES
 from creator_sync.sources.creator_platform.source import discover_sites, unreadable
 
 # a set-up check, not a sync: a host that does not answer is reported in seconds
@@ -203,7 +198,7 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     """Set up this directory: check the credentials, find the sites and the payouts path, and
     write .dlt/config.toml and .dlt/secrets.toml so that every command runs with no flag."""
     interactive = not yes and sys.stdin.isatty()
-    current = Settings(base_url=base_url, client_id=client_id, client_secret=client_secret,
+    current = command_settings(base_url=base_url, client_id=client_id, client_secret=client_secret,
                        timezone=timezone, site_ids=site_ids, insecure=insecure,
                        destination=destination, postgres_dsn=postgres_dsn)
     base = _checked("base_url", _required(
@@ -268,9 +263,9 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
     if current.given("destination"):
         sync_keys["destination"] = warehouse.destination
     if current.given("postgres_dsn"):  # a DSN kept in the environment stays there
-        secrets[SYNC_SECTION] = {"postgres_dsn": warehouse.postgres_dsn}
+        secrets[APP_SECTION] = {"postgres_dsn": warehouse.postgres_dsn}
     try:
-        lines = write_settings(folder, {SOURCE_SECTION: source, SYNC_SECTION: sync_keys},
+        lines = write_settings(folder, {SOURCE_SECTION: source, APP_SECTION: sync_keys},
                                secrets)
     except (OSError, dlt_files.UnreadableToml) as exc:
         fail(f"cannot write the settings: {exc}")

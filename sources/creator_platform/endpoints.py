@@ -1,4 +1,4 @@
-"""THE per-resource facts table.
+"""The endpoints: THE per-resource facts table (`RESOURCES`), and the raw tables' types (`TYPES`).
 
 Everything endpoint-specific lives here as data: the source, client, pagination, incremental and
 normalisation code is generic and reads these facts. Adding a collection = adding one entry.
@@ -458,7 +458,7 @@ class Resource:
     path: str  # under /v1
     jtype: str  # JSON:API type of `data`
     meta: MetaShape = "default"
-    page_size: bool = True  # does the endpoint accept page[size]?
+    takes_page_size: bool = True  # does the endpoint accept page[size]?
     sort: str | None = None  # stable ascending sort key, when the endpoint allows one
     site_scoped: bool = True  # send filter[site_id]
     incremental: Incremental = field(default_factory=Incremental)
@@ -617,7 +617,7 @@ RESOURCES: dict[str, Resource] = {
         ),
         Resource(
             "payouts", DEFAULT_PAYOUTS_PATH, PAYOUTS_TYPE,
-            meta="payouts", page_size=False,
+            meta="payouts", takes_page_size=False,
             incremental=Incremental(
                 # status moves pending -> in_transit -> paid within ~3 days; failures later
                 "date_range", "initiated_date", "filter[start_date]", lookback_s=14 * DAY_S,
@@ -673,7 +673,7 @@ def get_resource(name: str) -> Resource:
 
 def with_paths(resource: Resource, payouts: str | None) -> Resource:
     """The resource with its path taken from settings (today: the payouts path, normalised by
-    its setting's kind, `kinds.api_path`)."""
+    its setting's kind, `common.setting_kinds.api_path`)."""
     if resource.path_setting == "payouts_path" and payouts:
         return replace(resource, path=payouts)
     return resource

@@ -1,0 +1,56 @@
+"""Every setting the pipeline's commands read: the source's (`[sources.creator_platform]`,
+`SOURCE_SETTINGS`) and the app's (`[creator_sync]`, `common.settings.APP_SETTINGS`), side by side.
+
+Each table is declared once where it belongs; this is where a command that drives the source
+(`sync`, `init`, `hooks`) sees both: its flags (`option`), its resolved values (`settings`), the
+unknown-key warnings of both sections and the rows of docs/setup.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from creator_sync.common import settings as app
+from creator_sync.common.settings import APP_SETTINGS, Setting, Settings, click_option, keyed
+from creator_sync.sources.creator_platform import SOURCE_SETTINGS, source_known_keys
+
+SETTINGS: tuple[Setting, ...] = (*SOURCE_SETTINGS, *APP_SETTINGS)
+_BY_KEY = keyed(SOURCE_SETTINGS, APP_SETTINGS)
+
+
+def by_key(key: str) -> Setting:
+    """The setting `key`, the source's or the app's."""
+    return _BY_KEY[key]
+
+
+def option(
+    key: str, help: str | None = None, **overrides: Any,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click option of setting `key`, the source's or the app's (`click_option`)."""
+    return click_option(by_key(key), help, **overrides)
+
+
+def settings(**flags: Any) -> Settings:
+    """A command's settings of both tables, resolved on first read (`common.settings.Settings`)."""
+    return Settings(SOURCE_SETTINGS, APP_SETTINGS, **flags)
+
+
+def known_keys() -> dict[str, set[str]]:
+    """Section -> the keys something reads there: the source's sections and the app's."""
+    return {**source_known_keys(), **app.known_keys(APP_SETTINGS)}
+
+
+def unknown_key_warnings(environ: dict[str, str] | None = None) -> list[str]:
+    """One line per configured key nothing reads, in the source's sections and the app's."""
+    return app.unknown_key_warnings(known_keys(), environ)
+
+
+def warn_unknown_keys() -> None:
+    """The unknown-key warnings of both tables on stderr."""
+    app.warn_unknown_keys(known_keys())
+
+
+def setup_doc_rows() -> list[str]:
+    """docs/setup.md's table of every key: the source's, then the app's."""
+    return app.setup_doc_rows(SOURCE_SETTINGS, APP_SETTINGS)
