@@ -1,0 +1,32 @@
+{#- Column lists written once for the models that repeat them. -#}
+
+{#- `left.c = right.c and ...` for every column of `columns`: the equality of a join's keys. -#}
+{% macro columns_equal(left, right, columns) -%}
+{%- for column in columns -%}
+{{ left }}.{{ column }} = {{ right }}.{{ column }}{{ '\n        and ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
+
+{#- `relation.c` for every column of `columns`, one a line, comma-separated (no trailing comma). -#}
+{% macro qualified(relation, columns) -%}
+{%- for column in columns -%}
+{{ relation }}.{{ column }}{{ ',\n        ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
+
+{#- `case when <reason> is null then relation.c end as c` for every column of `columns`: a
+    figure stated only while nothing makes its verdict unavailable (payout_reconciliation). -#}
+{% macro unless_unavailable(reason, relation, columns) -%}
+{%- for column in columns -%}
+case when {{ reason }} is null
+            then {{ relation }}.{{ column }} end as {{ column }}{{ ',\n        ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
+
+{#- The columns a payout line states as the platform wrote them (stg_payout_lines), in the order
+    int_payout_lines and payout_lines carry them, qualified by `relation`. -#}
+{% macro payout_line_columns(relation) -%}
+{{ qualified(relation, ['line_type', 'transaction_type', 'pricing_type', 'amount_in_cents',
+    'fee_in_cents', 'net_in_cents', 'sales_tax_in_cents', 'currency', 'presented_amount_in_cents',
+    'presented_currency', 'exchange_rate', 'is_whole_cents', 'customer_id']) }}
+{%- endmacro %}
