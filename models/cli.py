@@ -19,9 +19,10 @@ from creator_sync.models.adapters import (
     open_adapter,
 )
 from creator_sync.models.coverage import stale_after, stale_after_option
+from creator_sync.models.dbt_context import TARGET_SCHEMA
 from creator_sync.models.headline import format_headline, headline_figures_from
 from creator_sync.models.project import SQL_DIR
-from creator_sync.models.render import TARGET_SCHEMA
+from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.runner import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
     BuildResult,
@@ -30,7 +31,6 @@ from creator_sync.models.runner import (
     Params,
     build,
 )
-from creator_sync.models.sources import SOURCE_TABLES
 from creator_sync.sources.creator_platform import BadSetting, Settings, option, warn_unknown_keys
 
 

@@ -18,18 +18,17 @@ from typing import Any
 from creator_sync.common.duckdb_names import quote_ident
 from creator_sync.models.adapters import Adapter, DuckDBAdapter
 from creator_sync.models.build_info import BUILD_METADATA
-from creator_sync.models.headline import headline_figures
-from creator_sync.models.project import Project, load_project
-from creator_sync.models.render import (
-    DEFAULT_SETTLEMENT_DELAY_DAYS,
+from creator_sync.models.dbt_context import (
     STAGING_SCHEMA,
     TARGET_SCHEMA,
     Renderer,
     relation,
     schema_of,
 )
+from creator_sync.models.headline import headline_figures
+from creator_sync.models.project import DEFAULT_SETTLEMENT_DELAY_DAYS, Project, load_project
+from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.schema import ModelDoc, load_schema
-from creator_sync.models.sources import SOURCE_TABLES
 from creator_sync.sources.creator_platform import DEFAULT_DATASET, by_key
 
 log = logging.getLogger("creator_sync.models")

@@ -1,7 +1,7 @@
 """sql/ as a dbt package: `dbt build` on a copy of the synced sandbox warehouse builds marts
 equal to the runner's, row for row; its manifest describes every mart column; `creator-sync
 report` reads what dbt built; every dispatched macro's BigQuery and Snowflake branch renders to
-SQL that sqlglot parses in that dialect; the raw-table contract macro is in step.
+SQL that sqlglot parses in that dialect; `dbt source freshness` runs on the package.
 
 One dbt build per engine: dbt is slow to start (docs/dbt.md)."""
 
@@ -19,11 +19,10 @@ import jinja2
 import pytest
 import sqlglot
 
-from creator_sync.models.contract_macro import CONTRACT_MACRO, contract_macro
 from creator_sync.models.project import SQL_DIR, load_project
+from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.runner import run_models
 from creator_sync.models.schema import load_schema
-from creator_sync.models.sources import SOURCE_TABLES
 
 DBT = Path(sys.executable).parent / "dbt"
 STAMPS = {"build_metadata"}  # build stamps: when and by what the marts were built
@@ -36,10 +35,6 @@ SAMPLES = {
     "floor_divide": ["select {{ floor_divide('a * 2 + b', 'b * 2') }} as q from t"],
     "regex_matches": ["select 1 from t where {{ regex_matches('x', \"'^[0-9]{1,18}$'\") }}"],
 }
-
-
-def test_the_contract_macro_is_in_step_with_models_sources() -> None:
-    assert CONTRACT_MACRO.read_text() == contract_macro(), "run `python -m creator_sync.models.contract_macro`"
 
 
 @pytest.mark.parametrize("adapter_type", ["bigquery", "snowflake", "postgres", "duckdb"])
@@ -178,6 +173,25 @@ def test_the_manifest_describes_every_mart_column(dbt_built: dict[str, Path]) ->
     assert generic == ours
     singular = {n["name"] for n in tests if not n.get("test_metadata")}
     assert singular == set(load_project().tests)
+
+
+def test_dbt_source_freshness_runs_on_the_package(dbt_built: dict[str, Path]) -> None:
+    """The package declares its raw tables as a dbt source (generated from the source's table
+    types) with lineage and a freshness check on dlt's `_dlt_loads`: `dbt source freshness`
+    runs in the user's project that depends on the package, and finds the fresh sync fresh."""
+    work = dbt_built["work"]
+    done = subprocess.run(
+        [str(DBT), "source", "freshness", "--profiles-dir", str(work), "--vars",
+         "{creator_platform_schema: creator_platform}", "--select", "source:creator_platform"],
+        cwd=work, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    results = json.loads((work / "target" / "sources.json").read_text())["results"]
+    assert [(r["unique_id"].rsplit(".", 1)[1], r["status"]) for r in results] == [("_dlt_loads", "pass")]
+    manifest = json.loads((work / "target" / "manifest.json").read_text())
+    staging = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
+    # lineage: a staging model depends on the raw table it reads
+    assert "source.creator_platform.creator_platform.transactions" in (
+        staging["stg_transactions"]["depends_on"]["nodes"])
 
 
 def test_the_report_reads_the_warehouse_dbt_built(dbt_built: dict[str, Path]) -> None:
@@ -372,7 +386,7 @@ def test_generic_tests_nest_their_arguments_as_dbt_asks() -> None:
     import yaml
 
     for path in sorted((SQL_DIR / "models").glob("*/_*.yml")):
-        for model in yaml.safe_load(path.read_text())["models"]:
+        for model in yaml.safe_load(path.read_text()).get("models") or []:
             declared = [*(model.get("data_tests") or [])]
             for column in model.get("columns") or []:
                 declared += column.get("data_tests") or []

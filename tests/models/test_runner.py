@@ -13,8 +13,8 @@ from known_answer_data import known_answer_rows
 from models_helpers import fetch_dicts, ts
 
 from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.models.dbt_context import Renderer
 from creator_sync.models.project import SQL_DIR, ProjectError, load_project
-from creator_sync.models.render import Renderer
 from creator_sync.models.runner import DataTestError, ModelsError, Params, build, run_models
 
 MINIMAL = {
