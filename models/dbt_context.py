@@ -35,9 +35,9 @@ log = logging.getLogger("creator_sync.models")
 TARGET_SCHEMA = "analytics"
 STAGING_SCHEMA = "analytics_staging"
 MACROS_DIR = "macros"
-# the file of the macros the runner answers itself (`raw_contract_of`, `raw_columns_present`):
-# under dbt they ask dbt's graph and adapter; the runner does not compile it
-DBT_ONLY_MACRO_FILES = ("raw_dbt.sql",)
+# the files of macros only dbt runs: what raw.sql asks (`raw_contract_of`, `raw_columns_present`,
+# which the runner answers itself) and the on-run-end hook (the runner's own: runner.py)
+DBT_ONLY_MACRO_FILES = ("raw_dbt.sql", "former_names.sql")
 
 
 def build_vars(params: Any) -> dict[str, Any]:

@@ -241,6 +241,7 @@ def build(
             log.info("built %s: %d rows in %.2fs", run.relation, run.rows, run.seconds)
             result.models.append(run)
         adapter.comment(_comments(project, docs))
+        _former_name_views(adapter, docs)
         if run_tests:
             # inside the build's transaction: the tests read the snapshot the models were built
             # from, not raw rows a sync commits meanwhile (PostgreSQL, where one may)
@@ -264,6 +265,23 @@ def build(
     if result.failed_tests:
         raise DataTestError(result)
     return result
+
+
+def _former_name_views(adapter: Adapter, docs: dict[str, ModelDoc]) -> None:
+    """A renamed mart's former name, kept for one release as a view of it (CHANGELOG.md): a
+    table of that name from an earlier build gives way to the view. dbt does the same in its
+    on-run-end hook (sql/macros/former_names.sql)."""
+    for doc in docs.values():
+        if doc.former_name is None or doc.layer != "marts":
+            continue
+        old = f"{quote_ident(TARGET_SCHEMA)}.{quote_ident(doc.former_name)}"
+        _, kind = adapter.fetch(
+            "select table_type from information_schema.tables where table_schema = "
+            f"'{TARGET_SCHEMA}' and table_name = '{doc.former_name}'")
+        if kind:
+            adapter.execute(f"drop {'view' if kind[0][0] == 'VIEW' else 'table'} {old}")
+        adapter.execute(f"create view {old} as select * from "
+                        f"{quote_ident(TARGET_SCHEMA)}.{quote_ident(doc.name)}")
 
 
 def run_models(

@@ -83,6 +83,9 @@ class ModelDoc:
     description: str
     columns: dict[str, str]
     tests: list[GenericTest]
+    # the mart's name before it was renamed (`config.meta.former_name`): kept for one release
+    # as a view of the mart, by both builders
+    former_name: str | None = None
 
 
 def _tests(model: str, column: str | None, declared: list[Any]) -> list[GenericTest]:
@@ -138,5 +141,7 @@ def load_schema(sql_dir: Path) -> dict[str, ModelDoc]:
                 columns[column["name"]] = _described(column.get("description"), blocks, path)
                 tests += _tests(name, column["name"], column.get("data_tests"))
             description = _described(model.get("description"), blocks, path)
-            docs[name] = ModelDoc(name, path.parent.name, description, columns, tests)
+            meta = (model.get("config") or {}).get("meta") or {}
+            docs[name] = ModelDoc(name, path.parent.name, description, columns, tests,
+                                  meta.get("former_name"))
     return docs

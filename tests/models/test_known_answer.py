@@ -148,7 +148,7 @@ def test_unpaid_balance(built: tuple[str, object]) -> None:
 
 def test_customers_recompute_net_revenue(built: tuple[str, object]) -> None:
     path, _ = built
-    customers = {r["customer_id"]: r for r in _rows(path, "select * from analytics.customers")}
+    customers = {r["customer_id"]: r for r in _rows(path, "select * from analytics.dim_customers")}
     # C1: T1 1000 + T3 1500 - T6 1500 + T7 1500 = 2500; the API says "25.00"
     assert customers[C1]["lifetime_net_revenue_in_cents"] == 2500
     assert customers[C1]["net_revenue_difference_in_cents"] == 0
@@ -162,14 +162,14 @@ def test_customers_recompute_net_revenue(built: tuple[str, object]) -> None:
 
 def test_orders(built: tuple[str, object]) -> None:
     path, _ = built
-    orders = {r["order_id"]: r for r in _rows(path, "select * from analytics.orders")}
+    orders = {r["order_id"]: r for r in _rows(path, "select * from analytics.fct_orders")}
     # OR1: OI1 quantity 2 + OI2 quantity 1 (linked through orders_order_items only)
     assert (orders["OR1"]["items_count"], orders["OR1"]["order_lines_count"]) == (3, 2)
     assert orders["OR1"]["fulfilment_latency_seconds"] == 30 * 60
     assert (orders["OR1"]["customer_order_seq"], orders["OR1"]["is_repeat_customer"]) == (1, False)
     assert (orders["OR2"]["customer_order_seq"], orders["OR2"]["is_repeat_customer"]) == (2, True)
     assert orders["OR2"]["is_fulfilled"] is False
-    (day,) = _rows(path, "select * from analytics.orders_daily where orders_count > 0")
+    (day,) = _rows(path, "select * from analytics.fct_orders_daily where orders_count > 0")
     # 5000 + 1001 = 6001 over 2 orders: AOV 3000.5 rounds half up to 3001
     assert (day["total_in_cents"], day["aov_in_cents"]) == (6001, 3001)
 

@@ -102,7 +102,7 @@ def test_itemised_payouts_build_identically(postgres_dsn, raw_db) -> None:
         counts = assert_marts_equal(duck_path, pg)
     finally:
         pg.close()
-    assert counts["payout_lines"] == 12 and counts["settlement_delay"] == 1
+    assert counts["fct_payout_lines"] == 12 and counts["settlement_delay"] == 1
     assert counts["unpaid_transactions"] == 1 and counts["fees_monthly"] == 2
 
 
@@ -161,7 +161,7 @@ def test_sandbox_synced_to_postgres_equals_duckdb(
     assert counts["revenue_daily"] > 0 and counts["payout_reconciliation"] > 0
     assert counts["mrr_movements"] > 0 and counts["saas_metrics_monthly"] > 0
     # the payout details (lines) loaded by dlt into PostgreSQL match and reconcile the same way
-    assert counts["payout_lines"] > 0 and counts["settlement_delay"] > 0
+    assert counts["fct_payout_lines"] > 0 and counts["settlement_delay"] > 0
 
 
 def test_revenue_recognition_and_product_splits_build_identically(postgres_dsn, raw_db) -> None:
