@@ -30,3 +30,16 @@ case when {{ reason }} is null
     'fee_in_cents', 'net_in_cents', 'sales_tax_in_cents', 'currency', 'presented_amount_in_cents',
     'presented_currency', 'exchange_rate', 'is_whole_cents', 'customer_id']) }}
 {%- endmacro %}
+
+{#- The body of a CTE giving each `child` one `parent` (the least id where several are named):
+    from the link table `links` and from the child's own `parent` column in `records`, either
+    of which may be empty (int_course_structure). -#}
+{% macro one_parent(child, parent, links, records) -%}
+    select {{ child }}, min({{ parent }}) as {{ parent }}
+    from (
+        select {{ child }}, {{ parent }} from {{ links }}
+        union
+        select {{ child }}, {{ parent }} from {{ records }} where {{ parent }} is not null
+    ) as edges
+    group by {{ child }}
+{%- endmacro %}

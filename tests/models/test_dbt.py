@@ -266,6 +266,14 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
         duck.close()
     every_mart = {m.name for m in load_project().models.values() if m.layer == "marts"}
     assert rows[0] > 0 and set(marts) == every_mart - STAMPS
+    # the source's freshness check runs on PostgreSQL too
+    fresh = subprocess.run(
+        [str(DBT), "source", "freshness", "--profiles-dir", str(tmp_path), "--project-dir",
+         str(SQL_DIR), "--target-path", str(tmp_path / "target"), "--log-path",
+         str(tmp_path / "logs"), "--vars", "{creator_platform_schema: creator_platform_pg}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stdout[-4000:] + fresh.stderr[-2000:]
+    assert "PASS freshness of creator_platform._dlt_loads" in fresh.stdout, fresh.stdout[-2000:]
 
     # `creator-sync models` on a destination the runner does not build takes this route: dlt's
     # dbt runner with the pipeline's own credentials, in this environment (here on PostgreSQL,
