@@ -169,7 +169,7 @@ def test_orders(built: tuple[str, object]) -> None:
     assert (orders["OR1"]["customer_order_seq"], orders["OR1"]["is_repeat_customer"]) == (1, False)
     assert (orders["OR2"]["customer_order_seq"], orders["OR2"]["is_repeat_customer"]) == (2, True)
     assert orders["OR2"]["is_fulfilled"] is False
-    (day,) = _rows(path, "select * from analytics.fct_orders_daily where orders_count > 0")
+    (day,) = _rows(path, "select * from analytics.orders_daily where orders_count > 0")
     # 5000 + 1001 = 6001 over 2 orders: AOV 3000.5 rounds half up to 3001
     assert (day["total_in_cents"], day["aov_in_cents"]) == (6001, 3001)
 

@@ -75,11 +75,13 @@ def test_known_answer_dataset_builds_identically(postgres_dsn, raw_db) -> None:
             "select c.table_name, c.column_name from information_schema.columns as c "
             "where c.table_schema = 'analytics' and col_description("
             "(quote_ident(c.table_schema) || '.' || quote_ident(c.table_name))::regclass, "
-            "c.ordinal_position) is null"
+            "c.ordinal_position) is null and c.table_name in (select table_name from "
+            "information_schema.tables where table_schema = 'analytics' and table_type = "
+            "'BASE TABLE')"  # the marts' former names are views of them, for one release
         )
         _, tables = pg.fetch("select count(*), count(obj_description(('analytics.' || "
                              "quote_ident(table_name))::regclass)) from information_schema.tables "
-                             "where table_schema = 'analytics'")
+                             "where table_schema = 'analytics' and table_type = 'BASE TABLE'")
     finally:
         pg.close()
     assert counts["revenue_daily"] > 0 and counts["mrr_monthly"] == 3

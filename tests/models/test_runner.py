@@ -62,8 +62,8 @@ def test_every_mart_declares_a_grain() -> None:
     project = load_project()
     marts = [m for m in project.models.values() if m.layer == "marts"]
     assert {m.name for m in marts} >= {
-        "revenue_daily", "mrr_monthly", "orders", "orders_daily", "customers",
-        "customer_cohorts", "payouts", "payout_reconciliation", "payout_transactions",
+        "revenue_daily", "mrr_monthly", "fct_orders", "orders_daily", "dim_customers",
+        "customer_cohorts", "fct_payouts", "payout_reconciliation", "payout_transactions",
         "unpaid_balance", "offer_performance", "course_catalog", "mrr_movements",
         "saas_metrics_monthly",
     }

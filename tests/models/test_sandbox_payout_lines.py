@@ -47,7 +47,7 @@ def quirky(sandbox_factory, sync_sandbox, tmp_path) -> str:
 
 def test_every_payout_is_itemised_and_its_lines_balance(built) -> None:
     path, result = built
-    assert result.row_counts["payout_lines"] > 0
+    assert result.row_counts["fct_payout_lines"] > 0
     rows = fetch_dicts(path, """
         select payout_id, reconciliation_method, lines_count, itemisation_difference_in_cents,
                amount_in_cents, itemised_net_in_cents
