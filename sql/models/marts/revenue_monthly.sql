@@ -100,13 +100,9 @@ final as (
     inner join months
         on monthly.date_month = months.date_month
     left join recognized
-        on monthly.site_id = recognized.site_id
-        and monthly.currency = recognized.currency
-        and monthly.date_month = recognized.date_month
+        on {{ columns_equal('monthly', 'recognized', ['site_id', 'currency', 'date_month']) }}
     left join deferred
-        on monthly.site_id = deferred.site_id
-        and monthly.currency = deferred.currency
-        and monthly.date_month = deferred.date_month
+        on {{ columns_equal('monthly', 'deferred', ['site_id', 'currency', 'date_month']) }}
 )
 
 select * from final
