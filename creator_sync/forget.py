@@ -25,7 +25,7 @@ from creator_sync.common.locking import LockTimeout, pipeline_lock, warehouse_lo
 from creator_sync.common.settings import BadSetting, Settings, by_key, option
 from creator_sync.common.terminal import fail, reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
-from creator_sync.models.render import STAGING_SCHEMA, TARGET_SCHEMA
+from creator_sync.models.dbt_context import STAGING_SCHEMA, TARGET_SCHEMA
 from creator_sync.pipelines import erasure_log
 from creator_sync.pipelines.factory import build_pipeline
 from creator_sync.pipelines.forget_scrub import Person, erase_in_text, join

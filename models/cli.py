@@ -20,9 +20,10 @@ from creator_sync.models.adapters import (
     open_adapter,
 )
 from creator_sync.models.coverage import stale_after, stale_after_option
+from creator_sync.models.dbt_context import TARGET_SCHEMA
 from creator_sync.models.headline import format_headline, headline_figures_from
 from creator_sync.models.project import SQL_DIR
-from creator_sync.models.render import TARGET_SCHEMA
+from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.runner import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
     BuildResult,
@@ -31,7 +32,6 @@ from creator_sync.models.runner import (
     Params,
     build,
 )
-from creator_sync.models.sources import SOURCE_TABLES
 
 
 def _parse_date(ctx: click.Context, param: click.Parameter, value: str | None) -> dt.date | None:

@@ -16,8 +16,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from creator_sync.common.warehouse import Warehouse
+from creator_sync.models.dbt_context import TARGET_SCHEMA, build_vars
 from creator_sync.models.project import SQL_DIR
-from creator_sync.models.render import DEFAULT_SETTLEMENT_DELAY_DAYS, TARGET_SCHEMA
 
 DBT_OUTPUTS = ("target", "logs", "dbt_packages", "__pycache__")
 INSTALL_HINT = 'pip install "creator-sync[dbt]" plus the dbt adapter of {destination} (docs/dbt.md)'
@@ -25,18 +25,6 @@ INSTALL_HINT = 'pip install "creator-sync[dbt]" plus the dbt adapter of {destina
 
 class DbtRouteError(ValueError):
     """The dbt route cannot start: dbt missing, or no pipeline state to take credentials from."""
-
-
-def dbt_vars(params: Any) -> dict[str, Any]:
-    """The package's vars (sql/dbt_project.yml) for one build's parameters."""
-    return {
-        "creator_platform_schema": params.dataset,
-        "creator_platform_reporting_timezone": params.timezone,
-        "creator_platform_settlement_delay_days": params.settlement_delay_days,
-        "creator_platform_default_settlement_delay_days": DEFAULT_SETTLEMENT_DELAY_DAYS,
-        "creator_platform_amounts_include_tax": params.amounts_include_tax,
-        "creator_platform_as_of_date": params.as_of.isoformat() if params.as_of else None,
-    }
 
 
 def run_with_dbt(warehouse: Warehouse, params: Any, run_tests: bool = True) -> list[Any]:
@@ -69,10 +57,10 @@ def run_with_dbt(warehouse: Warehouse, params: Any, run_tests: bool = True) -> l
         runner = dlt.dbt.package(pipeline, str(package), venv=Venv(here, current=True))
         results: list[Any] = runner.run_all(
             run_params=("--fail-fast",),
-            additional_vars=dbt_vars(params),
+            additional_vars=build_vars(params),
             destination_dataset_name=TARGET_SCHEMA,
         )
         if run_tests:
-            results += runner.test(additional_vars=dbt_vars(params),
+            results += runner.test(additional_vars=build_vars(params),
                                    destination_dataset_name=TARGET_SCHEMA)
     return results

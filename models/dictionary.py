@@ -29,6 +29,9 @@ def _model(doc: ModelDoc) -> list[str]:
         c for t in grain for c in t.args.get("combination_of_columns", [])
     ]
     lines = [f"## `{doc.name}`", "", _cell(doc.description), ""]
+    if doc.former_name:
+        lines += [f"Formerly `{doc.former_name}`, a name it shared with a raw table; that name "
+                  "stays for one release as a view of this mart.", ""]
     if keys:
         lines += ["One row per " + ", ".join(f"`{k}`" for k in keys) + ".", ""]
     lines += ["| column | description | tests |", "|---|---|---|"]

@@ -16,12 +16,15 @@ from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 LAYERS = ("staging", "intermediate", "marts")
 MODELS_DIR = "models"  # dbt's layout: sql/models/<layer>/, singular data tests in sql/tests/
 TESTS_DIR = "tests"
 
-# what a file reads, found in its Jinja calls (the models are rendered by models/render.py)
+# what a file reads, found in its Jinja calls (the models are rendered by models/dbt_context.py)
 CALL = re.compile(r"\b(raw|latest|ref)\(\s*['\"]([A-Za-z0-9_]+)['\"]\s*\)")
 SEVERITY = re.compile(r"config\(\s*severity\s*=\s*['\"](\w+)['\"]\s*\)")
 DIRECTIVE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.+?)\s*$")
@@ -40,6 +43,12 @@ def _installed_sql_dir() -> Path:
 
 
 SQL_DIR = _installed_sql_dir()
+# the package's vars and their defaults, written once (`vars:` of sql/dbt_project.yml): dbt reads
+# them there, the runner here
+PACKAGE_VARS: dict[str, Any] = yaml.safe_load(
+    (SQL_DIR / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]
+# the payout rule's delay where no payout lines show one
+DEFAULT_SETTLEMENT_DELAY_DAYS: int = PACKAGE_VARS["creator_platform_default_settlement_delay_days"]
 
 
 @dataclass(frozen=True)

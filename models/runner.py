@@ -19,18 +19,17 @@ from creator_sync.common.duckdb_names import quote_ident
 from creator_sync.common.settings import DEFAULT_DATASET, by_key
 from creator_sync.models.adapters import Adapter, DuckDBAdapter
 from creator_sync.models.build_info import BUILD_METADATA
-from creator_sync.models.headline import headline_figures
-from creator_sync.models.project import Project, load_project
-from creator_sync.models.render import (
-    DEFAULT_SETTLEMENT_DELAY_DAYS,
+from creator_sync.models.dbt_context import (
     STAGING_SCHEMA,
     TARGET_SCHEMA,
     Renderer,
     relation,
     schema_of,
 )
+from creator_sync.models.headline import headline_figures
+from creator_sync.models.project import DEFAULT_SETTLEMENT_DELAY_DAYS, Project, load_project
+from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.schema import ModelDoc, load_schema
-from creator_sync.models.sources import SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
 DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in common.settings.APP_SETTINGS
@@ -242,6 +241,7 @@ def build(
             log.info("built %s: %d rows in %.2fs", run.relation, run.rows, run.seconds)
             result.models.append(run)
         adapter.comment(_comments(project, docs))
+        _former_name_views(adapter, docs)
         if run_tests:
             # inside the build's transaction: the tests read the snapshot the models were built
             # from, not raw rows a sync commits meanwhile (PostgreSQL, where one may)
@@ -265,6 +265,23 @@ def build(
     if result.failed_tests:
         raise DataTestError(result)
     return result
+
+
+def _former_name_views(adapter: Adapter, docs: dict[str, ModelDoc]) -> None:
+    """A renamed mart's former name, kept for one release as a view of it (CHANGELOG.md): a
+    table of that name from an earlier build gives way to the view. dbt does the same in its
+    on-run-end hook (sql/macros/former_names.sql)."""
+    for doc in docs.values():
+        if doc.former_name is None or doc.layer != "marts":
+            continue
+        old = f"{quote_ident(TARGET_SCHEMA)}.{quote_ident(doc.former_name)}"
+        _, kind = adapter.fetch(
+            "select table_type from information_schema.tables where table_schema = "
+            f"'{TARGET_SCHEMA}' and table_name = '{doc.former_name}'")
+        if kind:
+            adapter.execute(f"drop {'view' if kind[0][0] == 'VIEW' else 'table'} {old}")
+        adapter.execute(f"create view {old} as select * from "
+                        f"{quote_ident(TARGET_SCHEMA)}.{quote_ident(doc.name)}")
 
 
 def run_models(

@@ -3,11 +3,14 @@ model and column means, and the generic data tests on them.
 
 One file serves both builders: dbt reads it natively; the runner reads it here for its data tests
 (the same four generic tests dbt runs, with the same names) and for the table and column comments
-it writes into the warehouse (models/comments.py).
+it writes into the warehouse (models/comments.py). A description used by several columns is
+written once, as a `{% docs name %}` block of `sql/models/*.md`, and named with
+`{{ doc('name') }}`: dbt resolves it natively, `load_schema` here.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,8 @@ from creator_sync.models.project import MODELS_DIR, ProjectError
 REF_ARGUMENT = "ref('"
 # libyaml's loader when PyYAML has it (ten times faster: the YAML is read on every build)
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+DOCS_BLOCK = re.compile(r"{%-?\s*docs\s+(\w+)\s*-?%}(.*?){%-?\s*enddocs\s*-?%}", re.S)
+DOC_REF = re.compile(r"""{{\s*doc\(\s*['"](\w+)['"]\s*\)\s*}}""")
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,9 @@ class ModelDoc:
     description: str
     columns: dict[str, str]
     tests: list[GenericTest]
+    # the mart's name before it was renamed (`config.meta.former_name`): kept for one release
+    # as a view of the mart, by both builders
+    former_name: str | None = None
 
 
 def _tests(model: str, column: str | None, declared: list[Any]) -> list[GenericTest]:
@@ -96,9 +104,31 @@ def _tests(model: str, column: str | None, declared: list[Any]) -> list[GenericT
     return out
 
 
+def load_docs_blocks(sql_dir: Path) -> dict[str, str]:
+    """The `{% docs name %}` blocks of the Markdown files under `sql_dir/models/`, by name."""
+    blocks: dict[str, str] = {}
+    for path in sorted((sql_dir / MODELS_DIR).rglob("*.md")):
+        for name, text in DOCS_BLOCK.findall(path.read_text(encoding="utf-8")):
+            if name in blocks:
+                raise ProjectError(f"{path}: docs block {name} is written twice")
+            blocks[name] = text.strip()
+    return blocks
+
+
+def _described(value: Any, blocks: dict[str, str], where: Path) -> str:
+    """A description with each `{{ doc('name') }}` replaced by its block, white space folded."""
+    def block(match: re.Match[str]) -> str:
+        if match.group(1) not in blocks:
+            raise ProjectError(f"{where}: doc('{match.group(1)}') names no docs block")
+        return blocks[match.group(1)]
+
+    return " ".join(DOC_REF.sub(block, str(value or "")).split())
+
+
 def load_schema(sql_dir: Path) -> dict[str, ModelDoc]:
     """Every model documented in the YAML of `sql_dir/models/<layer>/`, by name."""
     docs: dict[str, ModelDoc] = {}
+    blocks = load_docs_blocks(sql_dir)
     for path in sorted((sql_dir / MODELS_DIR).glob("*/*.yml")):
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) or {}
         for model in data.get("models") or []:
@@ -108,8 +138,10 @@ def load_schema(sql_dir: Path) -> dict[str, ModelDoc]:
             columns: dict[str, str] = {}
             tests = _tests(name, None, model.get("data_tests"))
             for column in model.get("columns") or []:
-                columns[column["name"]] = " ".join(str(column.get("description", "")).split())
+                columns[column["name"]] = _described(column.get("description"), blocks, path)
                 tests += _tests(name, column["name"], column.get("data_tests"))
-            description = " ".join(str(model.get("description", "")).split())
-            docs[name] = ModelDoc(name, path.parent.name, description, columns, tests)
+            description = _described(model.get("description"), blocks, path)
+            meta = (model.get("config") or {}).get("meta") or {}
+            docs[name] = ModelDoc(name, path.parent.name, description, columns, tests,
+                                  meta.get("former_name"))
     return docs

@@ -339,14 +339,14 @@ class _Reader:
                    r.reconciliation_method, r.lines_count, r.matched_lines_count,
                    r.unmatched_lines_count, r.fees_in_cents, r.adjustments_in_cents,
                    r.unexplained_in_cents, r.is_rolled_forward
-            from {SCHEMA}.payouts as p
+            from {SCHEMA}.fct_payouts as p
             left join {SCHEMA}.payout_reconciliation as r on r.payout_id = p.payout_id
             where {self.site_clause("p")} and {since}
             order by p.currency, p.initiated_at, p.payout_id
             """
         ):
             payout_id = str(row[0])
-            where = f"analytics.payouts/payout_reconciliation (payout {payout_id})"
+            where = f"analytics.fct_payouts/payout_reconciliation (payout {payout_id})"
             amount = cents(row[6], where)
             expected = cents(row[7], where)
             # No reconciliation row means nothing was matched to it: all of it is a difference.
@@ -400,7 +400,7 @@ class _Reader:
                 "payout_transactions", list(PAYOUT_ITEM_COLUMNS), by_rule,
                 "transaction_created_at, transaction_id",
             ),
-            **self._grouped("payout_lines", list(PAYOUT_LINE_COLUMNS), itemised, "line_number"),
+            **self._grouped("fct_payout_lines", list(PAYOUT_LINE_COLUMNS), itemised, "line_number"),
         }
 
     def settlement_delay(self) -> list[DelayMonth]:

@@ -70,7 +70,7 @@ MARTS: Mapping[str, tuple[str, ...]] = {
         "active_subscriptions",
         "previous_mrr_in_cents",
     ),
-    "payouts": (
+    "fct_payouts": (
         "payout_id",
         "site_id",
         "currency",
@@ -96,7 +96,7 @@ MARTS: Mapping[str, tuple[str, ...]] = {
         "unexplained_in_cents",
     ),
     "payout_transactions": ("payout_id", *PAYOUT_ITEM_COLUMNS),
-    "payout_lines": ("payout_id", *PAYOUT_LINE_COLUMNS),
+    "fct_payout_lines": ("payout_id", *PAYOUT_LINE_COLUMNS),
     "settlement_delay": (
         "site_id",
         "provider",

@@ -8,3 +8,13 @@
     where resource in ({% for resource in resources %}'{{ resource }}'{{ ', ' if not loop.last }}{% endfor %})
         and not is_complete
 {%- endmacro %}
+
+{#- The body of a CTE listing each of `resources` that data_coverage (`coverage`, the mart's
+    import CTE of it) does not hold complete: a mart that states nothing unless its inputs are
+    complete keeps its rows `where not exists (select 1 from <that CTE>)`. -#}
+{% macro incomplete_resources(coverage, resources) -%}
+    select resource
+    from {{ coverage }}
+    where resource in ({% for resource in resources %}'{{ resource }}'{{ ', ' if not loop.last }}{% endfor %})
+        and not is_complete
+{%- endmacro %}

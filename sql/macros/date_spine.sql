@@ -36,3 +36,21 @@ from grid
         and grid.currency = {{ relation }}.currency
         and grid.date_day = {{ relation }}.date_day
 {%- endmacro %}
+
+{#- The body of a one-row CTE: the as-of day (`as_of`, the model's import CTE of int_as_of) and
+    whether it is partial, that is the synced transactions do not reach its end in the reporting
+    zone (`coverage`, the import CTE of data_coverage: complete_through_at), as the headline
+    judges it. The one statement of the partial-day rule: revenue_daily flags the day with it,
+    int_month_spine the month (and revenue_monthly reads int_month_spine). -#}
+{% macro as_of_day(as_of='as_of', coverage='coverage') -%}
+    select
+        {{ as_of }}.as_of_date,
+        coalesce(
+            cast({{ coverage }}.complete_through_at at time zone {{ setting('timezone') }} as date)
+                <= {{ as_of }}.as_of_date,
+            false
+        ) as is_as_of_day_partial
+    from {{ as_of }}
+    left join {{ coverage }}
+        on {{ coverage }}.resource = 'transactions'
+{%- endmacro %}

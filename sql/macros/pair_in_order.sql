@@ -46,10 +46,8 @@
             or ranked_transactions.group_transactions > 1 as is_tied
     from {{ prefix }}_ranked_lines as ranked_lines
     inner join {{ prefix }}_ranked_transactions as ranked_transactions
-        on {% for key in keys -%}
-        ranked_lines.{{ key }} = ranked_transactions.{{ key }}
-        and {% endfor -%}
-        ranked_lines.{{ line_minute }} = ranked_transactions.created_minute
+        on {{ columns_equal('ranked_lines', 'ranked_transactions', keys) }}
+        and ranked_lines.{{ line_minute }} = ranked_transactions.created_minute
         and ranked_lines.pair_rank = ranked_transactions.pair_rank
 )
 {%- endmacro %}

@@ -1,23 +1,22 @@
-{#- The raw tables as dbt reads them. creator-sync's own runner supplies `raw` and `latest`
-    itself (models/render.py) with the same meaning:
-    - raw(name): every contract column (macros/raw_contract.sql) in its contract type, a typed
-      NULL where the loader has not created the column, no rows where the table is absent;
-    - latest(name): the same, keeping the latest extraction of each key (by _extracted_at, then
-      _dlt_load_id), so a replayed or append-only load never counts a record twice. -#}
-
-{% macro raw_columns_present(name) -%}
-{#- the lower-cased column names of raw table `name`, or none when it is absent -#}
-{%- if not execute -%}{{ return(none) }}{%- endif -%}
-{%- set relation = adapter.get_relation(
-    database=target.database,
-    schema=var('creator_platform_schema', 'creator_platform'),
-    identifier=name) -%}
-{%- if relation is none -%}{{ return(none) }}{%- endif -%}
-{{ return(adapter.get_columns_in_relation(relation) | map(attribute='name') | map('lower') | list) }}
-{%- endmacro %}
+{#- The raw tables as the models read them, for both builders (dbt, and creator-sync's runner,
+    which renders these macros itself):
+    - raw(name): every column of the table in the package's sources YAML
+      (models/staging/_creator_platform__sources.yml) in its type, a typed NULL where the loader
+      has not created the column, no rows where the table is absent;
+    - latest(name): the same, keeping the latest extraction of each key (the table's meta.key;
+      by _extracted_at, then _dlt_load_id), so a replayed or append-only load never counts a
+      record twice.
+    They ask their builder two things: `raw_contract_of(name)`, the table's columns and key, and
+    `raw_columns_present(name)`, the columns the warehouse holds (none: the table is absent).
+    Under dbt, macros/raw_dbt.sql answers them; the runner answers them itself. -#}
 
 {% macro raw_projection(name) -%}
-{%- set table = creator_platform_contract()[name] -%}
+{%- set relation = source('creator_platform', name) -%}
+{%- if not execute -%}
+{#- dbt's parse: the source() call above is the lineage; the SQL is not run -#}
+(select * from {{ relation }})
+{%- else -%}
+{%- set table = raw_contract_of(name) -%}
 {%- set present = raw_columns_present(name) -%}
 (select
 {%- for column, column_type in table['columns'] %}
@@ -26,7 +25,8 @@
 {%- if present is none %}
     where 1 = 0)
 {%- else %}
-    from {{ adapter.quote(var('creator_platform_schema', 'creator_platform')) }}.{{ adapter.quote(name) }})
+    from {{ relation }})
+{%- endif %}
 {%- endif %}
 {%- endmacro %}
 
@@ -35,7 +35,10 @@
 {%- endmacro %}
 
 {% macro latest(name) -%}
-{%- set table = creator_platform_contract()[name] -%}
+{%- if not execute -%}
+{{ raw(name) }}
+{%- else -%}
+{%- set table = raw_contract_of(name) -%}
 (select
     {% for column, column_type in table['columns'] %}{{ adapter.quote(column) }}{{ ', ' if not loop.last }}{% endfor %}
 from (
@@ -46,4 +49,5 @@ from (
     from {{ raw_projection(name) }} as raw
 ) as ranked
 where row_rank = 1) as {{ adapter.quote(name) }}
+{%- endif %}
 {%- endmacro %}

@@ -1,19 +1,18 @@
-{#- The build parameters as SQL literals, under the dbt vars sql/dbt_project.yml documents.
-    The models call `setting('<short name>')`; each short name maps to one var, its SQL type and
-    its default, so that a var left unset (dbt) or an option left out (the runner) reads the
-    same. -#}
+{#- The build parameters as SQL literals, under the dbt vars sql/dbt_project.yml documents
+    and gives their defaults (the one place they are written: the runner reads them there too).
+    The models call `setting('<short name>')`; each short name maps to one var and its SQL type. -#}
 {% macro setting(name) -%}
 {%- set settings = {
-    'dataset': ('creator_platform_schema', 'text', 'creator_platform'),
-    'timezone': ('creator_platform_reporting_timezone', 'text', 'UTC'),
-    'settlement_delay_override_days': ('creator_platform_settlement_delay_days', 'integer', none),
-    'default_settlement_delay_days': ('creator_platform_default_settlement_delay_days', 'integer', 2),
-    'as_of_date': ('creator_platform_as_of_date', 'date', none),
-    'amounts_include_tax': ('creator_platform_amounts_include_tax', 'boolean', true),
-    'creator_sync_version': ('creator_sync_version', 'text', 'dbt'),
+    'dataset': ('creator_platform_schema', 'text'),
+    'timezone': ('creator_platform_reporting_timezone', 'text'),
+    'settlement_delay_override_days': ('creator_platform_settlement_delay_days', 'integer'),
+    'default_settlement_delay_days': ('creator_platform_default_settlement_delay_days', 'integer'),
+    'as_of_date': ('creator_platform_as_of_date', 'date'),
+    'amounts_include_tax': ('creator_platform_amounts_include_tax', 'boolean'),
+    'creator_sync_version': ('creator_sync_version', 'text'),
 } -%}
-{%- set var_name, sql_type, default = settings[name] -%}
-{%- set value = var(var_name, default) -%}
+{%- set var_name, sql_type = settings[name] -%}
+{%- set value = var(var_name) -%}
 {%- if value is none or value == '' -%}
 cast(null as {{ sql_type }})
 {%- elif sql_type == 'boolean' -%}

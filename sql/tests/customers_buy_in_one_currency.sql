@@ -2,7 +2,7 @@
 {{ config(severity='warn') }}
 with final as (
     select customer_id, site_id, currencies_count
-    from {{ ref('customers') }}
+    from {{ ref('dim_customers') }}
     where currencies_count > 1
 )
 

@@ -2,7 +2,7 @@
 -- charge, a refund line a refund, an adjustment line a dispute (never a sale to a refund); the
 -- same site, customer, presented currency and absolute presented amount
 with lines as (
-    select * from {{ ref('payout_lines') }}
+    select * from {{ ref('fct_payout_lines') }}
     where transaction_id is not null
 ),
 

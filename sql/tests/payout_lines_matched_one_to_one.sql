@@ -6,7 +6,7 @@ with scoped as (
         transaction_id,
         payout_id,
         line_number
-    from {{ ref('payout_lines') }}
+    from {{ ref('fct_payout_lines') }}
     where transaction_id is not null
 ),
 

@@ -9,7 +9,7 @@ with lines as (
         sum(case when line_type = 'adjustment' then net_in_cents else 0 end) as adjustments,
         sum(case when is_matched then 0 else net_in_cents end) as unexplained,
         sum(fee_in_cents) as fees
-    from {{ ref('payout_lines') }}
+    from {{ ref('fct_payout_lines') }}
     group by payout_id
 ),
 

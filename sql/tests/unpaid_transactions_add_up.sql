@@ -9,7 +9,7 @@ with unpaid as (
 carried as (
     select unpaid.transaction_id
     from {{ ref('unpaid_transactions') }} as unpaid
-    inner join {{ ref('payout_lines') }} as lines
+    inner join {{ ref('fct_payout_lines') }} as lines
         on unpaid.transaction_id = lines.transaction_id
     where not lines.is_rolled_forward
         and lines.payout_initiated_date <= unpaid.as_of_date

@@ -8,7 +8,7 @@ from typing import Any
 
 import duckdb
 
-from creator_sync.models.sources import SOURCE_TABLES
+from creator_sync.models.raw_contract import SOURCE_TABLES
 
 Rows = dict[str, list[dict[str, Any]]]
 

@@ -1,7 +1,7 @@
 """sql/ as a dbt package: `dbt build` on a copy of the synced sandbox warehouse builds marts
 equal to the runner's, row for row; its manifest describes every mart column; `creator-sync
 report` reads what dbt built; every dispatched macro's BigQuery and Snowflake branch renders to
-SQL that sqlglot parses in that dialect; the raw-table contract macro is in step.
+SQL that sqlglot parses in that dialect; `dbt source freshness` runs on the package.
 
 One dbt build per engine: dbt is slow to start (docs/dbt.md)."""
 
@@ -19,11 +19,10 @@ import jinja2
 import pytest
 import sqlglot
 
-from creator_sync.models.contract_macro import CONTRACT_MACRO, contract_macro
 from creator_sync.models.project import SQL_DIR, load_project
+from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.runner import run_models
 from creator_sync.models.schema import load_schema
-from creator_sync.models.sources import SOURCE_TABLES
 
 DBT = Path(sys.executable).parent / "dbt"
 STAMPS = {"build_metadata"}  # build stamps: when and by what the marts were built
@@ -36,10 +35,6 @@ SAMPLES = {
     "floor_divide": ["select {{ floor_divide('a * 2 + b', 'b * 2') }} as q from t"],
     "regex_matches": ["select 1 from t where {{ regex_matches('x', \"'^[0-9]{1,18}$'\") }}"],
 }
-
-
-def test_the_contract_macro_is_in_step_with_models_sources() -> None:
-    assert CONTRACT_MACRO.read_text() == contract_macro(), "run `python -m creator_sync.models.contract_macro`"
 
 
 @pytest.mark.parametrize("adapter_type", ["bigquery", "snowflake", "postgres", "duckdb"])
@@ -165,7 +160,12 @@ def test_the_manifest_describes_every_mart_column(dbt_built: dict[str, Path]) ->
     manifest = json.loads((dbt_built["work"] / "target" / "manifest.json").read_text())
     nodes = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
     built = _query(dbt_built["dbt"], "select table_name, column_name, comment from duckdb_columns() "
-                   "where schema_name = 'analytics'")
+                   "where schema_name = 'analytics' and table_name not in (select view_name "
+                   "from duckdb_views() where schema_name = 'analytics')")  # former names
+    views = {r[0] for r in _query(dbt_built["dbt"], "select view_name from duckdb_views() "
+                                  "where schema_name = 'analytics'")}
+    # dbt's on-run-end keeps each renamed mart's former name as a view of it, as the runner does
+    assert views == {d.former_name for d in load_schema(SQL_DIR).values() if d.former_name}
     for table, column, comment in built:
         assert nodes[table]["columns"][column]["description"], (table, column)
         assert comment, f"persist_docs left {table}.{column} without a comment"
@@ -178,6 +178,25 @@ def test_the_manifest_describes_every_mart_column(dbt_built: dict[str, Path]) ->
     assert generic == ours
     singular = {n["name"] for n in tests if not n.get("test_metadata")}
     assert singular == set(load_project().tests)
+
+
+def test_dbt_source_freshness_runs_on_the_package(dbt_built: dict[str, Path]) -> None:
+    """The package declares its raw tables as a dbt source (generated from the source's table
+    types) with lineage and a freshness check on dlt's `_dlt_loads`: `dbt source freshness`
+    runs in the user's project that depends on the package, and finds the fresh sync fresh."""
+    work = dbt_built["work"]
+    done = subprocess.run(
+        [str(DBT), "source", "freshness", "--profiles-dir", str(work), "--vars",
+         "{creator_platform_schema: creator_platform}", "--select", "source:creator_platform"],
+        cwd=work, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    results = json.loads((work / "target" / "sources.json").read_text())["results"]
+    assert [(r["unique_id"].rsplit(".", 1)[1], r["status"]) for r in results] == [("_dlt_loads", "pass")]
+    manifest = json.loads((work / "target" / "manifest.json").read_text())
+    staging = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
+    # lineage: a staging model depends on the raw table it reads
+    assert "source.creator_platform.creator_platform.transactions" in (
+        staging["stg_transactions"]["depends_on"]["nodes"])
 
 
 def test_the_report_reads_the_warehouse_dbt_built(dbt_built: dict[str, Path]) -> None:
@@ -252,6 +271,14 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
         duck.close()
     every_mart = {m.name for m in load_project().models.values() if m.layer == "marts"}
     assert rows[0] > 0 and set(marts) == every_mart - STAMPS
+    # the source's freshness check runs on PostgreSQL too
+    fresh = subprocess.run(
+        [str(DBT), "source", "freshness", "--profiles-dir", str(tmp_path), "--project-dir",
+         str(SQL_DIR), "--target-path", str(tmp_path / "target"), "--log-path",
+         str(tmp_path / "logs"), "--vars", "{creator_platform_schema: creator_platform_pg}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert fresh.returncode == 0, fresh.stdout[-4000:] + fresh.stderr[-2000:]
+    assert "PASS freshness of creator_platform._dlt_loads" in fresh.stdout, fresh.stdout[-2000:]
 
     # `creator-sync models` on a destination the runner does not build takes this route: dlt's
     # dbt runner with the pipeline's own credentials, in this environment (here on PostgreSQL,
@@ -266,7 +293,9 @@ def test_dbt_build_on_postgresql_equals_the_runner_on_duckdb(
     results = run_with_dbt(warehouse, Params(dataset="creator_platform_pg"))
     project = load_project()
     declared = sum(len(d.tests) for d in load_schema(SQL_DIR).values()) + len(project.tests)
-    assert len(results) == len(project.models) + declared  # every model, then every test
+    # every model, then every test, and the on-run-end hook (the marts' former names) of each
+    hooks = [r for r in results if "on-run-end" in r.model_name]
+    assert len(hooks) == 2 and len(results) - len(hooks) == len(project.models) + declared
     assert not {"target", "logs", "dbt_packages"} & {p.name for p in SQL_DIR.iterdir()}
     pg = PostgresAdapter(dsn)
     try:
@@ -372,7 +401,7 @@ def test_generic_tests_nest_their_arguments_as_dbt_asks() -> None:
     import yaml
 
     for path in sorted((SQL_DIR / "models").glob("*/_*.yml")):
-        for model in yaml.safe_load(path.read_text())["models"]:
+        for model in yaml.safe_load(path.read_text()).get("models") or []:
             declared = [*(model.get("data_tests") or [])]
             for column in model.get("columns") or []:
                 declared += column.get("data_tests") or []

@@ -12,7 +12,7 @@ from known_answer_data import known_answer_rows
 from creator_sync.models.dictionary import DICTIONARY_DIR, pages
 from creator_sync.models.project import load_project
 from creator_sync.models.runner import run_models
-from creator_sync.models.schema import load_schema
+from creator_sync.models.schema import load_docs_blocks, load_schema
 
 MAX_PAGE_LINES = 600
 
@@ -32,7 +32,8 @@ def test_every_model_and_column_is_described_and_commented_in_the_warehouse(raw_
     try:
         columns = con.execute(
             "select schema_name, table_name, column_name, comment from duckdb_columns() "
-            "where schema_name in ('analytics', 'analytics_staging')"
+            "where schema_name in ('analytics', 'analytics_staging') and (schema_name, table_name) "
+            "not in (select schema_name, view_name from duckdb_views())"  # the former names
         ).fetchall()
         tables = dict(con.execute(
             "select table_name, comment from duckdb_tables() "
@@ -71,3 +72,42 @@ def test_the_yaml_grain_is_the_sql_header_grain() -> None:
         assert columns == model.grain, model.name
         not_null = {t.column for t in docs[model.name].tests if t.kind == "not_null"}
         assert set(model.grain) <= not_null, model.name
+
+
+def test_a_description_shared_by_more_than_two_columns_is_one_docs_block() -> None:
+    """A description is written once: a text the YAML would repeat is a `{% docs %}` block of
+    sql/models/docs.md, named with `{{ doc('...') }}`, which the runner resolves as dbt does."""
+    import collections
+
+    import yaml
+
+    sql_dir = load_project().sql_dir
+    literal: collections.Counter[str] = collections.Counter()
+    for path in (sql_dir / "models").glob("*/*.yml"):
+        for model in yaml.safe_load(path.read_text()).get("models") or []:
+            for column in model.get("columns") or []:
+                text = str(column.get("description", ""))
+                if "doc(" not in text:
+                    literal[" ".join(text.split())] += 1
+    assert [t for t, n in literal.items() if n > 2] == []
+    blocks = load_docs_blocks(sql_dir)
+    site_id = load_schema(sql_dir)["revenue_daily"].columns["site_id"]
+    assert site_id == blocks["site_id"] and "{{" not in site_id
+
+
+def test_a_doc_naming_no_block_is_a_project_error(tmp_path) -> None:
+    import pytest
+
+    from creator_sync.models.project import ProjectError
+
+    layer = tmp_path / "models" / "marts"
+    layer.mkdir(parents=True)
+    (tmp_path / "models" / "docs.md").write_text("{% docs known %}\nA known text.\n{% enddocs %}\n")
+    (layer / "_marts.yml").write_text(
+        "version: 2\nmodels:\n- name: m\n  description: \"{{ doc('known') }}\"\n"
+        "  columns:\n  - name: c\n    description: \"{{ doc('unknown') }}\"\n"
+    )
+    with pytest.raises(ProjectError, match=r"doc\('unknown'\) names no docs block"):
+        load_schema(tmp_path)
+    (layer / "_marts.yml").write_text("version: 2\nmodels:\n- name: m\n  description: \"{{ doc('known') }}\"\n")
+    assert load_schema(tmp_path)["m"].description == "A known text."

@@ -148,7 +148,7 @@ def test_unpaid_balance(built: tuple[str, object]) -> None:
 
 def test_customers_recompute_net_revenue(built: tuple[str, object]) -> None:
     path, _ = built
-    customers = {r["customer_id"]: r for r in _rows(path, "select * from analytics.customers")}
+    customers = {r["customer_id"]: r for r in _rows(path, "select * from analytics.dim_customers")}
     # C1: T1 1000 + T3 1500 - T6 1500 + T7 1500 = 2500; the API says "25.00"
     assert customers[C1]["lifetime_net_revenue_in_cents"] == 2500
     assert customers[C1]["net_revenue_difference_in_cents"] == 0
@@ -162,7 +162,7 @@ def test_customers_recompute_net_revenue(built: tuple[str, object]) -> None:
 
 def test_orders(built: tuple[str, object]) -> None:
     path, _ = built
-    orders = {r["order_id"]: r for r in _rows(path, "select * from analytics.orders")}
+    orders = {r["order_id"]: r for r in _rows(path, "select * from analytics.fct_orders")}
     # OR1: OI1 quantity 2 + OI2 quantity 1 (linked through orders_order_items only)
     assert (orders["OR1"]["items_count"], orders["OR1"]["order_lines_count"]) == (3, 2)
     assert orders["OR1"]["fulfilment_latency_seconds"] == 30 * 60

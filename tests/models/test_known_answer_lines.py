@@ -213,7 +213,7 @@ def test_matching_does_not_depend_on_load_order(built, tmp_path) -> None:
     reversed_path = write_raw(tmp_path / "reversed.duckdb", rows)
     run_models(reversed_path, as_of=AS_OF)
     query = ("select payout_id, line_number, transaction_id, match_rule, is_tied "
-             "from analytics.payout_lines order by payout_id, line_number")
+             "from analytics.fct_payout_lines order by payout_id, line_number")
     assert fetch_dicts(reversed_path, query) == fetch_dicts(path, query)
 
 
@@ -228,7 +228,7 @@ def test_a_refund_line_never_takes_a_sale(tmp_path) -> None:
     path = write_raw(tmp_path / "kinds.duckdb", rows)
     result = run_models(path, as_of=AS_OF)
     assert not result.failed_tests
-    (line,) = fetch_dicts(path, "select * from analytics.payout_lines "
+    (line,) = fetch_dicts(path, "select * from analytics.fct_payout_lines "
                                 "where payout_id = 'PO3' and line_number = 2")
     assert (line["line_type"], line["transaction_id"], line["is_matched"]) == ("refund", None, False)
     rec = _by_key(path, "payout_reconciliation", "payout_id")

@@ -75,11 +75,13 @@ def test_known_answer_dataset_builds_identically(postgres_dsn, raw_db) -> None:
             "select c.table_name, c.column_name from information_schema.columns as c "
             "where c.table_schema = 'analytics' and col_description("
             "(quote_ident(c.table_schema) || '.' || quote_ident(c.table_name))::regclass, "
-            "c.ordinal_position) is null"
+            "c.ordinal_position) is null and c.table_name in (select table_name from "
+            "information_schema.tables where table_schema = 'analytics' and table_type = "
+            "'BASE TABLE')"  # the marts' former names are views of them, for one release
         )
         _, tables = pg.fetch("select count(*), count(obj_description(('analytics.' || "
                              "quote_ident(table_name))::regclass)) from information_schema.tables "
-                             "where table_schema = 'analytics'")
+                             "where table_schema = 'analytics' and table_type = 'BASE TABLE'")
     finally:
         pg.close()
     assert counts["revenue_daily"] > 0 and counts["mrr_monthly"] == 3
@@ -102,7 +104,7 @@ def test_itemised_payouts_build_identically(postgres_dsn, raw_db) -> None:
         counts = assert_marts_equal(duck_path, pg)
     finally:
         pg.close()
-    assert counts["payout_lines"] == 12 and counts["settlement_delay"] == 1
+    assert counts["fct_payout_lines"] == 12 and counts["settlement_delay"] == 1
     assert counts["unpaid_transactions"] == 1 and counts["fees_monthly"] == 2
 
 
@@ -161,7 +163,7 @@ def test_sandbox_synced_to_postgres_equals_duckdb(
     assert counts["revenue_daily"] > 0 and counts["payout_reconciliation"] > 0
     assert counts["mrr_movements"] > 0 and counts["saas_metrics_monthly"] > 0
     # the payout details (lines) loaded by dlt into PostgreSQL match and reconcile the same way
-    assert counts["payout_lines"] > 0 and counts["settlement_delay"] > 0
+    assert counts["fct_payout_lines"] > 0 and counts["settlement_delay"] > 0
 
 
 def test_revenue_recognition_and_product_splits_build_identically(postgres_dsn, raw_db) -> None:

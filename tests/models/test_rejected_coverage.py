@@ -61,7 +61,7 @@ def test_an_amount_rounded_by_the_loader_is_not_whole_cents(raw_db) -> None:
     rows["payouts"] = [first, *rows["payouts"][1:]]
     path = built(raw_db, rows)
     got = {r["payout_id"]: r for r in fetch_dicts(
-        path, "select payout_id, amount_in_cents, is_whole_cents from analytics.payouts")}
+        path, "select payout_id, amount_in_cents, is_whole_cents from analytics.fct_payouts")}
     assert got[str(first["id"])]["amount_in_cents"] == 330
     assert got[str(first["id"])]["is_whole_cents"] is False
     assert sum(not r["is_whole_cents"] for r in got.values()) == 1

@@ -13,8 +13,8 @@ from known_answer_data import known_answer_rows
 from models_helpers import fetch_dicts, ts
 
 from creator_sync.models.adapters import DuckDBAdapter
+from creator_sync.models.dbt_context import Renderer
 from creator_sync.models.project import SQL_DIR, ProjectError, load_project
-from creator_sync.models.render import Renderer
 from creator_sync.models.runner import DataTestError, ModelsError, Params, build, run_models
 
 MINIMAL = {
@@ -62,8 +62,8 @@ def test_every_mart_declares_a_grain() -> None:
     project = load_project()
     marts = [m for m in project.models.values() if m.layer == "marts"]
     assert {m.name for m in marts} >= {
-        "revenue_daily", "mrr_monthly", "orders", "orders_daily", "customers",
-        "customer_cohorts", "payouts", "payout_reconciliation", "payout_transactions",
+        "revenue_daily", "mrr_monthly", "fct_orders", "orders_daily", "dim_customers",
+        "customer_cohorts", "fct_payouts", "payout_reconciliation", "payout_transactions",
         "unpaid_balance", "offer_performance", "course_catalog", "mrr_movements",
         "saas_metrics_monthly",
     }

@@ -30,7 +30,7 @@ def test_every_data_test_passes_strictly(built) -> None:
     assert result.tests and all(t.passed for t in result.tests), [
         (t.name, t.sample[:2]) for t in result.tests if not t.passed
     ]
-    for mart in ("revenue_daily", "mrr_monthly", "customers", "payout_reconciliation",
+    for mart in ("revenue_daily", "mrr_monthly", "dim_customers", "payout_reconciliation",
                  "payout_transactions", "unpaid_balance", "offer_performance", "course_catalog",
                  "mrr_movements", "saas_metrics_monthly"):
         assert result.row_counts[mart] > 0, mart

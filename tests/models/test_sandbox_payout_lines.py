@@ -47,7 +47,7 @@ def quirky(sandbox_factory, sync_sandbox, tmp_path) -> str:
 
 def test_every_payout_is_itemised_and_its_lines_balance(built) -> None:
     path, result = built
-    assert result.row_counts["payout_lines"] > 0
+    assert result.row_counts["fct_payout_lines"] > 0
     rows = fetch_dicts(path, """
         select payout_id, reconciliation_method, lines_count, itemisation_difference_in_cents,
                amount_in_cents, itemised_net_in_cents
@@ -67,7 +67,7 @@ def test_every_sale_and_refund_line_is_matched_one_to_one(built) -> None:
                count(distinct case when not is_rolled_forward then transaction_id end)
                    as live_transactions,
                count(*) filter (where not is_rolled_forward and is_matched) as live_matched
-        from analytics.payout_lines""")
+        from analytics.fct_payout_lines""")
     assert row["lines"] > 0
     assert row["unmatched_sales_and_refunds"] == 0
     assert row["unmatched"] == 0  # without --quirks, even the disputes' adjustments are matched
@@ -83,7 +83,7 @@ def test_matched_lines_are_the_rules_transactions(built) -> None:
     path, _ = built
     (row,) = fetch_dicts(path, """
         with lines as (
-            select payout_id, transaction_id from analytics.payout_lines where is_matched
+            select payout_id, transaction_id from analytics.fct_payout_lines where is_matched
         ), rule as (
             select payout_id, transaction_id from analytics.payout_transactions
         )
@@ -113,7 +113,7 @@ def test_quirks_every_rule_residual_is_the_unexplained_adjustment(quirky: str) -
     (row,) = fetch_dicts(quirky, """
         select count(*) filter (where line_type in ('sale', 'refund') and not is_matched) as bad,
                count(*) filter (where transaction_type = 'Sales') as plural
-        from analytics.payout_lines""")
+        from analytics.fct_payout_lines""")
     assert row["bad"] == 0 and row["plural"] > 0  # `Sales` normalised and matched
 
 

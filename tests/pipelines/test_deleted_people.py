@@ -153,7 +153,7 @@ def test_deleted_people_are_flagged_and_erased_by_a_plain_sync(sandbox: Any, tmp
                                 [customer_id]).fetchone()
         assert purchases[0] > 0 and purchases[1] == 0 and purchases[2] is not None
         mart = con.execute("select customer_name, email, is_deleted, lifetime_net_revenue_in_cents "
-                           "from creator_platform.analytics.customers where customer_id = ?",
+                           "from creator_platform.analytics.dim_customers where customer_id = ?",
                            [customer_id]).fetchone()
         assert mart[:3] == (None, None, True) and mart[3] != 0
         # people counts leave them out, their money stays: the offers' customers

@@ -332,22 +332,22 @@ def build_warehouse(path: pathlib.Path, *, with_raw: bool = True) -> pathlib.Pat
     _insert(con, "analytics.mrr_monthly", mrr_rows())
     write_monthly_marts(con)
     payouts, recon, items = payout_rows()
-    con.execute("""CREATE TABLE analytics.payouts (payout_id TEXT, site_id TEXT, currency TEXT,
+    con.execute("""CREATE TABLE analytics.fct_payouts (payout_id TEXT, site_id TEXT, currency TEXT,
         status TEXT, amount_in_cents BIGINT, initiated_at TIMESTAMPTZ,
         estimated_arrival_at TIMESTAMPTZ)""")
-    _insert(con, "analytics.payouts", payouts)
+    _insert(con, "analytics.fct_payouts", payouts)
     con.execute("""CREATE TABLE analytics.payout_reconciliation (payout_id TEXT, site_id TEXT,
         expected_amount_in_cents BIGINT, difference_in_cents BIGINT, transactions_count BIGINT,
         is_reconciled BOOLEAN, is_rolled_forward BOOLEAN, reconciliation_method TEXT,
         lines_count BIGINT, matched_lines_count BIGINT, unmatched_lines_count BIGINT,
         fees_in_cents BIGINT, adjustments_in_cents BIGINT, unexplained_in_cents BIGINT)""")
     _insert(con, "analytics.payout_reconciliation", recon)
-    con.execute("""CREATE TABLE analytics.payout_lines (payout_id TEXT, line_number BIGINT,
+    con.execute("""CREATE TABLE analytics.fct_payout_lines (payout_id TEXT, line_number BIGINT,
         line_type TEXT, created_at TIMESTAMPTZ, customer_id TEXT, order_number BIGINT,
         presented_amount_in_cents BIGINT, presented_currency TEXT, amount_in_cents BIGINT,
         fee_in_cents BIGINT, net_in_cents BIGINT, currency TEXT, transaction_id TEXT,
         match_rule TEXT, is_matched BOOLEAN)""")
-    _insert(con, "analytics.payout_lines", payout_line_rows())
+    _insert(con, "analytics.fct_payout_lines", payout_line_rows())
     con.execute("""CREATE TABLE analytics.settlement_delay (site_id TEXT, provider TEXT,
         date_month DATE, lines_count BIGINT, p50_delay_days BIGINT, p95_delay_days BIGINT,
         max_delay_days BIGINT)""")

@@ -96,7 +96,7 @@ def net(first: dt.date, last: dt.date) -> dict[str, int]:
     return dict(totals)
 
 
-PAYOUT_MARTS = ("payouts", "payout_reconciliation", "payout_transactions", "unpaid_balance")
+PAYOUT_MARTS = ("fct_payouts", "payout_reconciliation", "payout_transactions", "unpaid_balance")
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def test_report_on_sandbox_data_in_chromium(
         unreconciled = {
             pid
             for (pid,) in con.execute(
-                "SELECT p.payout_id FROM analytics.payouts AS p "
+                "SELECT p.payout_id FROM analytics.fct_payouts AS p "
                 "LEFT JOIN analytics.payout_reconciliation AS r USING (payout_id) "
                 "WHERE NOT coalesce(r.is_reconciled, false) "
                 "ORDER BY (p.initiated_at AT TIME ZONE 'UTC')::DATE DESC, p.payout_id DESC "

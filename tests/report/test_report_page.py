@@ -218,10 +218,10 @@ def test_empty_marts_render_without_charts(tmp_path: pathlib.Path) -> None:
     for mart in (
         "revenue_daily",
         "mrr_monthly",
-        "payouts",
+        "fct_payouts",
         "payout_reconciliation",
         "payout_transactions",
-        "payout_lines",
+        "fct_payout_lines",
         "settlement_delay",
         "unpaid_balance",
         "offer_performance",

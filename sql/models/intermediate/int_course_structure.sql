@@ -26,33 +26,15 @@ modules_lessons as (
 ),
 
 module_courses as (
-    select module_id, min(course_id) as course_id
-    from (
-        select module_id, course_id from courses_modules
-        union
-        select module_id, course_id from modules where course_id is not null
-    ) as edges
-    group by module_id
+    {{ one_parent('module_id', 'course_id', 'courses_modules', 'modules') }}
 ),
 
 lesson_modules as (
-    select lesson_id, min(module_id) as module_id
-    from (
-        select lesson_id, module_id from modules_lessons
-        union
-        select lesson_id, module_id from lessons where module_id is not null
-    ) as edges
-    group by lesson_id
+    {{ one_parent('lesson_id', 'module_id', 'modules_lessons', 'lessons') }}
 ),
 
 lesson_courses as (
-    select lesson_id, min(course_id) as course_id
-    from (
-        select lesson_id, course_id from courses_lessons
-        union
-        select lesson_id, course_id from lessons where course_id is not null
-    ) as edges
-    group by lesson_id
+    {{ one_parent('lesson_id', 'course_id', 'courses_lessons', 'lessons') }}
 ),
 
 live_modules as (

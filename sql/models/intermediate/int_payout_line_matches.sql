@@ -95,10 +95,7 @@ order_candidates as (
         listed.*
     from listed
     inner join order_keys
-        on listed.site_id = order_keys.site_id
-        and listed.customer_id = order_keys.customer_id
-        and listed.match_amount = order_keys.match_amount
-        and listed.match_currency = order_keys.match_currency
+        on {{ columns_equal('listed', 'order_keys', ['site_id', 'customer_id', 'match_amount', 'match_currency']) }}
         and listed.created_minute = order_keys.order_created_minute
     where listed.match_type = 'sale'
 ),
@@ -116,8 +113,7 @@ minute_lines as (
     select candidate_lines.*
     from candidate_lines
     left join order_matches
-        on candidate_lines.payout_id = order_matches.payout_id
-        and candidate_lines.line_number = order_matches.line_number
+        on {{ columns_equal('candidate_lines', 'order_matches', ['payout_id', 'line_number']) }}
     where order_matches.payout_id is null
 ),
 
@@ -135,12 +131,7 @@ minute_candidates as (
         listed.*
     from listed
     inner join minute_keys
-        on listed.site_id = minute_keys.site_id
-        and listed.customer_id = minute_keys.customer_id
-        and listed.match_type = minute_keys.match_type
-        and listed.match_amount = minute_keys.match_amount
-        and listed.match_currency = minute_keys.match_currency
-        and listed.created_minute = minute_keys.created_minute
+        on {{ columns_equal('listed', 'minute_keys', ['site_id', 'customer_id', 'match_type', 'match_amount', 'match_currency', 'created_minute']) }}
     left join order_matches
         on minute_keys.match_scope = order_matches.match_scope
         and listed.transaction_id = order_matches.transaction_id
@@ -166,8 +157,7 @@ nearest_lines as (
     select candidate_lines.*
     from candidate_lines
     left join earlier_matches
-        on candidate_lines.payout_id = earlier_matches.payout_id
-        and candidate_lines.line_number = earlier_matches.line_number
+        on {{ columns_equal('candidate_lines', 'earlier_matches', ['payout_id', 'line_number']) }}
     where earlier_matches.payout_id is null
 ),
 
@@ -183,11 +173,7 @@ nearest_candidates as (
         abs(nearest_lines.created_second - listed.created_second) as distance_seconds
     from nearest_lines
     inner join listed
-        on nearest_lines.site_id = listed.site_id
-        and nearest_lines.customer_id = listed.customer_id
-        and nearest_lines.match_type = listed.match_type
-        and nearest_lines.match_amount = listed.match_amount
-        and nearest_lines.match_currency = listed.match_currency
+        on {{ columns_equal('nearest_lines', 'listed', ['site_id', 'customer_id', 'match_type', 'match_amount', 'match_currency']) }}
     left join earlier_matches
         on nearest_lines.match_scope = earlier_matches.match_scope
         and listed.transaction_id = earlier_matches.transaction_id

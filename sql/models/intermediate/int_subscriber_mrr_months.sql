@@ -55,10 +55,7 @@ filled as (
         coalesce(subscriber_months.active_subscriptions, 0) as active_subscriptions
     from grid
     left join subscriber_months
-        on grid.site_id = subscriber_months.site_id
-        and grid.currency = subscriber_months.currency
-        and grid.subscriber_id = subscriber_months.subscriber_id
-        and grid.date_month = subscriber_months.date_month
+        on {{ columns_equal('grid', 'subscriber_months', ['site_id', 'currency', 'subscriber_id', 'date_month']) }}
 ),
 
 with_previous as (

@@ -105,9 +105,7 @@ matched as (
         'customer_amount_minute' as match_rule
     from ranked_transactions
     inner join ranked_orders
-        on ranked_transactions.site_id = ranked_orders.site_id
-        and ranked_transactions.customer_id = ranked_orders.customer_id
-        and ranked_transactions.currency = ranked_orders.currency
+        on {{ columns_equal('ranked_transactions', 'ranked_orders', ['site_id', 'customer_id', 'currency']) }}
         and ranked_transactions.amount_in_cents = ranked_orders.total_in_cents
         and ranked_transactions.created_minute = ranked_orders.created_minute
         and ranked_transactions.pair_rank = ranked_orders.pair_rank

@@ -157,15 +157,9 @@ final as (
         grid.is_partial_month
     from grid
     left join activity
-        on grid.site_id = activity.site_id
-        and grid.currency = activity.currency
-        and grid.cohort_month = activity.cohort_month
-        and grid.date_month = activity.date_month
+        on {{ columns_equal('grid', 'activity', ['site_id', 'currency', 'cohort_month', 'date_month']) }}
     left join subscribed
-        on grid.site_id = subscribed.site_id
-        and grid.currency = subscribed.currency
-        and grid.cohort_month = subscribed.cohort_month
-        and grid.date_month = subscribed.date_month
+        on {{ columns_equal('grid', 'subscribed', ['site_id', 'currency', 'cohort_month', 'date_month']) }}
 )
 
 select * from final

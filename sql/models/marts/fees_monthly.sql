@@ -165,15 +165,9 @@ final as (
     from keys
     cross join inputs
     left join line_fees
-        on keys.site_id = line_fees.site_id
-        and keys.currency = line_fees.currency
-        and keys.provider = line_fees.provider
-        and keys.date_month = line_fees.date_month
+        on {{ columns_equal('keys', 'line_fees', ['site_id', 'currency', 'provider', 'date_month']) }}
     left join transaction_fees
-        on keys.site_id = transaction_fees.site_id
-        and keys.currency = transaction_fees.currency
-        and keys.provider = transaction_fees.provider
-        and keys.date_month = transaction_fees.date_month
+        on {{ columns_equal('keys', 'transaction_fees', ['site_id', 'currency', 'provider', 'date_month']) }}
 )
 
 select * from final

@@ -61,9 +61,7 @@ ended as (
     inner join months as previous_month
         on previous_month.month_index = months.month_index - 1
     inner join subscription_months as previous_months
-        on churns.site_id = previous_months.site_id
-        and churns.currency = previous_months.currency
-        and churns.subscriber_id = previous_months.subscriber_id
+        on {{ columns_equal('churns', 'previous_months', ['site_id', 'currency', 'subscriber_id']) }}
         and previous_months.date_month = previous_month.date_month
     left join subscription_months as current_months
         on previous_months.purchase_id = current_months.purchase_id
@@ -127,10 +125,7 @@ final as (
     inner join months
         on movements.date_month = months.date_month
     left join churn_reasons
-        on movements.site_id = churn_reasons.site_id
-        and movements.currency = churn_reasons.currency
-        and movements.subscriber_id = churn_reasons.subscriber_id
-        and movements.date_month = churn_reasons.date_month
+        on {{ columns_equal('movements', 'churn_reasons', ['site_id', 'currency', 'subscriber_id', 'date_month']) }}
 )
 
 select * from final

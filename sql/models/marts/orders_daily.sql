@@ -2,7 +2,7 @@
 -- zero-filled from the first order of that site and currency up to the as-of date
 -- grain: site_id, currency, date_day
 with orders as (
-    select * from {{ ref('orders') }}
+    select * from {{ ref('fct_orders') }}
 ),
 
 spine as (

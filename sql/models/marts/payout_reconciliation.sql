@@ -188,35 +188,15 @@ final as (
         checked.is_rolled_forward,
         checked.amount_in_cents,
         checked.reconciliation_method,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.expected_amount_in_cents end as expected_amount_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.difference_in_cents end as difference_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.transactions_count end as transactions_count,
+        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['expected_amount_in_cents', 'difference_in_cents', 'transactions_count']) }},
         checked.lines_count,
         checked.itemised_net_in_cents,
         checked.itemisation_difference_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.matched_lines_count end as matched_lines_count,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.unmatched_lines_count end as unmatched_lines_count,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.tied_lines_count end as tied_lines_count,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.fees_in_cents end as fees_in_cents,
+        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['matched_lines_count', 'unmatched_lines_count', 'tied_lines_count', 'fees_in_cents']) }},
         checked.adjustments_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.unexplained_in_cents end as unexplained_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.rule_expected_in_cents end as rule_expected_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.rule_difference_in_cents end as rule_difference_in_cents,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.rule_transactions_count end as rule_transactions_count,
+        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['unexplained_in_cents', 'rule_expected_in_cents', 'rule_difference_in_cents', 'rule_transactions_count']) }},
         checked.settlement_delay_days,
-        case when inputs.verdict_unavailable_reason is null
-            then checked.is_reconciled end as is_reconciled,
+        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['is_reconciled']) }},
         -- rolled_forward and pending come from the payout's own status; a paid payout's verdict
         -- needs its inputs complete
         case when inputs.verdict_unavailable_reason is null

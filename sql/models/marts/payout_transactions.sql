@@ -17,10 +17,7 @@ coverage as (
 ),
 
 incomplete_inputs as (
-    select resource
-    from coverage
-    where resource in ('payouts', 'transactions')
-        and not is_complete
+    {{ incomplete_resources('coverage', ['payouts', 'transactions']) }}
 ),
 
 final as (

@@ -21,18 +21,7 @@ coverage as (
 ),
 
 reporting_days as (
-    -- the as-of day is partial when the synced transactions do not reach its end in the
-    -- reporting zone (data_coverage.complete_through_at), as the headline judges it
-    select
-        as_of.as_of_date,
-        coalesce(
-            cast(coverage.complete_through_at at time zone {{ setting('timezone') }} as date)
-                <= as_of.as_of_date,
-            false
-        ) as is_as_of_day_partial
-    from as_of
-    left join coverage
-        on coverage.resource = 'transactions'
+    {{ as_of_day('as_of', 'coverage') }}
 ),
 
 {{ spine_grid('transactions', 'spine') }},

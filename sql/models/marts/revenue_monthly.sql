@@ -12,6 +12,10 @@ schedule as (
     select * from {{ ref('int_revenue_schedule') }}
 ),
 
+months as (
+    select * from {{ ref('int_month_spine') }}
+),
+
 monthly as (
     select
         site_id,
@@ -25,9 +29,7 @@ monthly as (
         cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
         cast(sum(known_fees_in_cents) as bigint) as known_fees_in_cents,
         cast(sum(fee_unknown_transactions_count) as bigint) as fee_unknown_transactions_count,
-        cast(sum(transactions_count) as bigint) as transactions_count,
-        max(date_day) as last_day,
-        max(case when is_partial_day then 1 else 0 end) = 1 as has_partial_day
+        cast(sum(transactions_count) as bigint) as transactions_count
     from daily
     group by site_id, currency, cast(date_trunc('month', date_day) as date)
 ),
@@ -92,18 +94,15 @@ final as (
         cast(coalesce(recognized.recognized_in_cents, 0) as bigint) as recognized_revenue_in_cents,
         cast(coalesce(deferred.deferred_in_cents, 0) as bigint) as deferred_revenue_in_cents,
         monthly.transactions_count,
-        monthly.has_partial_day
-            or monthly.last_day < cast(monthly.date_month + interval '1 month' as date) - 1
-            as is_partial_month
+        -- the partial-day and partial-month rule, stated once (int_month_spine)
+        months.is_partial_month
     from monthly
+    inner join months
+        on monthly.date_month = months.date_month
     left join recognized
-        on monthly.site_id = recognized.site_id
-        and monthly.currency = recognized.currency
-        and monthly.date_month = recognized.date_month
+        on {{ columns_equal('monthly', 'recognized', ['site_id', 'currency', 'date_month']) }}
     left join deferred
-        on monthly.site_id = deferred.site_id
-        and monthly.currency = deferred.currency
-        and monthly.date_month = deferred.date_month
+        on {{ columns_equal('monthly', 'deferred', ['site_id', 'currency', 'date_month']) }}
 )
 
 select * from final

@@ -23,10 +23,7 @@ coverage as (
 ),
 
 incomplete_inputs as (
-    select resource
-    from coverage
-    where resource in ('payouts', 'transactions')
-        and not is_complete
+    {{ incomplete_resources('coverage', ['payouts', 'transactions']) }}
 ),
 
 carried as (

@@ -1,17 +1,17 @@
-"""Render one SQL file of `sql/` for one build, with Jinja as dbt does (no dbt needed).
+"""dbt's Jinja context for the runner: renders one SQL file of `sql/` for one build as dbt does
+(no dbt needed).
 
 The files are a dbt project (`sql/dbt_project.yml`); this module gives them the part of dbt's
 context they use, so that one text serves both builders:
 
-- `ref('m')`: the relation model `m` builds into;
-- `raw('t')`: raw table `t` with every contract column (models/sources.py) in its contract type,
-  typed NULL where the loader has not created it, empty when `t` is absent;
-- `latest('t')`: the same, keeping only the latest extraction of each key (the one
-  deduplication rule of the staging layer);
-- `var(name, default)`: a build parameter under its documented dbt var name (VARS);
-- `config(...)`, `target`, `adapter.dispatch(...)`, and every macro of `sql/macros/`.
-
-Under dbt, `raw` and `latest` are macros of `sql/macros/raw.sql` reading the same contract.
+- `ref('m')`: the relation model `m` builds into; `source('creator_platform', 't')`: raw table `t`;
+- `var(name)`: a build parameter under its dbt var name, defaulting to the package's own
+  (`vars:` of sql/dbt_project.yml, the one place the defaults are written);
+- `config(...)`, `target`, `adapter.dispatch(...)`, and every macro of `sql/macros/`, among them
+  `raw('t')` and `latest('t')` (sql/macros/raw.sql, the one implementation of both). They ask
+  their builder for a table's contract (models/raw_contract.py, from the package's sources YAML)
+  and for the columns the warehouse holds: the two answers this module gives, where dbt's come
+  from sql/macros/raw_dbt.sql.
 """
 
 from __future__ import annotations
@@ -27,20 +27,29 @@ import jinja2
 from creator_sync.common.duckdb_names import quote_ident
 from creator_sync.models.adapters import Adapter
 from creator_sync.models.build_info import package_version
-from creator_sync.models.project import Project, ProjectError, SqlFile
-from creator_sync.models.sources import SOURCE_TABLES
-
-DEFAULT_SETTLEMENT_DELAY_DAYS = 2  # the payout rule's delay where no payout lines show one
+from creator_sync.models.project import PACKAGE_VARS, Project, ProjectError, SqlFile
+from creator_sync.models.raw_contract import SOURCE, SOURCE_TABLES
 
 log = logging.getLogger("creator_sync.models")
 
 TARGET_SCHEMA = "analytics"
 STAGING_SCHEMA = "analytics_staging"
 MACROS_DIR = "macros"
-# Macros the runner supplies itself (their dbt versions in sql/macros/ ask dbt's adapter), and
-# the files that hold only those dbt versions and their contract: the runner does not compile them.
-RUNNER_MACROS = ("raw", "latest")
-DBT_ONLY_MACRO_FILES = ("raw.sql", "raw_contract.sql")
+# the files of macros only dbt runs: what raw.sql asks (`raw_contract_of`, `raw_columns_present`,
+# which the runner answers itself) and the on-run-end hook (the runner's own: runner.py)
+DBT_ONLY_MACRO_FILES = ("raw_dbt.sql", "former_names.sql")
+
+
+def build_vars(params: Any) -> dict[str, Any]:
+    """The package's vars (sql/dbt_project.yml) for one build's parameters; None: the var's
+    default. Both builders take them: the runner here, dbt through models/dbt_route.py."""
+    return {
+        "creator_platform_schema": params.dataset,
+        "creator_platform_reporting_timezone": params.timezone,
+        "creator_platform_settlement_delay_days": params.settlement_delay_days,
+        "creator_platform_as_of_date": params.as_of.isoformat() if params.as_of else None,
+        "creator_platform_amounts_include_tax": params.amounts_include_tax,
+    }
 
 
 def schema_of(model: SqlFile) -> str:
@@ -108,17 +117,10 @@ class Renderer:
         self.adapter = adapter
         self.project = project
         self.params = params
-        # dbt's names (sql/dbt_project.yml documents them); None means the var's own default
+        # the package's defaults, then this build's parameters (None: the default)
+        given = {**build_vars(params), "creator_sync_version": package_version()}
         self.vars: dict[str, Any] = {
-            "creator_platform_schema": params.dataset,
-            "creator_platform_reporting_timezone": params.timezone,
-            "creator_platform_settlement_delay_days": params.settlement_delay_days,
-            "creator_platform_as_of_date": params.as_of.isoformat() if params.as_of else None,
-            "creator_platform_default_settlement_delay_days": DEFAULT_SETTLEMENT_DELAY_DAYS,
-            "creator_platform_amounts_include_tax": params.amounts_include_tax,
-            "creator_sync_version": package_version(),
-        }
-        self._sources: dict[str, str] = {}
+            **PACKAGE_VARS, **{k: v for k, v in given.items() if v is not None}}
         self._present: dict[str, dict[str, str]] | None = None  # raw tables' columns, read once
         self.missing: list[str] = []
         self._current: SqlFile | None = None
@@ -132,8 +134,9 @@ class Renderer:
             undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False,
         )
         self.env.globals.update(
-            ref=self._ref, var=self._var, config=_config, target=self.target,
-            adapter=self._dispatcher, raw=self._raw, latest=self._latest, execute=True,
+            ref=self._ref, source=self._source, var=self._var, config=_config,
+            target=self.target, adapter=self._dispatcher, execute=True,
+            raw_contract_of=self._contract_of, raw_columns_present=self._columns_present,
         )
         sql_dir = project.sql_dir
         if sql_dir is not None and (sql_dir / MACROS_DIR).is_dir():
@@ -141,7 +144,7 @@ class Renderer:
             macros = {
                 name: getattr(module, name)
                 for name in dir(module)
-                if not name.startswith("_") and name not in RUNNER_MACROS
+                if not name.startswith("_")
             }
             self._dispatcher.macros.update(macros)
             self.env.globals.update(macros)
@@ -164,48 +167,30 @@ class Renderer:
         value = self.vars[name]
         return default if value is None else value
 
-    def _raw(self, name: str) -> str:
-        if name not in SOURCE_TABLES:
-            raise ProjectError(f"{self._where()}: raw('{name}') is not in models/sources.py")
-        if name not in self._sources:
-            self._sources[name] = self._project_source(name)
-        return f"{self._sources[name]} as {quote_ident(name)}"
+    def _source(self, source: str, name: str) -> str:
+        if source != SOURCE or name not in SOURCE_TABLES:
+            raise ProjectError(f"{self._where()}: source('{source}', '{name}') is not a table "
+                               f"of the sources YAML (python -m creator_sync.pipelines.dbt_sources)")
+        return f"{quote_ident(self.params.dataset)}.{quote_ident(name)}"
 
-    def _latest(self, name: str) -> str:
-        """The latest extraction of each record (its `key`, `id` for most tables): by
-        `_extracted_at`, then `_dlt_load_id`, so an append-only or replayed load never counts a
-        record twice."""
-        self._raw(name)
+    def _contract_of(self, name: str) -> dict[str, Any]:
+        """raw.sql's question: the table's columns ([name, type] pairs) and key."""
+        self._source(SOURCE, name)
         table = SOURCE_TABLES[name]
-        if not set(table.key) <= set(table.columns):
-            raise ProjectError(f"{self._where()}: latest('{name}') needs the key columns {table.key}")
-        cols = ", ".join(quote_ident(c) for c in table.columns)
-        key = ", ".join(quote_ident(c) for c in table.key)
-        return (
-            f"(select {cols} from (select *, row_number() over (partition by {key} order by "
-            "\"_extracted_at\" desc nulls last, \"_dlt_load_id\" desc nulls last) as row_rank "
-            f"from {self._sources[name]} as raw) as ranked where row_rank = 1) as {quote_ident(name)}"
-        )
+        return {"columns": list(table.columns.items()), "key": list(table.key)}
 
-    def _project_source(self, name: str) -> str:
-        """Every contract column in its contract type, NULL where the loader has not created it."""
-        table = SOURCE_TABLES[name]
+    def _columns_present(self, name: str) -> list[str] | None:
+        """raw.sql's other question: the columns the warehouse holds, None when the table is
+        absent (said once per build: `missing`)."""
         if self._present is None:
             self._present = self.adapter.schema_columns(self.params.dataset)
         present = self._present.get(name)
         if present is None:
-            self.missing.append(name)
-            log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)
-        cols = []
-        for column, ctype in table.columns.items():
-            # present columns are cast too: a loader that typed one differently (text
-            # timestamps, say) still yields the contract's type, or fails loudly here
-            value = quote_ident(column) if present is not None and column in present else "null"
-            cols.append(f"cast({value} as {ctype}) as {quote_ident(column)}")
-        body = ", ".join(cols)
-        if present is None:
-            return f"(select {body} where 1 = 0)"
-        return f"(select {body} from {quote_ident(self.params.dataset)}.{quote_ident(name)})"
+            if name not in self.missing:
+                self.missing.append(name)
+                log.info("source %s.%s is absent: treated as empty", self.params.dataset, name)
+            return None
+        return list(present)
 
     def render(self, sql_file: SqlFile) -> str:
         self._current = sql_file

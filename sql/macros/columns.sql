@@ -1,0 +1,45 @@
+{#- Column lists written once for the models that repeat them. -#}
+
+{#- `left.c = right.c and ...` for every column of `columns`: the equality of a join's keys. -#}
+{% macro columns_equal(left, right, columns) -%}
+{%- for column in columns -%}
+{{ left }}.{{ column }} = {{ right }}.{{ column }}{{ '\n        and ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
+
+{#- `relation.c` for every column of `columns`, one a line, comma-separated (no trailing comma). -#}
+{% macro qualified(relation, columns) -%}
+{%- for column in columns -%}
+{{ relation }}.{{ column }}{{ ',\n        ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
+
+{#- `case when <reason> is null then relation.c end as c` for every column of `columns`: a
+    figure stated only while nothing makes its verdict unavailable (payout_reconciliation). -#}
+{% macro unless_unavailable(reason, relation, columns) -%}
+{%- for column in columns -%}
+case when {{ reason }} is null
+            then {{ relation }}.{{ column }} end as {{ column }}{{ ',\n        ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
+
+{#- The columns a payout line states as the platform wrote them (stg_payout_lines), in the order
+    int_payout_lines and payout_lines carry them, qualified by `relation`. -#}
+{% macro payout_line_columns(relation) -%}
+{{ qualified(relation, ['line_type', 'transaction_type', 'pricing_type', 'amount_in_cents',
+    'fee_in_cents', 'net_in_cents', 'sales_tax_in_cents', 'currency', 'presented_amount_in_cents',
+    'presented_currency', 'exchange_rate', 'is_whole_cents', 'customer_id']) }}
+{%- endmacro %}
+
+{#- The body of a CTE giving each `child` one `parent` (the least id where several are named):
+    from the link table `links` and from the child's own `parent` column in `records`, either
+    of which may be empty (int_course_structure). -#}
+{% macro one_parent(child, parent, links, records) -%}
+    select {{ child }}, min({{ parent }}) as {{ parent }}
+    from (
+        select {{ child }}, {{ parent }} from {{ links }}
+        union
+        select {{ child }}, {{ parent }} from {{ records }} where {{ parent }} is not null
+    ) as edges
+    group by {{ child }}
+{%- endmacro %}
