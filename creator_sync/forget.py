@@ -22,11 +22,12 @@ import click
 
 from creator_sync.common.duckdb_names import compact_in_place
 from creator_sync.common.locking import LockTimeout, pipeline_lock, warehouse_lock
-from creator_sync.common.settings import BadSetting, Settings, by_key, option
+from creator_sync.common.settings import BadSetting, by_key, option
 from creator_sync.common.terminal import fail, reported_failures
 from creator_sync.common.warehouse import Warehouse, warehouse_of
 from creator_sync.models.dbt_context import STAGING_SCHEMA, TARGET_SCHEMA
 from creator_sync.pipelines import erasure_log
+from creator_sync.pipelines.command_settings import settings as command_settings
 from creator_sync.pipelines.factory import build_pipeline
 from creator_sync.pipelines.forget_scrub import Person, erase_in_text, join
 from creator_sync.pipelines.forget_warehouse import Found, Request, erase, find, remaining
@@ -248,8 +249,9 @@ def forget_command(email: tuple[str, ...], contact_id: tuple[str, ...], from_fil
         if not requests:
             raise BadSetting("name the person: --email, --contact-id or --from-file",
                              "flag=--email")
-        settings = Settings(duckdb=duckdb, dataset=dataset, destination=destination,
-                            pipelines_dir=pipelines_dir)
+        # both tables: the warehouse's keys (the app's) and `pii`/`pii_salt` (the source's)
+        settings = command_settings(duckdb=duckdb, dataset=dataset, destination=destination,
+                                    pipelines_dir=pipelines_dir)
         wh = warehouse_of(settings)
         journal = Path(journal_dir) if journal_dir else default_journal_dir(wh.duckdb_path, wh.pipelines_dir)
         out = forget_people(
