@@ -12,8 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from creator_sync.common import settings as app
-from creator_sync.common.settings import APP_SETTINGS, Setting, Settings, click_option, keyed
-from creator_sync.sources.creator_platform import SOURCE_SETTINGS, source_known_keys
+from creator_sync.common.settings import (
+    APP_SETTINGS,
+    BadSetting,
+    Setting,
+    Settings,
+    click_option,
+    keyed,
+)
+from creator_sync.sources.creator_platform import SOURCE_SETTINGS, api_root, source_known_keys
 
 SETTINGS: tuple[Setting, ...] = (*SOURCE_SETTINGS, *APP_SETTINGS)
 _BY_KEY = keyed(SOURCE_SETTINGS, APP_SETTINGS)
@@ -34,6 +41,15 @@ def option(
 def settings(**flags: Any) -> Settings:
     """A command's settings of both tables, resolved on first read (`common.settings.Settings`)."""
     return Settings(SOURCE_SETTINGS, APP_SETTINGS, **flags)
+
+
+def check_base_url(conf: Settings) -> None:
+    """The base URL the API client will take (http(s)://host, plain http on loopback only or
+    with `insecure`): a bad one is a usage error naming the flag, variable or key it came from."""
+    try:
+        api_root(conf["base_url"], insecure=conf["insecure"])
+    except ValueError as exc:
+        raise BadSetting(str(exc), conf.where("base_url")) from None
 
 
 def known_keys() -> dict[str, set[str]]:

@@ -51,14 +51,13 @@ from creator_sync.sources.creator_platform import (
     RunStats,
     Runtime,
     Secret,
-    api_root,
     creator_platform_source,
     lookback_days,
     quiet_hint_merge_warnings,
     sync_run,
 )
 
-from .command_settings import by_key, option, warn_unknown_keys
+from .command_settings import by_key, check_base_url, option, warn_unknown_keys
 from .command_settings import settings as command_settings
 from .counts import loaded_counts, row_counts
 from .crash_repair import dedupe_appended
@@ -174,10 +173,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
             "[sources.creator_platform] client_secret in .dlt/secrets.toml (or --client-secret)",
             f"key={SOURCE_SECTION}.client_secret",
         )
-    try:
-        api_root(values["base_url"], insecure=values["insecure"])
-    except ValueError as exc:
-        raise BadSetting(str(exc), conf.where("base_url")) from None
+    check_base_url(conf)
     if lock_timeout < 0:
         raise BadSetting(f"--lock-timeout must be at least 0, got {lock_timeout:g}", "flag=--lock-timeout")
     return SyncSettings(

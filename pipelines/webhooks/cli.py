@@ -27,7 +27,7 @@ from creator_sync.pipelines.webhooks.urls import (
     weak_secret,
 )
 
-from ..command_settings import option, warn_unknown_keys
+from ..command_settings import check_base_url, option, warn_unknown_keys
 from ..command_settings import settings as command_settings
 
 SECRET_ENV = "CREATOR_SYNC_WEBHOOK_SECRET"
@@ -55,6 +55,7 @@ def _api(ctx: click.Context) -> Iterator[object]:
             "no API base URL: run `creator-sync init` once, or pass --base-url or set "
             "sources.creator_platform.base_url"
         )
+    check_base_url(settings)  # naming the flag, variable or key
     try:  # the retry settings as `sync` reads them; each retry of a failure is a line on stderr
         client = CreatorPlatformClient(
             base_url, client_id or "", client_secret or "", insecure=insecure,

@@ -1,10 +1,11 @@
-"""Dependent refresh: customers referenced by this run's new money, re-read by id.
+"""The customers named by this run's new money, re-read by id: the source's `customers_refresh`.
 
 `customers` can only be windowed on `created_at`, so a customer created before the look-back
 whose `net_revenue` moved (a new purchase, a refund) would stay stale until the periodic full
-refresh. After `transactions`/`purchases` are extracted, the customers they reference that the
-customers listing of this run did not cover are read with `GET /v1/customers/{id}` (detail
-concurrency) and merged into `customers`.
+refresh. A resource of the source (`customer_refresh`) waits for `transactions`, `purchases`
+and `customers` to end, then reads the customers they reference that the customers listing of
+this run did not cover with `GET /v1/customers/{id}` (detail concurrency), merged into
+`customers` in the same load.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ column deletes every stored link of each parent the load carries, then inserts t
 one marker row (child column `LINK_MARKER`, ""), so that the merge still deletes its old links;
 the marker has `EMPTY_PARENT` true, dlt's `hard_delete` column, so dlt never inserts it.
 Line tables (an array attribute of plain objects, such as a payout detail's `transactions`, see
-`settings.LineTable`) work the same way: keyed by parent and `line_number`, replaced per parent,
+`endpoints.LineTable`) work the same way: keyed by parent and `line_number`, replaced per parent,
 an empty array written as one marker row with `line_number` 0 (`child_marker`). A line
 array still to be parsed (`linestream.LineStream`, a payout detail read as a stream) is read
 whole here, or, for a caller that asks (`streamed=`), handed back as `StreamedLines`, whose

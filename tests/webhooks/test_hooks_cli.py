@@ -120,6 +120,25 @@ def test_missing_base_url_is_a_clear_error(monkeypatch):
     assert "no API base URL" in result.output
 
 
+@pytest.mark.parametrize(("where", "value", "named"), [
+    ("flag", "notaurl", "[flag=--base-url]"),
+    ("flag", "http://example.com", "[flag=--base-url]"),  # plain http off loopback
+    ("env", "ftp://x", "[env=SOURCES__CREATOR_PLATFORM__BASE_URL]"),
+])
+def test_a_bad_base_url_names_where_it_came_from(monkeypatch, where, value, named):
+    """As `sync` does: one line naming the flag or the variable, a usage error (exit 2)."""
+    monkeypatch.delenv("SOURCES__CREATOR_PLATFORM__BASE_URL", raising=False)
+    if where == "flag":
+        result = run(value, "list")
+    else:
+        result = CliRunner().invoke(main, ["hooks", "list", "--client-id", "sandbox",
+                                           "--client-secret", "sandbox-secret"],
+                                    env={"SOURCES__CREATOR_PLATFORM__BASE_URL": value})
+    assert result.exit_code == 2, result.output
+    assert named in result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
 def test_create_is_idempotent(api):
     base_url, sites = api
     args = ("create", "--event", "form_submission", "--target-url", TARGET + "-idem",
