@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,11 @@ def settings(sandbox: Any, db: Path, **overrides: Any) -> SyncSettings:
         backoff_initial=0.05,
     )
     values.update(overrides)
-    return sync_settings(**values)
+    # a test's extremes below what a user may set (a checkpoint after every page: 0): the
+    # settings are checked with the default, then carry the test's value
+    every = values.pop("checkpoint_every", None)
+    built = sync_settings(**values)
+    return built if every is None else dataclasses.replace(built, checkpoint_every=every)
 
 
 def sync(sandbox: Any, db: Path, **overrides: Any):

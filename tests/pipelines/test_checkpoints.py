@@ -74,9 +74,9 @@ def test_a_budget_ends_partial_and_the_next_runs_complete_it(tmp_path):
         # nothing new
         nothing_new = sync(handle, whole, page_size=5)
         fixed = nothing_new.stats.requests
-        # about a third of an uninterrupted sync's time, and well above what a run spends before
-        # its first page (a loaded machine stretches both alike): a few runs, each going forward
-        budget = max(2.0, reference.stats.elapsed / 3, 3 * nothing_new.stats.elapsed)
+        # about a third of an uninterrupted sync's time: a few runs, each going forward (a loaded
+        # machine needs more of them: the fixed part of each run takes more of its budget)
+        budget = max(2.0, reference.stats.elapsed / 3)
         db = tmp_path / "budget.duckdb"
         runs, requests, seen_partial, history = 0, 0, False, []
         while True:
