@@ -103,6 +103,9 @@ def test_a_second_signal_during_the_cleanup_stops_at_once_and_says_so() -> None:
     script = (
         "import os, signal, time\n"
         "from creator_sync.common import terminal\n"
+        # as from a terminal: a runner started in the background passes SIGINT ignored, and
+        # a signal the parent ignores stays ignored
+        "signal.signal(signal.SIGINT, signal.SIG_DFL)\n"
         "terminal.install_signal_handlers()\n"
         "try:\n"
         "    os.kill(os.getpid(), signal.SIGINT)\n"
