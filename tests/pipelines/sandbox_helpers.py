@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import httpx
 
 from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import SyncSettings, run_sync, sync_settings
@@ -77,3 +79,21 @@ def api_total(client: CreatorPlatformClient, path: str, site: str | None, page_s
     count = total_count(doc.get("meta"))
     assert count is not None, f"no total in meta of {path}: {doc.get('meta')}"
     return count
+
+
+class PushDuringListing(httpx.BaseTransport):
+    """The sandbox over HTTP; `push` runs once, when the pull first asks for customers."""
+
+    def __init__(self, push: Callable[[], None]) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.push = push
+        self.pushed = False
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if not self.pushed and request.url.path == "/v1/customers":
+            self.pushed = True
+            self.push()
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()

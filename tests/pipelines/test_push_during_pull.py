@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import httpx
 import orjson
-from sandbox_helpers import query, settings, sync
+from sandbox_helpers import PushDuringListing, query, settings, sync
 
 from creator_sync.pipelines.sync import run_sync
 from creator_sync.pipelines.webhooks.journal import Journal, JournalReader
@@ -18,24 +17,6 @@ from creator_sync.pipelines.webhooks.records import encode, parse_delivery
 
 def _iso(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class PushDuringListing(httpx.BaseTransport):
-    """The sandbox over HTTP; `push` runs once, when the pull first asks for customers."""
-
-    def __init__(self, push) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.push = push
-        self.pushed = False
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if not self.pushed and request.url.path == "/v1/customers":
-            self.pushed = True
-            self.push()
-        return self.inner.handle_request(request)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def pull_while_pushing(sandbox_factory, tmp_path) -> tuple[dict[str, str], dict[str, str]]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ import orjson
 import psycopg2
 import pytest
 from cli_run import SANDBOX_ID, clean_env, run_cli
+from sandbox_helpers import PushDuringListing
 from webhook_payloads import customer, delivery, payment_succeeded, transaction
 
 from creator_sync.common.warehouse import Warehouse
@@ -125,24 +125,6 @@ def test_a_team_on_postgresql_runs_every_command_and_keeps_its_deliveries(
     assert status and all(r["status"] == "complete" for r in status)
     assert all(dt.datetime.fromisoformat(r["last_synced_at"]) >= second_began for r in status)
     assert not list(work.glob("*.duckdb"))  # nothing went to a DuckDB file on the side
-
-
-class PushDuringListing(httpx.BaseTransport):
-    """The sandbox over HTTP; `push` runs once, when the pull first asks for customers."""
-
-    def __init__(self, push: Callable[[], None]) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.push = push
-        self.pushed = False
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if not self.pushed and request.url.path == "/v1/customers":
-            self.pushed = True
-            self.push()
-        return self.inner.handle_request(request)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 def test_a_pull_never_overwrites_a_fresher_push_on_postgresql(
