@@ -148,7 +148,9 @@ def _lay_out_once(fig: Figure) -> None:
         engine.execute(fig)
     finally:
         fig.dpi = dpi  # the SVG renderer sets 72 and leaves it: `savefig` restores it too
-    fig.set_layout_engine("none")
+    # no engine at all (`"none"` leaves a placeholder, and `savefig` would still draw twice)
+    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
 
 
 def _figure(height_in: float) -> tuple[Figure, Axes]:
