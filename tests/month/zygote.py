@@ -41,6 +41,7 @@ PRELOAD = (
     # pandas (DuckDB imports it to bind the first parameter of a connection: dlt's own SET ...)
     "dlt.sources.helpers.requests", "dlt._workspace._plugins", "pluggy", "pytz",
     "pyarrow.parquet", "pyarrow.fs", "numpy.random", "dateutil.easter", "pandas",
+    "psycopg2", "dlt.destinations.impl.postgres.postgres",  # the PostgreSQL leg's warehouse
 )
 
 
