@@ -17,6 +17,7 @@ from html import escape
 import matplotlib
 from matplotlib import dates as mdates
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.collections import LineCollection, PolyCollection
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter
@@ -118,6 +119,7 @@ def _to_svg(fig: Figure, prefix: str, title: str) -> str:
         for i, artist in enumerate([*ax.patches, *ax.collections]):
             artist.set_gid(f"mark{i}")
     buffer = io.StringIO()
+    _lay_out_once(fig)
     fig.savefig(buffer, format="svg", metadata={"Date": None})
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
@@ -127,6 +129,28 @@ def _to_svg(fig: Figure, prefix: str, title: str) -> str:
     # Accessible name and responsive width; the viewBox keeps the aspect ratio.
     svg = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r"<svg \1", svg, count=1)
     return svg.replace("<svg ", f'<svg role="img" aria-label="{escape(title, quote=True)}" ', 1)
+
+
+def _lay_out_once(fig: Figure) -> None:
+    """Run the constrained layout once, as `savefig` would, then save with the layout fixed.
+
+    With a layout engine set, `savefig` draws the whole figure twice: a first pass with
+    rendering switched off, only to run the layout, then the real one. Laying out here with the
+    renderer that pass would use (the SVG canvas's, at SVG's 72 dpi) gives the same positions
+    for a third less CPU per chart.
+    """
+    engine = fig.get_layout_engine()
+    if engine is None:
+        return
+    FigureCanvasSVG(fig)  # the canvas `savefig(format="svg")` switches to
+    dpi = fig.dpi
+    try:
+        engine.execute(fig)
+    finally:
+        fig.dpi = dpi  # the SVG renderer sets 72 and leaves it: `savefig` restores it too
+    # no engine at all (`"none"` leaves a placeholder, and `savefig` would still draw twice)
+    with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
 
 
 def _figure(height_in: float) -> tuple[Figure, Axes]:

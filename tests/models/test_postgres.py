@@ -223,3 +223,24 @@ def test_the_data_tests_read_the_snapshot_the_models_were_built_from(postgres_ds
         pg.close()
     assert not result.failed_tests
     assert raw == [(1,)] and staged == [(0,)]  # committed meanwhile: the next build takes it
+
+
+def test_each_model_is_analyzed_as_it_is_built(postgres_dsn, raw_db) -> None:
+    """A model's table has the planner's statistics before the next model reads it: without
+    them the build planned joins on default estimates (10 of a `tiny` build's 12 s)."""
+    write_raw_postgres(postgres_dsn, known_answer_rows())
+    pg = PostgresAdapter(postgres_dsn)
+    try:
+        result = build(pg, Params(as_of=AS_OF), run_tests=False)
+        _, rows = pg.fetch(
+            "select c.relname, c.reltuples from pg_class as c join pg_namespace as n on "
+            "n.oid = c.relnamespace where n.nspname in ('analytics', 'analytics_staging') "
+            "and c.relkind = 'r'")
+    finally:
+        pg.close()
+    built = {m.name for m in result.models}
+    # reltuples is -1 on a table never analyzed (PostgreSQL 14+), the row count once it is
+    assert {name for name, _ in rows} >= built
+    assert not [name for name, tuples in rows if name in built and tuples < 0]
+    counts = result.row_counts
+    assert all(tuples == counts[name] for name, tuples in rows if name in built)

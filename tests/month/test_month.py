@@ -11,7 +11,8 @@ from collections.abc import Iterator
 import pytest
 from monthkit import Month, MonthResult
 
-# ~150 commands: about 6 s of CPU a day at `tiny` (sync ~2, models ~1.7, report ~1.8, status)
+# ~150 commands: about 5 s of CPU a day at `tiny` (sync ~2, models ~1.4, report ~1.3, status
+# ~0.3; benchmarks/daily_cpu.py)
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 

@@ -36,6 +36,12 @@ PRELOAD = (
     "creator_sync.report.render", "creator_sync.report.charts", "dlt",
     "dlt.destinations.impl.duckdb.duck", "duckdb", "pyarrow", "pyarrow.compute", "httpx",
     "sqlglot", "matplotlib.pyplot",
+    # what the commands import at run time besides: dlt's runtime (its plugins and requests
+    # helpers, on every command that reads configuration), the parquet writer of a load, and
+    # pandas (DuckDB imports it to bind the first parameter of a connection: dlt's own SET ...)
+    "dlt.sources.helpers.requests", "dlt._workspace._plugins", "pluggy", "pytz",
+    "pyarrow.parquet", "pyarrow.fs", "numpy.random", "dateutil.easter", "pandas",
+    "psycopg2", "dlt.destinations.impl.postgres.postgres",  # the PostgreSQL leg's warehouse
 )
 
 

@@ -124,3 +124,29 @@ def test_inline_svg_is_prefixed_and_safe() -> None:
     assert ids and all(i.startswith("mrr-G_B_P-") for i in ids)
     assert 'aria-label="MRR movements per month in G&quot;B&lt;P"' in svg
     assert not re.search(r'<svg [^>]*\bwidth="', svg), "width comes from the page's CSS"
+
+
+def test_one_layout_pass_draws_what_savefig_s_own_layout_draws(monkeypatch) -> None:
+    """Each chart is laid out once before it is saved (`_lay_out_once`, one draw fewer): the
+    SVG is byte for byte the one `savefig` writes when it runs the constrained layout itself."""
+    from creator_sync.report import charts
+    from creator_sync.report.data import DelayMonth
+
+    start = dt.date(2025, 11, 1)
+    days = [RevenueDay(start + dt.timedelta(days=i), 1_000 + 37 * i, -100, -50 * (i % 3), 850)
+            for i in range(45)]
+    delays = [DelayMonth("s1", provider, dt.date(2025, m, 1), 10, 2 + m % 3, 6, 9)
+              for m in (9, 10, 11, 12) for provider in ("stripe", "paypal")]
+
+    def draw_all() -> list[str]:
+        return [
+            charts.revenue_chart("USD", days, "rev", partial_day=days[-1].date_day),
+            charts.mrr_waterfall("USD", MONTHS, "mrr"),
+            charts.ranked_bars("EUR", ["A long offer name that wraps onto a second line here",
+                                       "Short"], [123_456, -7_800], "offers", "Offers"),
+            charts.settlement_delay_chart(delays, "delay", "Settlement delay"),
+        ]
+
+    once = draw_all()
+    monkeypatch.setattr(charts, "_lay_out_once", lambda fig: None)  # savefig lays out
+    assert draw_all() == once
