@@ -43,3 +43,11 @@ case when {{ reason }} is null
     ) as edges
     group by {{ child }}
 {%- endmacro %}
+
+{#- `cast(sum(c) as bigint) as c` for every column of `columns`, one a line, comma-separated (no
+    trailing comma): the integer totals of the cents and counts a model rolls up by its grain. -#}
+{% macro bigint_sums(columns) -%}
+{%- for column in columns -%}
+cast(sum({{ column }}) as bigint) as {{ column }}{{ ',\n        ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
