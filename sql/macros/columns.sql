@@ -51,3 +51,13 @@ case when {{ reason }} is null
 cast(sum({{ column }}) as bigint) as {{ column }}{{ ',\n        ' if not loop.last }}
 {%- endfor -%}
 {%- endmacro %}
+
+{#- `left join r on base.k = r.k and ...` for every relation of `relations`, on every column of
+    `keys` (a list, or one column): the per-key figures a model joins back to its rows. -#}
+{% macro left_joins(base, relations, keys) -%}
+{%- set keys = [keys] if keys is string else keys -%}
+{%- for relation in relations -%}
+left join {{ relation }}
+        on {{ columns_equal(base, relation, keys) }}{{ '\n    ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}

@@ -80,10 +80,7 @@ final as (
         on structure.course_id = courses.course_id
     left join modules
         on structure.module_id = modules.module_id
-    left join lessons
-        on structure.lesson_id = lessons.lesson_id
-    left join lesson_media
-        on structure.lesson_id = lesson_media.lesson_id
+    {{ left_joins('structure', ['lessons', 'lesson_media'], 'lesson_id') }}
     left join course_offers
         on structure.course_id = course_offers.course_id
 )

@@ -124,12 +124,7 @@ final as (
     from keys
     cross join as_of
     cross join inputs
-    left join balances
-        on keys.site_id = balances.site_id
-        and keys.currency = balances.currency
-    left join last_paid
-        on keys.site_id = last_paid.site_id
-        and keys.currency = last_paid.currency
+    {{ left_joins('keys', ['balances', 'last_paid'], ['site_id', 'currency']) }}
     left join delays
         on keys.site_id = delays.site_id
 )
