@@ -31,15 +31,23 @@ case when {{ reason }} is null
     'presented_currency', 'exchange_rate', 'is_whole_cents', 'customer_id']) }}
 {%- endmacro %}
 
+{#- The body of a CTE of the distinct `columns` that either of two relations states: a link
+    table `links`, and `records` (another link table, or records naming the other side in a
+    column of their own), kept only where `required` is set when given. Either may be empty. -#}
+{% macro edges(columns, links, records, required=none) -%}
+    select {{ columns | join(', ') }} from {{ links }}
+    union
+    select {{ columns | join(', ') }} from {{ records }}
+    {%- if required %} where {{ required }} is not null{% endif %}
+{%- endmacro %}
+
 {#- The body of a CTE giving each `child` one `parent` (the least id where several are named):
     from the link table `links` and from the child's own `parent` column in `records`, either
     of which may be empty (int_course_structure). -#}
 {% macro one_parent(child, parent, links, records) -%}
     select {{ child }}, min({{ parent }}) as {{ parent }}
     from (
-        select {{ child }}, {{ parent }} from {{ links }}
-        union
-        select {{ child }}, {{ parent }} from {{ records }} where {{ parent }} is not null
+    {{ edges([child, parent], links, records, required=parent) }}
     ) as edges
     group by {{ child }}
 {%- endmacro %}

@@ -25,9 +25,7 @@ purchases as (
 ),
 
 links as (
-    select transaction_id, purchase_id from purchase_links
-    union
-    select transaction_id, purchase_id from transaction_links
+    {{ edges(['transaction_id', 'purchase_id'], 'purchase_links', 'transaction_links') }}
 ),
 
 paid as (

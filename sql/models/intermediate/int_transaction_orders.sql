@@ -26,9 +26,7 @@ transactions_purchases as (
 ),
 
 purchase_links as (
-    select transaction_id from purchases_transactions
-    union
-    select transaction_id from transactions_purchases
+    {{ edges(['transaction_id'], 'purchases_transactions', 'transactions_purchases') }}
 ),
 
 linked as (

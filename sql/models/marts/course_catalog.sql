@@ -30,9 +30,7 @@ courses_offers as (
 ),
 
 media_edges as (
-    select lesson_id, media_id from lessons_media
-    union
-    select lesson_id, media_id from media where lesson_id is not null
+    {{ edges(['lesson_id', 'media_id'], 'lessons_media', 'media', required='lesson_id') }}
 ),
 
 lesson_media as (
