@@ -69,3 +69,13 @@ left join {{ relation }}
         on {{ columns_equal(base, relation, keys) }}{{ '\n    ' if not loop.last }}
 {%- endfor -%}
 {%- endmacro %}
+
+{#- `case when <condition> then cast(coalesce(relation.c, 0) as bigint) end as c` for every column
+    of `columns`: a total stated only while `condition` holds (the inputs it is built on are
+    complete), zero where the row has none of it (fees_monthly, unpaid_balance). -#}
+{% macro totals_when(condition, relation, columns) -%}
+{%- for column in columns -%}
+case when {{ condition }}
+            then cast(coalesce({{ relation }}.{{ column }}, 0) as bigint) end as {{ column }}{{ ',\n        ' if not loop.last }}
+{%- endfor -%}
+{%- endmacro %}
