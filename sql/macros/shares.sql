@@ -4,3 +4,18 @@
 {% macro signed_share(amount, part, whole) -%}
 cast(case when {{ amount }} < 0 then -1 else 1 end * {{ floor_divide('abs(' ~ amount ~ ') * (' ~ part ~ ')', whole) }} as bigint)
 {%- endmacro %}
+
+{#- The part of `amount` a split gives to one row of `cumulative` (a relation carrying the row's
+    cumulative weight_through and the split's weight_total; `weight`, the row's own weight, is
+    its column `weight` unless given): a difference of cumulative shares, in integer cents. The
+    parts telescope, so they add up to the amount exactly (int_transaction_offers,
+    int_transaction_products). -#}
+{% macro share_part(amount, cumulative, weight=none) -%}
+{%- set through = cumulative ~ '.weight_through' -%}
+{%- set total = cumulative ~ '.weight_total' -%}
+cast(
+            {{ signed_share(amount, through, total) }}
+            - {{ signed_share(amount, through ~ ' - ' ~ (weight or cumulative ~ '.weight'), total) }}
+            as bigint
+        )
+{%- endmacro %}

@@ -82,25 +82,10 @@ split as (
         cast(cumulative.purchases_count as bigint) as purchases_count,
         cumulative.is_split_by_amount,
         -- rounded down on the absolute amount: the same cents on every warehouse
-        cast(
-            case when transactions.amount_in_cents < 0 then -1 else 1 end * (
-                {{ floor_divide('abs(transactions.amount_in_cents) * cumulative.weight_through',
-                    'cumulative.weight_total') }}
-                - {{ floor_divide(
-                    'abs(transactions.amount_in_cents)'
-                    ~ ' * (cumulative.weight_through - cumulative.weight)',
-                    'cumulative.weight_total') }}
-            )
-            as bigint
-        ) as amount_in_cents,
+        {{ share_part('transactions.amount_in_cents', 'cumulative') }} as amount_in_cents,
         -- revenue excl. tax split by the same weights: its parts add up to it exactly too
-        cast(
-            {{ signed_share('transactions.revenue_ex_tax_in_cents', 'cumulative.weight_through',
-                'cumulative.weight_total') }}
-            - {{ signed_share('transactions.revenue_ex_tax_in_cents',
-                'cumulative.weight_through - cumulative.weight', 'cumulative.weight_total') }}
-            as bigint
-        ) as revenue_ex_tax_in_cents
+        {{ share_part('transactions.revenue_ex_tax_in_cents', 'cumulative') }}
+            as revenue_ex_tax_in_cents
     from cumulative
     inner join transactions
         on cumulative.transaction_id = transactions.transaction_id
