@@ -41,15 +41,20 @@ case when {{ reason }} is null
     {%- if required %} where {{ required }} is not null{% endif %}
 {%- endmacro %}
 
-{#- The body of a CTE giving each `child` one `parent` (the least id where several are named):
-    from the link table `links` and from the child's own `parent` column in `records`, either
-    of which may be empty (int_course_structure). -#}
-{% macro one_parent(child, parent, links, records) -%}
+{#- The body of a CTE giving each `child` of `relation` one `parent`: the least where several
+    are named, so that a duplicated link or a child linked twice keeps the child's grain. -#}
+{% macro least_parent(child, parent, relation) -%}
     select {{ child }}, min({{ parent }}) as {{ parent }}
-    from (
-    {{ edges([child, parent], links, records, required=parent) }}
-    ) as edges
+    from {{ relation }}
     group by {{ child }}
+{%- endmacro %}
+
+{#- The body of a CTE giving each `child` one `parent` (least_parent): from the link table
+    `links` and from the child's own `parent` column in `records`, either of which may be empty
+    (int_course_structure). -#}
+{% macro one_parent(child, parent, links, records) -%}
+{%- set named = '(\n' ~ edges([child, parent], links, records, required=parent) ~ '\n    ) as edges' -%}
+{{ least_parent(child, parent, named) }}
 {%- endmacro %}
 
 {#- `cast(sum(c) as bigint) as c` for every column of `columns`, one a line, comma-separated (no

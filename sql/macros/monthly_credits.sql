@@ -26,18 +26,13 @@
 {% endmacro %}
 
 {#
-  The CTEs `monthly` (monthly_credits of `key`) and `final` of a mart of revenue per month and
-  `key`: each row named by `dimension`'s `title` (the mart's import CTE of the staging model
-  whose id is `key`), money credited to no `key` kept as one row a month whose `key_column` is
-  `unattributed` (is_unattributed). `key_column`: the name of that coalesced key when the mart
-  keeps `key` itself beside it (offer_revenue_monthly's offer_key), else `key`.
+  The body of the `final` CTE of a mart of revenue per month and `key`: monthly_credits of `key`,
+  each row named by `dimension`'s `title` (the mart's import CTE of the staging model whose id is
+  `key`), money credited to no `key` kept as one row a month whose `key_column` is `unattributed`
+  (is_unattributed). `key_column`: the name of that coalesced key when the mart keeps `key`
+  itself beside it (offer_revenue_monthly's offer_key), else `key`.
 #}
 {% macro credited_revenue_monthly(key, dimension, title, unattributed, key_column=none) -%}
-monthly as (
-    {{ monthly_credits(key) }}
-),
-
-final as (
     select
         monthly.site_id,
         monthly.currency,
@@ -53,8 +48,7 @@ final as (
         monthly.net_in_cents,
         monthly.revenue_ex_tax_in_cents,
         monthly.transactions_count
-    from monthly
+    from ({{ monthly_credits(key) }}) as monthly
     left join {{ dimension }}
         on monthly.{{ key }} = {{ dimension }}.{{ key }}
-)
 {%- endmacro %}

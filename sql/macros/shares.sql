@@ -19,3 +19,12 @@ cast(
             as bigint
         )
 {%- endmacro %}
+
+{#- A part's amount_in_cents and revenue_ex_tax_in_cents: those of `money` (a relation carrying
+    both) split by the same weights of `cumulative` (share_part), so that each adds up to the
+    whole exactly. -#}
+{% macro split_money(money, cumulative, weight=none) -%}
+{{ share_part(money ~ '.amount_in_cents', cumulative, weight) }} as amount_in_cents,
+        {{ share_part(money ~ '.revenue_ex_tax_in_cents', cumulative, weight) }}
+            as revenue_ex_tax_in_cents
+{%- endmacro %}

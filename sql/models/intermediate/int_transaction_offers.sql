@@ -33,7 +33,9 @@ paid as (
         links.transaction_id,
         links.purchase_id,
         purchases.offer_id,
-        purchases.amount_in_cents as purchase_amount_in_cents
+        purchases.amount_in_cents as purchase_amount_in_cents,
+        transactions.amount_in_cents,
+        transactions.revenue_ex_tax_in_cents
     from links
     inner join transactions
         on links.transaction_id = transactions.transaction_id
@@ -56,6 +58,8 @@ weighted as (
         purchase_id,
         offer_id,
         is_split_by_amount,
+        amount_in_cents,
+        revenue_ex_tax_in_cents,
         cast(case when is_split_by_amount then purchase_amount_in_cents else 1 end as bigint)
             as weight
     from priced
@@ -82,13 +86,8 @@ split as (
         cast(cumulative.purchases_count as bigint) as purchases_count,
         cumulative.is_split_by_amount,
         -- rounded down on the absolute amount: the same cents on every warehouse
-        {{ share_part('transactions.amount_in_cents', 'cumulative') }} as amount_in_cents,
-        -- revenue excl. tax split by the same weights: its parts add up to it exactly too
-        {{ share_part('transactions.revenue_ex_tax_in_cents', 'cumulative') }}
-            as revenue_ex_tax_in_cents
+        {{ split_money('cumulative', 'cumulative') }}
     from cumulative
-    inner join transactions
-        on cumulative.transaction_id = transactions.transaction_id
 ),
 
 unlinked as (

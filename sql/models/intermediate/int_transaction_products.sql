@@ -94,9 +94,7 @@ item_parts as (
         case when item_cumulative.item_type = 'offer' then item_cumulative.item_id end as offer_id,
         case when item_cumulative.item_type = 'product' then item_cumulative.item_id end
             as product_id,
-        {{ share_part('transactions.amount_in_cents', 'item_cumulative') }} as amount_in_cents,
-        {{ share_part('transactions.revenue_ex_tax_in_cents', 'item_cumulative') }}
-            as revenue_ex_tax_in_cents
+        {{ split_money('transactions', 'item_cumulative') }}
     from item_cumulative
     inner join transactions
         on item_cumulative.transaction_id = transactions.transaction_id
@@ -176,10 +174,7 @@ product_parts as (
         {{ qualified('sellers', seller_keys) }},
         granted_cumulative.product_id,
         granted_cumulative.credit_rule,
-        {{ share_part('sellers.amount_in_cents', 'granted_cumulative', weight='1') }}
-            as amount_in_cents,
-        {{ share_part('sellers.revenue_ex_tax_in_cents', 'granted_cumulative', weight='1') }}
-            as revenue_ex_tax_in_cents
+        {{ split_money('sellers', 'granted_cumulative', weight='1') }}
     from sellers
     inner join granted_cumulative
         on {{ columns_equal('sellers', 'granted_cumulative', ['transaction_id', 'seller_number']) }}

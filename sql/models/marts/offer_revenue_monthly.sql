@@ -18,6 +18,9 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
-{{ credited_revenue_monthly('offer_id', 'offers', 'offer_title', '(no offer)', key_column='offer_key') }}
+final as (
+    {{ credited_revenue_monthly(key='offer_id', dimension='offers', title='offer_title',
+        unattributed='(no offer)', key_column='offer_key') }}
+)
 
 select * from final

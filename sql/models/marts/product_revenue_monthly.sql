@@ -18,6 +18,9 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
-{{ credited_revenue_monthly('product_id', 'products', 'product_title', '(no product)') }}
+final as (
+    {{ credited_revenue_monthly(key='product_id', dimension='products', title='product_title',
+        unattributed='(no product)') }}
+)
 
 select * from final

@@ -10,11 +10,7 @@ links as (
 ),
 
 link_orders as (
-    select
-        order_item_id,
-        min(order_id) as order_id
-    from links
-    group by order_item_id
+    {{ least_parent('order_item_id', 'order_id', 'links') }}
 ),
 
 final as (
