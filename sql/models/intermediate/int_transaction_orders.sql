@@ -30,14 +30,15 @@ purchase_links as (
     {{ edges(['transaction_id'], 'purchases_transactions', 'transactions_purchases') }}
 ),
 
-linked as (
-    select
-        order_links.transaction_id,
-        min(order_links.order_id) as order_id
+listed_order_links as (
+    select order_links.transaction_id, order_links.order_id
     from order_links
     inner join transactions
         on order_links.transaction_id = transactions.transaction_id
-    group by order_links.transaction_id
+),
+
+linked as (
+    {{ least_parent('transaction_id', 'order_id', 'listed_order_links') }}
 ),
 
 candidates as (
