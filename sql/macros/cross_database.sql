@@ -49,7 +49,7 @@
 {#- integer division of a non-negative dividend by a positive divisor (DuckDB's //), exact on every
     warehouse: the half-up rounding of money to the cent is written with it. For a negative
     dividend the branches differ (DuckDB's // truncates towards zero, the others round down):
-    divide its absolute value and restore the sign, as int_transaction_offers does. -#}
+    divide its absolute value and restore the sign, as signed_share (shares.sql) does. -#}
 {% macro floor_divide(dividend, divisor) -%}
 {{ adapter.dispatch('floor_divide', 'creator_platform')(dividend, divisor) }}
 {%- endmacro %}

@@ -1,6 +1,7 @@
 -- test: offer_revenue_monthly and product_revenue_monthly each add up to revenue_monthly's
 -- revenue excl. tax and net per site, currency and month (the '(no offer)' / '(no product)'
 -- rows included), and every transaction's credited parts add up to its own amounts
+{%- set credited = {'offers': 'offer_revenue_monthly', 'products': 'product_revenue_monthly'} %}
 with months as (
     select site_id, currency, date_month, revenue_ex_tax_in_cents, net_in_cents
     from {{ ref('revenue_monthly') }}
@@ -28,46 +29,25 @@ parts as (
 ),
 
 checks as (
-    select 'offer_revenue_monthly' as mart, months.site_id, months.currency, months.date_month,
+{%- for mart, mart_name in credited.items() %}
+    select '{{ mart_name }}' as mart, months.site_id, months.currency, months.date_month,
         months.revenue_ex_tax_in_cents as expected_in_cents,
-        offers.revenue_ex_tax_in_cents as actual_in_cents
+        {{ mart }}.revenue_ex_tax_in_cents as actual_in_cents
     from months
-    left join offers
-        on months.site_id = offers.site_id
-        and months.currency = offers.currency
-        and months.date_month = offers.date_month
-    where coalesce(offers.revenue_ex_tax_in_cents, 0) <> months.revenue_ex_tax_in_cents
-        or coalesce(offers.net_in_cents, 0) <> months.net_in_cents
-    union all
-    select 'product_revenue_monthly', months.site_id, months.currency, months.date_month,
-        months.revenue_ex_tax_in_cents, products.revenue_ex_tax_in_cents
-    from months
-    left join products
-        on months.site_id = products.site_id
-        and months.currency = products.currency
-        and months.date_month = products.date_month
-    where coalesce(products.revenue_ex_tax_in_cents, 0) <> months.revenue_ex_tax_in_cents
-        or coalesce(products.net_in_cents, 0) <> months.net_in_cents
+    left join {{ mart }}
+        on {{ columns_equal('months', mart, ['site_id', 'currency', 'date_month']) }}
+    where coalesce({{ mart }}.revenue_ex_tax_in_cents, 0) <> months.revenue_ex_tax_in_cents
+        or coalesce({{ mart }}.net_in_cents, 0) <> months.net_in_cents
     union all
     -- a credited month that revenue_monthly does not have
-    select 'offer_revenue_monthly', offers.site_id, offers.currency, offers.date_month,
-        cast(null as bigint), offers.revenue_ex_tax_in_cents
-    from offers
+    select '{{ mart_name }}', {{ mart }}.site_id, {{ mart }}.currency, {{ mart }}.date_month,
+        cast(null as bigint), {{ mart }}.revenue_ex_tax_in_cents
+    from {{ mart }}
     left join months
-        on months.site_id = offers.site_id
-        and months.currency = offers.currency
-        and months.date_month = offers.date_month
+        on {{ columns_equal('months', mart, ['site_id', 'currency', 'date_month']) }}
     where months.site_id is null
     union all
-    select 'product_revenue_monthly', products.site_id, products.currency, products.date_month,
-        cast(null as bigint), products.revenue_ex_tax_in_cents
-    from products
-    left join months
-        on months.site_id = products.site_id
-        and months.currency = products.currency
-        and months.date_month = products.date_month
-    where months.site_id is null
-    union all
+{%- endfor %}
     select 'int_transaction_products', transactions.site_id, transactions.currency,
         transactions.date_month, transactions.revenue_ex_tax_in_cents, parts.revenue_ex_tax_in_cents
     from {{ ref('int_transactions') }} as transactions

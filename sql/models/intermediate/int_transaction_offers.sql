@@ -25,9 +25,7 @@ purchases as (
 ),
 
 links as (
-    select transaction_id, purchase_id from purchase_links
-    union
-    select transaction_id, purchase_id from transaction_links
+    {{ edges(['transaction_id', 'purchase_id'], 'purchase_links', 'transaction_links') }}
 ),
 
 paid as (
@@ -35,7 +33,9 @@ paid as (
         links.transaction_id,
         links.purchase_id,
         purchases.offer_id,
-        purchases.amount_in_cents as purchase_amount_in_cents
+        purchases.amount_in_cents as purchase_amount_in_cents,
+        transactions.amount_in_cents,
+        transactions.revenue_ex_tax_in_cents
     from links
     inner join transactions
         on links.transaction_id = transactions.transaction_id
@@ -58,6 +58,8 @@ weighted as (
         purchase_id,
         offer_id,
         is_split_by_amount,
+        amount_in_cents,
+        revenue_ex_tax_in_cents,
         cast(case when is_split_by_amount then purchase_amount_in_cents else 1 end as bigint)
             as weight
     from priced
@@ -84,28 +86,8 @@ split as (
         cast(cumulative.purchases_count as bigint) as purchases_count,
         cumulative.is_split_by_amount,
         -- rounded down on the absolute amount: the same cents on every warehouse
-        cast(
-            case when transactions.amount_in_cents < 0 then -1 else 1 end * (
-                {{ floor_divide('abs(transactions.amount_in_cents) * cumulative.weight_through',
-                    'cumulative.weight_total') }}
-                - {{ floor_divide(
-                    'abs(transactions.amount_in_cents)'
-                    ~ ' * (cumulative.weight_through - cumulative.weight)',
-                    'cumulative.weight_total') }}
-            )
-            as bigint
-        ) as amount_in_cents,
-        -- revenue excl. tax split by the same weights: its parts add up to it exactly too
-        cast(
-            {{ signed_share('transactions.revenue_ex_tax_in_cents', 'cumulative.weight_through',
-                'cumulative.weight_total') }}
-            - {{ signed_share('transactions.revenue_ex_tax_in_cents',
-                'cumulative.weight_through - cumulative.weight', 'cumulative.weight_total') }}
-            as bigint
-        ) as revenue_ex_tax_in_cents
+        {{ split_money('cumulative', 'cumulative') }}
     from cumulative
-    inner join transactions
-        on cumulative.transaction_id = transactions.transaction_id
 ),
 
 unlinked as (

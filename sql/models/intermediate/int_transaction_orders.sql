@@ -5,6 +5,7 @@
 -- its payment together). One to one: within such a group, orders and transactions pair in order
 -- of time, then id; one left over stays unmatched. One row per matched transaction.
 -- grain: transaction_id
+{%- set match_keys = ['site_id', 'customer_id', 'currency'] %}
 with transactions as (
     select * from {{ ref('int_transactions') }}
 ),
@@ -26,36 +27,28 @@ transactions_purchases as (
 ),
 
 purchase_links as (
-    select transaction_id from purchases_transactions
-    union
-    select transaction_id from transactions_purchases
+    {{ edges(['transaction_id'], 'purchases_transactions', 'transactions_purchases') }}
 ),
 
-linked as (
-    select
-        order_links.transaction_id,
-        min(order_links.order_id) as order_id
+listed_order_links as (
+    select order_links.transaction_id, order_links.order_id
     from order_links
     inner join transactions
         on order_links.transaction_id = transactions.transaction_id
-    group by order_links.transaction_id
+),
+
+linked as (
+    {{ least_parent('transaction_id', 'order_id', 'listed_order_links') }}
 ),
 
 candidates as (
     -- charges that pay no purchase and no linked order
     select
-        transactions.transaction_id,
-        transactions.site_id,
-        transactions.customer_id,
-        transactions.currency,
-        transactions.amount_in_cents,
-        transactions.created_at,
+        {{ qualified('transactions',
+            ['transaction_id'] + match_keys + ['amount_in_cents', 'created_at']) }},
         date_trunc('minute', transactions.created_at) as created_minute
     from transactions
-    left join purchase_links
-        on transactions.transaction_id = purchase_links.transaction_id
-    left join linked
-        on transactions.transaction_id = linked.transaction_id
+    {{ left_joins('transactions', ['purchase_links', 'linked'], 'transaction_id') }}
     where purchase_links.transaction_id is null
         and linked.transaction_id is null
         and transactions.revenue_type = 'gross'
@@ -64,12 +57,7 @@ candidates as (
 
 open_orders as (
     select
-        orders.order_id,
-        orders.site_id,
-        orders.customer_id,
-        orders.currency,
-        orders.total_in_cents,
-        orders.created_at,
+        {{ qualified('orders', ['order_id'] + match_keys + ['total_in_cents', 'created_at']) }},
         date_trunc('minute', orders.created_at) as created_minute
     from orders
     left join order_links
@@ -82,7 +70,7 @@ ranked_transactions as (
     select
         *,
         row_number() over (
-            partition by site_id, customer_id, currency, amount_in_cents, created_minute
+            partition by {{ match_keys | join(', ') }}, amount_in_cents, created_minute
             order by created_at, transaction_id
         ) as pair_rank
     from candidates
@@ -92,7 +80,7 @@ ranked_orders as (
     select
         *,
         row_number() over (
-            partition by site_id, customer_id, currency, total_in_cents, created_minute
+            partition by {{ match_keys | join(', ') }}, total_in_cents, created_minute
             order by created_at, order_id
         ) as pair_rank
     from open_orders
@@ -105,7 +93,7 @@ matched as (
         'customer_amount_minute' as match_rule
     from ranked_transactions
     inner join ranked_orders
-        on {{ columns_equal('ranked_transactions', 'ranked_orders', ['site_id', 'customer_id', 'currency']) }}
+        on {{ columns_equal('ranked_transactions', 'ranked_orders', match_keys) }}
         and ranked_transactions.amount_in_cents = ranked_orders.total_in_cents
         and ranked_transactions.created_minute = ranked_orders.created_minute
         and ranked_transactions.pair_rank = ranked_orders.pair_rank

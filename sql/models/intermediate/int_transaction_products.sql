@@ -8,6 +8,7 @@
 -- up to the transaction's amount and revenue excl. tax exactly. Money no product stands behind
 -- keeps product_id NULL (`credit_rule` says why).
 -- grain: transaction_id, part_number
+{%- set seller_keys = ['transaction_id', 'purchase_id', 'order_id', 'order_item_id', 'offer_id'] %}
 with transactions as (
     select * from {{ ref('int_transactions') }}
 ),
@@ -93,22 +94,7 @@ item_parts as (
         case when item_cumulative.item_type = 'offer' then item_cumulative.item_id end as offer_id,
         case when item_cumulative.item_type = 'product' then item_cumulative.item_id end
             as product_id,
-        cast(
-            {{ signed_share('transactions.amount_in_cents', 'item_cumulative.weight_through',
-                'item_cumulative.weight_total') }}
-            - {{ signed_share('transactions.amount_in_cents',
-                'item_cumulative.weight_through - item_cumulative.weight',
-                'item_cumulative.weight_total') }}
-            as bigint
-        ) as amount_in_cents,
-        cast(
-            {{ signed_share('transactions.revenue_ex_tax_in_cents', 'item_cumulative.weight_through',
-                'item_cumulative.weight_total') }}
-            - {{ signed_share('transactions.revenue_ex_tax_in_cents',
-                'item_cumulative.weight_through - item_cumulative.weight',
-                'item_cumulative.weight_total') }}
-            as bigint
-        ) as revenue_ex_tax_in_cents
+        {{ split_money('transactions', 'item_cumulative') }}
     from item_cumulative
     inner join transactions
         on item_cumulative.transaction_id = transactions.transaction_id
@@ -185,42 +171,19 @@ granted_cumulative as (
 
 product_parts as (
     select
-        sellers.transaction_id,
-        sellers.purchase_id,
-        sellers.order_id,
-        sellers.order_item_id,
-        sellers.offer_id,
+        {{ qualified('sellers', seller_keys) }},
         granted_cumulative.product_id,
         granted_cumulative.credit_rule,
-        cast(
-            {{ signed_share('sellers.amount_in_cents', 'granted_cumulative.weight_through',
-                'granted_cumulative.weight_total') }}
-            - {{ signed_share('sellers.amount_in_cents', 'granted_cumulative.weight_through - 1',
-                'granted_cumulative.weight_total') }}
-            as bigint
-        ) as amount_in_cents,
-        cast(
-            {{ signed_share('sellers.revenue_ex_tax_in_cents', 'granted_cumulative.weight_through',
-                'granted_cumulative.weight_total') }}
-            - {{ signed_share('sellers.revenue_ex_tax_in_cents',
-                'granted_cumulative.weight_through - 1', 'granted_cumulative.weight_total') }}
-            as bigint
-        ) as revenue_ex_tax_in_cents
+        {{ split_money('sellers', 'granted_cumulative', weight='1') }}
     from sellers
     inner join granted_cumulative
-        on sellers.transaction_id = granted_cumulative.transaction_id
-        and sellers.seller_number = granted_cumulative.seller_number
+        on {{ columns_equal('sellers', 'granted_cumulative', ['transaction_id', 'seller_number']) }}
 ),
 
 direct_parts as (
     -- a seller that is a product itself, or has no product at all
     select
-        sellers.transaction_id,
-        sellers.purchase_id,
-        sellers.order_id,
-        sellers.order_item_id,
-        sellers.offer_id,
-        sellers.product_id,
+        {{ qualified('sellers', seller_keys + ['product_id']) }},
         case
             when sellers.product_id is not null then 'order_item'
             when sellers.order_id is not null and sellers.order_item_id is null
@@ -238,8 +201,7 @@ direct_parts as (
     left join (
         select distinct transaction_id, seller_number from granted
     ) as has_products
-        on sellers.transaction_id = has_products.transaction_id
-        and sellers.seller_number = has_products.seller_number
+        on {{ columns_equal('sellers', 'has_products', ['transaction_id', 'seller_number']) }}
     where has_products.transaction_id is null
 ),
 

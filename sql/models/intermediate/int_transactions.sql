@@ -25,12 +25,8 @@ customers as (
 ),
 
 transaction_purchases as (
-    -- a transaction belongs to one purchase; min() keeps the grain if a link is duplicated
-    select
-        transaction_id,
-        min(purchase_id) as purchase_id
-    from purchase_links
-    group by transaction_id
+    -- a transaction belongs to one purchase
+    {{ least_parent('transaction_id', 'purchase_id', 'purchase_links') }}
 ),
 
 joined as (

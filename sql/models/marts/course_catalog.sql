@@ -30,9 +30,7 @@ courses_offers as (
 ),
 
 media_edges as (
-    select lesson_id, media_id from lessons_media
-    union
-    select lesson_id, media_id from media where lesson_id is not null
+    {{ edges(['lesson_id', 'media_id'], 'lessons_media', 'media', required='lesson_id') }}
 ),
 
 lesson_media as (
@@ -80,10 +78,7 @@ final as (
         on structure.course_id = courses.course_id
     left join modules
         on structure.module_id = modules.module_id
-    left join lessons
-        on structure.lesson_id = lessons.lesson_id
-    left join lesson_media
-        on structure.lesson_id = lesson_media.lesson_id
+    {{ left_joins('structure', ['lessons', 'lesson_media'], 'lesson_id') }}
     left join course_offers
         on structure.course_id = course_offers.course_id
 )

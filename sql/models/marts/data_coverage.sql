@@ -137,14 +137,7 @@ joined as (
         coalesce(totals.changed_listings, 0) as changed_listings
     from records
     cross join last_load
-    left join latest_sync
-        on records.resource = latest_sync.resource
-    left join known_missing
-        on records.resource = known_missing.resource
-    left join rejected
-        on records.resource = rejected.resource
-    left join totals
-        on records.resource = totals.resource
+    {{ left_joins('records', ['latest_sync', 'known_missing', 'rejected', 'totals'], 'resource') }}
 ),
 
 final as (

@@ -130,18 +130,8 @@ final as (
         coalesce(order_stats.orders_count, 0) as orders_count,
         customers.is_deleted
     from customers
-    left join revenue
-        on customers.customer_id = revenue.customer_id
-    left join purchase_stats
-        on customers.customer_id = purchase_stats.customer_id
-    left join active_subscriptions
-        on customers.customer_id = active_subscriptions.customer_id
-    left join owned_offers
-        on customers.customer_id = owned_offers.customer_id
-    left join owned_products
-        on customers.customer_id = owned_products.customer_id
-    left join order_stats
-        on customers.customer_id = order_stats.customer_id
+    {{ left_joins('customers', ['revenue', 'purchase_stats', 'active_subscriptions', 'owned_offers',
+        'owned_products', 'order_stats'], 'customer_id') }}
 )
 
 select * from final

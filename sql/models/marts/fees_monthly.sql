@@ -10,6 +10,7 @@
 -- rate are NULL when any transaction of the row has none, `transaction_known_fees_in_cents`
 -- sums the fees stated, and `fee_unavailable_reason` says how many are missing.
 -- grain: site_id, currency, provider, date_month
+{%- set grain = ['site_id', 'currency', 'provider', 'date_month'] %}
 with lines as (
     select * from {{ ref('int_payout_lines') }}
 ),
@@ -61,17 +62,14 @@ line_rows as (
 
 line_fees as (
     select
-        site_id,
-        currency,
-        provider,
-        date_month,
+        {{ grain | join(', ') }},
         cast(count(*) as bigint) as lines_count,
         cast(sum(case when line_type = 'sale' then amount_in_cents else 0 end) as bigint)
             as line_gross_in_cents,
         cast(sum(fee_in_cents) as bigint) as line_fees_in_cents,
         cast(sum(net_in_cents) as bigint) as line_net_in_cents
     from line_rows
-    group by site_id, currency, provider, date_month
+    group by {{ grain | join(', ') }}
 ),
 
 transaction_rows as (
@@ -95,10 +93,7 @@ transaction_rows as (
 
 transaction_fees as (
     select
-        site_id,
-        currency,
-        provider,
-        date_month,
+        {{ grain | join(', ') }},
         cast(count(*) as bigint) as transactions_count,
         cast(sum(case when revenue_type = 'gross' then amount_in_cents else 0 end) as bigint)
             as transaction_gross_in_cents,
@@ -106,13 +101,11 @@ transaction_fees as (
         cast(sum(case when fee_in_cents is null then 1 else 0 end) as bigint)
             as fee_unknown_transactions_count
     from transaction_rows
-    group by site_id, currency, provider, date_month
+    group by {{ grain | join(', ') }}
 ),
 
 keys as (
-    select site_id, currency, provider, date_month from line_fees
-    union
-    select site_id, currency, provider, date_month from transaction_fees
+    {{ edges(grain, 'line_fees', 'transaction_fees') }}
 ),
 
 final as (
@@ -121,25 +114,13 @@ final as (
         keys.currency,
         keys.provider,
         keys.date_month,
-        case when inputs.is_payouts_complete
-            then cast(coalesce(line_fees.lines_count, 0) as bigint) end as lines_count,
-        case when inputs.is_payouts_complete
-            then cast(coalesce(line_fees.line_gross_in_cents, 0) as bigint) end
-            as line_gross_in_cents,
-        case when inputs.is_payouts_complete
-            then cast(coalesce(line_fees.line_fees_in_cents, 0) as bigint) end
-            as line_fees_in_cents,
-        case when inputs.is_payouts_complete
-            then cast(coalesce(line_fees.line_net_in_cents, 0) as bigint) end as line_net_in_cents,
+        {{ totals_when('inputs.is_payouts_complete', 'line_fees', ['lines_count',
+            'line_gross_in_cents', 'line_fees_in_cents', 'line_net_in_cents']) }},
         case when inputs.is_payouts_complete
             then cast(line_fees.line_fees_in_cents as double precision)
                 / nullif(line_fees.line_gross_in_cents, 0) end as line_fee_rate,
-        case when inputs.is_transactions_complete
-            then cast(coalesce(transaction_fees.transactions_count, 0) as bigint) end
-            as transactions_count,
-        case when inputs.is_transactions_complete
-            then cast(coalesce(transaction_fees.transaction_gross_in_cents, 0) as bigint) end
-            as transaction_gross_in_cents,
+        {{ totals_when('inputs.is_transactions_complete', 'transaction_fees', [
+            'transactions_count', 'transaction_gross_in_cents']) }},
         -- NULL when any transaction of the row has no stated fee: never a guessed 0
         case when inputs.is_transactions_complete
             and coalesce(transaction_fees.fee_unknown_transactions_count, 0) = 0
@@ -151,12 +132,8 @@ final as (
                 / nullif(transaction_fees.transaction_gross_in_cents, 0) end
             as transaction_fee_rate,
         inputs.amount_unavailable_reason,
-        case when inputs.is_transactions_complete
-            then cast(coalesce(transaction_fees.transaction_known_fees_in_cents, 0) as bigint) end
-            as transaction_known_fees_in_cents,
-        case when inputs.is_transactions_complete
-            then cast(coalesce(transaction_fees.fee_unknown_transactions_count, 0) as bigint) end
-            as fee_unknown_transactions_count,
+        {{ totals_when('inputs.is_transactions_complete', 'transaction_fees', [
+            'transaction_known_fees_in_cents', 'fee_unknown_transactions_count']) }},
         case when coalesce(transaction_fees.fee_unknown_transactions_count, 0) > 0
             then keys.provider || ' states no fee for '
                 || cast(transaction_fees.fee_unknown_transactions_count as text) || ' of '
@@ -164,10 +141,7 @@ final as (
         end as fee_unavailable_reason
     from keys
     cross join inputs
-    left join line_fees
-        on {{ columns_equal('keys', 'line_fees', ['site_id', 'currency', 'provider', 'date_month']) }}
-    left join transaction_fees
-        on {{ columns_equal('keys', 'transaction_fees', ['site_id', 'currency', 'provider', 'date_month']) }}
+    {{ left_joins('keys', ['line_fees', 'transaction_fees'], grain) }}
 )
 
 select * from final

@@ -33,14 +33,9 @@ aggregated as (
         site_id,
         currency,
         date_month,
-        cast(sum(mrr_in_cents) as bigint) as mrr_in_cents,
-        cast(sum(previous_mrr_in_cents) as bigint) as previous_mrr_in_cents,
-        cast(sum(new_mrr_in_cents) as bigint) as new_mrr_in_cents,
-        cast(sum(expansion_mrr_in_cents) as bigint) as expansion_mrr_in_cents,
-        cast(sum(contraction_mrr_in_cents) as bigint) as contraction_mrr_in_cents,
-        cast(sum(churned_mrr_in_cents) as bigint) as churned_mrr_in_cents,
-        cast(sum(reactivation_mrr_in_cents) as bigint) as reactivation_mrr_in_cents,
-        cast(sum(active_subscriptions) as bigint) as active_subscriptions,
+        {{ bigint_sums(['mrr_in_cents', 'previous_mrr_in_cents', 'new_mrr_in_cents',
+            'expansion_mrr_in_cents', 'contraction_mrr_in_cents', 'churned_mrr_in_cents',
+            'reactivation_mrr_in_cents', 'active_subscriptions']) }},
         cast(sum(case when mrr_in_cents > 0 and is_counted then 1 else 0 end) as bigint)
             as active_customers,
         cast(sum(case when previous_mrr_in_cents > 0 and is_counted then 1 else 0 end) as bigint)

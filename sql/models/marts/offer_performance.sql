@@ -164,12 +164,7 @@ final as (
         on keys.site_id is not distinct from revenue.site_id
         and keys.offer_id is not distinct from revenue.offer_id
         and keys.currency = revenue.currency
-    left join purchase_stats
-        on keys.offer_id = purchase_stats.offer_id
-        and keys.currency = purchase_stats.currency
-    left join current_mrr
-        on keys.offer_id = current_mrr.offer_id
-        and keys.currency = current_mrr.currency
+    {{ left_joins('keys', ['purchase_stats', 'current_mrr'], ['offer_id', 'currency']) }}
     left join products
         on keys.offer_id = products.offer_id
 )

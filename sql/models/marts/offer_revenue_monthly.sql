@@ -18,27 +18,9 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
-monthly as (
-    {{ monthly_credits('offer_id') }}
-),
-
 final as (
-    select
-        monthly.site_id,
-        monthly.currency,
-        monthly.date_month,
-        coalesce(monthly.offer_id, '(no offer)') as offer_key,
-        monthly.offer_id,
-        offers.offer_title,
-        monthly.offer_id is null as is_unattributed,
-        monthly.gross_in_cents,
-        monthly.refunds_and_disputes_in_cents,
-        monthly.net_in_cents,
-        monthly.revenue_ex_tax_in_cents,
-        monthly.transactions_count
-    from monthly
-    left join offers
-        on monthly.offer_id = offers.offer_id
+    {{ credited_revenue_monthly(key='offer_id', dimension='offers', title='offer_title',
+        unattributed='(no offer)', key_column='offer_key') }}
 )
 
 select * from final

@@ -17,11 +17,8 @@ daily as (
         currency,
         date_day,
         count(*) as orders_count,
-        cast(sum(items_count) as bigint) as items_count,
-        cast(sum(subtotal_in_cents) as bigint) as subtotal_in_cents,
-        cast(sum(discount_in_cents) as bigint) as discount_in_cents,
-        cast(sum(tax_in_cents) as bigint) as tax_in_cents,
-        cast(sum(total_in_cents) as bigint) as total_in_cents,
+        {{ bigint_sums(['items_count', 'subtotal_in_cents', 'discount_in_cents', 'tax_in_cents',
+            'total_in_cents']) }},
         cast(sum(case when is_repeat_customer then 1 else 0 end) as bigint)
             as repeat_customer_orders_count,
         cast(sum(case when is_fulfilled then 1 else 0 end) as bigint) as fulfilled_orders_count

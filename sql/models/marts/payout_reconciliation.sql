@@ -112,10 +112,7 @@ compared as (
     from payouts
     inner join windows
         on payouts.payout_id = windows.payout_id
-    left join rule
-        on payouts.payout_id = rule.payout_id
-    left join itemised
-        on payouts.payout_id = itemised.payout_id
+    {{ left_joins('payouts', ['rule', 'itemised'], 'payout_id') }}
     left join delays
         on payouts.site_id = delays.site_id
 ),

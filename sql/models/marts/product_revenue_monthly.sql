@@ -18,26 +18,9 @@ as_of as (
     select * from {{ ref('int_as_of') }}
 ),
 
-monthly as (
-    {{ monthly_credits('product_id') }}
-),
-
 final as (
-    select
-        monthly.site_id,
-        monthly.currency,
-        monthly.date_month,
-        coalesce(monthly.product_id, '(no product)') as product_id,
-        products.product_title,
-        monthly.product_id is null as is_unattributed,
-        monthly.gross_in_cents,
-        monthly.refunds_and_disputes_in_cents,
-        monthly.net_in_cents,
-        monthly.revenue_ex_tax_in_cents,
-        monthly.transactions_count
-    from monthly
-    left join products
-        on monthly.product_id = products.product_id
+    {{ credited_revenue_monthly(key='product_id', dimension='products', title='product_title',
+        unattributed='(no product)') }}
 )
 
 select * from final

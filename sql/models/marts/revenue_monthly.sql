@@ -21,15 +21,9 @@ monthly as (
         site_id,
         currency,
         cast(date_trunc('month', date_day) as date) as date_month,
-        cast(sum(gross_in_cents) as bigint) as gross_in_cents,
-        cast(sum(refunds_in_cents) as bigint) as refunds_in_cents,
-        cast(sum(disputes_in_cents) as bigint) as disputes_in_cents,
-        cast(sum(net_in_cents) as bigint) as net_in_cents,
-        cast(sum(tax_in_cents) as bigint) as tax_in_cents,
-        cast(sum(revenue_ex_tax_in_cents) as bigint) as revenue_ex_tax_in_cents,
-        cast(sum(known_fees_in_cents) as bigint) as known_fees_in_cents,
-        cast(sum(fee_unknown_transactions_count) as bigint) as fee_unknown_transactions_count,
-        cast(sum(transactions_count) as bigint) as transactions_count
+        {{ bigint_sums(['gross_in_cents', 'refunds_in_cents', 'disputes_in_cents', 'net_in_cents',
+            'tax_in_cents', 'revenue_ex_tax_in_cents', 'known_fees_in_cents',
+            'fee_unknown_transactions_count', 'transactions_count']) }}
     from daily
     group by site_id, currency, cast(date_trunc('month', date_day) as date)
 ),

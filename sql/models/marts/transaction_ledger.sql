@@ -91,12 +91,7 @@ final as (
         payouts.initiated_date as payout_initiated_date,
         payouts.carried_by as payout_carried_by
     from counted
-    left join paid_for
-        on counted.transaction_id = paid_for.transaction_id
-    left join transaction_orders
-        on counted.transaction_id = transaction_orders.transaction_id
-    left join payouts
-        on counted.transaction_id = payouts.transaction_id
+    {{ left_joins('counted', ['paid_for', 'transaction_orders', 'payouts'], 'transaction_id') }}
         and payouts.payout_rank = 1
 )
 

@@ -102,21 +102,9 @@ final as (
         keys.site_id,
         keys.currency,
         as_of.as_of_utc_date as as_of_date,
-        case when inputs.amount_unavailable_reason is null
-            then cast(coalesce(balances.settled_in_cents, 0) as bigint) end as settled_in_cents,
-        case when inputs.amount_unavailable_reason is null
-            then cast(coalesce(balances.paid_out_in_cents, 0) as bigint) end as paid_out_in_cents,
-        case when inputs.amount_unavailable_reason is null
-            then cast(coalesce(balances.unpaid_balance_in_cents, 0) as bigint) end
-            as unpaid_balance_in_cents,
-        case when inputs.amount_unavailable_reason is null
-            then cast(coalesce(balances.in_transit_in_cents, 0) as bigint) end as in_transit_in_cents,
-        case when inputs.amount_unavailable_reason is null
-            then cast(coalesce(balances.awaiting_payout_in_cents, 0) as bigint) end
-            as awaiting_payout_in_cents,
-        case when inputs.amount_unavailable_reason is null
-            then cast(coalesce(balances.not_yet_settled_in_cents, 0) as bigint) end
-            as not_yet_settled_in_cents,
+        {{ totals_when('inputs.amount_unavailable_reason is null', 'balances', ['settled_in_cents',
+            'paid_out_in_cents', 'unpaid_balance_in_cents', 'in_transit_in_cents',
+            'awaiting_payout_in_cents', 'not_yet_settled_in_cents']) }},
         inputs.amount_unavailable_reason,
         last_paid.last_paid_payout_date,
         delays.settlement_delay_days,
@@ -124,12 +112,7 @@ final as (
     from keys
     cross join as_of
     cross join inputs
-    left join balances
-        on keys.site_id = balances.site_id
-        and keys.currency = balances.currency
-    left join last_paid
-        on keys.site_id = last_paid.site_id
-        and keys.currency = last_paid.currency
+    {{ left_joins('keys', ['balances', 'last_paid'], ['site_id', 'currency']) }}
     left join delays
         on keys.site_id = delays.site_id
 )

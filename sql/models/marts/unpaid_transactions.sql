@@ -80,10 +80,7 @@ final as (
         rolled_forward.last_failed_payout_id
     from settlements
     cross join as_of
-    left join carried
-        on settlements.transaction_id = carried.transaction_id
-    left join rolled_forward
-        on settlements.transaction_id = rolled_forward.transaction_id
+    {{ left_joins('settlements', ['carried', 'rolled_forward'], 'transaction_id') }}
     where carried.transaction_id is null
         and settlements.payable_date <= as_of.as_of_utc_date
         and not exists (select 1 from incomplete_inputs)

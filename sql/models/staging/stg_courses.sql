@@ -1,14 +1,13 @@
 -- description: one row per course
 -- grain: course_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('courses') }}
 ),
 
 final as (
     select
-        cast(id as text) as course_id,
-        site_id,
+        {{ record_keys('course_id') }},
         title as course_title,
         created_at,
         coalesce(_is_deleted, false) as is_deleted

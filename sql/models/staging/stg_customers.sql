@@ -1,14 +1,13 @@
 -- description: one row per customer; the API's net_revenue kept exact (decimal) and in cents
 -- grain: customer_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('customers') }}
 ),
 
 final as (
     select
-        cast(id as text) as customer_id,
-        site_id,
+        {{ record_keys('customer_id') }},
         contact_id,
         name as customer_name,
         lower(trim(email)) as email,

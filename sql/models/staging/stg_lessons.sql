@@ -1,14 +1,13 @@
 -- description: one row per lesson
 -- grain: lesson_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('lessons') }}
 ),
 
 final as (
     select
-        cast(id as text) as lesson_id,
-        site_id,
+        {{ record_keys('lesson_id') }},
         course_id,
         module_id,
         title as lesson_title,

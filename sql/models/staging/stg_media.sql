@@ -1,14 +1,13 @@
 -- description: one row per lesson media item; minutes are a duration, not money (double is fine)
 -- grain: media_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('media') }}
 ),
 
 final as (
     select
-        cast(id as text) as media_id,
-        site_id,
+        {{ record_keys('media_id') }},
         lesson_id,
         cast(duration_in_minutes as double precision) as duration_in_minutes,
         coalesce(_is_deleted, false) as is_deleted

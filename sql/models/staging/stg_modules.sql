@@ -1,14 +1,13 @@
 -- description: one row per course module
 -- grain: module_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('modules') }}
 ),
 
 final as (
     select
-        cast(id as text) as module_id,
-        site_id,
+        {{ record_keys('module_id') }},
         course_id,
         title as module_title,
         position as module_position,

@@ -1,14 +1,13 @@
 -- description: one row per offer; billing_interval says how a subscription price normalises to a month
 -- grain: offer_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('offers') }}
 ),
 
 final as (
     select
-        cast(id as text) as offer_id,
-        site_id,
+        {{ record_keys('offer_id') }},
         title as offer_title,
         internal_title,
         upper(coalesce(currency, 'USD')) as currency,

@@ -1,7 +1,7 @@
 -- description: one row per order item; the order comes from the item or the order's link table
 -- grain: order_item_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('order_items') }}
 ),
 
@@ -10,17 +10,12 @@ links as (
 ),
 
 link_orders as (
-    select
-        order_item_id,
-        min(order_id) as order_id
-    from links
-    group by order_item_id
+    {{ least_parent('order_item_id', 'order_id', 'links') }}
 ),
 
 final as (
     select
-        cast(source.id as text) as order_item_id,
-        source.site_id,
+        {{ record_keys('order_item_id', 'source') }},
         coalesce(source.order_id, link_orders.order_id) as order_id,
         coalesce(source.quantity, 1) as quantity,
         upper(source.currency_code) as currency,

@@ -1,14 +1,13 @@
 -- description: one row per order
 -- grain: order_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('orders') }}
 ),
 
 final as (
     select
-        cast(id as text) as order_id,
-        site_id,
+        {{ record_keys('order_id') }},
         customer_id,
         order_number,
         upper(currency_code) as currency,

@@ -3,7 +3,7 @@
 -- to cents, the order number as the integer orders carry ('ORD-12345' and '12345' alike)
 -- grain: payout_id, line_number
 with source as (
-    -- the latest extraction of each (payout_id, line_number) (see models/render.py)
+    -- the latest extraction of each (payout_id, line_number) (macros/raw.sql)
     select * from {{ latest('payout_lines') }}
 ),
 

@@ -1,14 +1,13 @@
 -- description: one row per payout; amount converted exactly from the decimal to cents
 -- grain: payout_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('payouts') }}
 ),
 
 final as (
     select
-        cast(id as text) as payout_id,
-        site_id,
+        {{ record_keys('payout_id') }},
         -- A8: written for people (`In Transit`); compared lower case, spaces as underscores
         replace(lower(trim(status)), ' ', '_') as status,
         cast(amount as decimal(38, 9)) as amount,

@@ -1,14 +1,13 @@
 -- description: one row per product
 -- grain: product_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('products') }}
 ),
 
 final as (
     select
-        cast(id as text) as product_id,
-        site_id,
+        {{ record_keys('product_id') }},
         title as product_title,
         status,
         publish_status,

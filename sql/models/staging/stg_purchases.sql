@@ -1,14 +1,13 @@
 -- description: one row per purchase; started_at falls back to created_at
 -- grain: purchase_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('purchases') }}
 ),
 
 final as (
     select
-        cast(id as text) as purchase_id,
-        site_id,
+        {{ record_keys('purchase_id') }},
         customer_id,
         offer_id,
         amount_in_cents,

@@ -1,7 +1,7 @@
 -- description: one row per site (latest extraction), with its settlement currency and zone
 -- grain: site_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('sites') }}
 ),
 

@@ -4,14 +4,13 @@
 -- `payment_fee_in_cents` only for the platform's own processor (never guessed as 0)
 -- grain: transaction_id
 with source as (
-    -- the latest extraction of each id (see models/render.py)
+    -- the latest extraction of each id (macros/raw.sql)
     select * from {{ latest('transactions') }}
 ),
 
 final as (
     select
-        cast(id as text) as transaction_id,
-        site_id,
+        {{ record_keys('transaction_id') }},
         customer_id,
         offer_id,
         replace(lower(trim(provider)), ' ', '_') as provider,
