@@ -50,8 +50,8 @@ def test_a_sync_after_listen_on_the_defaults(sandbox, tmp_path):
     failed there with `Ambiguous reference to catalog or schema "creator_platform"`, exit 1, on
     every later sync.
 
-    It is also the defaults' case of the sweep below (`_every_entry_point`): the same
-    deliveries and checks besides the form submission, on the file and dataset `init` names."""
+    It is also the defaults' case of the sweep below (`test_every_entry_point_...`): its other
+    deliveries and its checks, on the file and dataset `init` names."""
     work = tmp_path / "empty"
     env = clean_env(tmp_path / "home")
     _ok(run_cli(work, "init", "--base-url", sandbox.base_url, "--client-id", SANDBOX_ID,
