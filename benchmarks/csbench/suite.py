@@ -42,7 +42,9 @@ ADAPTIVE_LIMITS = {"tiny": (30, 60)}
 DEFAULT_ADAPTIVE_LIMITS = (100, 300, 1200)
 ADAPTIVE_BOUND_S = {"tiny": 45.0, "demo": 180.0}
 DEFAULT_ADAPTIVE_BOUND_S = 300.0
-ADAPTIVE_STAGGER_S = 15.0  # the settings run side by side; their starts (slow start) apart
+# the settings run side by side; their starts (slow start) this far apart, at most a third of
+# the bound (a shorter bound, e.g. the smoke run's, staggers less and waits less)
+ADAPTIVE_STAGGER_S = 15.0
 ACTIVITY_CHANGES = 1000
 PHASES = ("wall", "cpu", "baseline", "rate")
 # Phases run only when asked for (`--phases ...,large`): a full sync at `large` takes more than
@@ -382,10 +384,11 @@ class Bench:
                 for s in settings
             ]
             run_dirs = [self._run_dir(s.label) for s in settings]
+            stagger = min(ADAPTIVE_STAGGER_S, o.adaptive_bound_s / 3)
 
             def run(index: int) -> None:
                 setting, run_dir = settings[index], run_dirs[index]
-                time.sleep(index * ADAPTIVE_STAGGER_S)
+                time.sleep(index * stagger)
                 argv, env = ours.sync_target(
                     sandboxes[index].base_url, run_dir, concurrency=o.concurrency)
                 env["CSBENCH_PROBE_FLUSH_S"] = "1"

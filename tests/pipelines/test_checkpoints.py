@@ -114,7 +114,7 @@ class HeldPayoutDetails(httpx.BaseTransport):
     every request for its window. `round_two_at`: when the second round took its token (the
     first round had committed), on the same clock as `hold_until`."""
 
-    HOLD_S = 20.0
+    HOLD_S = 12.0  # a round commits ~2.5 s after the hold begins (3x that on a loaded CI)
 
     def __init__(self, free: int) -> None:
         self.inner = httpx.HTTPTransport()
@@ -148,14 +148,19 @@ def test_a_checkpoint_does_not_wait_out_a_rate_limit_hold_and_loses_no_payout(tm
     """A checkpoint due while a 429 holds payout detail reads does not wait for the platform's
     window: the round commits the payouts handed on (each with its lines) before the hold
     ends, the place names only those, and a later round reads the others, so the warehouse
-    equals one uninterrupted sync."""
+    equals one uninterrupted sync.
+
+    Payouts, and contacts for a listing whose pages go forward before the checkpoint (a round
+    that went nowhere does not commit): with every resource, the reads after the hold were
+    paced at the ~30/min the platform let through before it, 100 s of a CI worker."""
     handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
     transport = HeldPayoutDetails(free=7)  # page 1 (5 payouts) and 2 of page 2
+    some = {"page_size": 5, "resources": ("contacts", "payouts")}
     try:
         whole = tmp_path / "whole.duckdb"
-        sync(handle, whole, page_size=5)
+        sync(handle, whole, **some)
         db = tmp_path / "held.duckdb"
-        result = run_sync(settings(handle, db, page_size=5, checkpoint_every=2.0),
+        result = run_sync(settings(handle, db, checkpoint_every=2.0, **some),
                           transport=transport, show_progress=False)
     finally:
         handle.stop()
@@ -206,7 +211,7 @@ class HeldEverything(httpx.BaseTransport):
     once spent. The `me` resource reads one object outside any listing's pages: before issue
     38 its wait was the platform's window, and the checkpoint waited with it."""
 
-    HOLD_S = 20.0
+    HOLD_S = 12.0  # as HeldPayoutDetails
 
     def __init__(self) -> None:
         self.inner = httpx.HTTPTransport()
@@ -240,14 +245,20 @@ class HeldEverything(httpx.BaseTransport):
 def test_a_checkpoint_commits_on_time_while_a_read_outside_the_pages_is_held(tmp_path):
     """Issue 38: a checkpoint due while a 429 holds a read no listing page waits on (here
     `/v1/me`) commits on time: the held read is dropped (the round's listings keep their
-    places) and made again next round, so the warehouse equals one uninterrupted sync."""
+    places) and made again next round, so the warehouse equals one uninterrupted sync.
+
+    The small resources before `me` (it is read last, four listings at a time: after pages
+    went forward, or no round would commit) and contacts' many pages; not every resource, whose
+    reads after the hold were paced at what the platform let through before it (~80 s)."""
     handle = start_sandbox(scale="tiny", sites=2, seed=42, now=NOW)
     transport = HeldEverything()
+    some = {"page_size": 5, "resources": ("contacts", "products", "custom_fields", "contact_tags",
+                                          "website_pages", "landing_pages", "podcasts", "me")}
     try:
         whole = tmp_path / "whole.duckdb"
-        sync(handle, whole, page_size=5)
+        sync(handle, whole, **some)
         db = tmp_path / "held.duckdb"
-        result = run_sync(settings(handle, db, page_size=5, checkpoint_every=2.0),
+        result = run_sync(settings(handle, db, checkpoint_every=2.0, **some),
                           transport=transport, show_progress=False)
     finally:
         handle.stop()

@@ -48,7 +48,10 @@ def test_a_sync_after_listen_on_the_defaults(sandbox, tmp_path):
     row the receiver wrote is loaded again when re-read), so it loads, and its push restore
     reads `webhook_events` on dlt's own connection, whose catalog is named after the file: it
     failed there with `Ambiguous reference to catalog or schema "creator_platform"`, exit 1, on
-    every later sync."""
+    every later sync.
+
+    It is also the defaults' case of the sweep below (`test_every_entry_point_...`): its other
+    deliveries and its checks, on the file and dataset `init` names."""
     work = tmp_path / "empty"
     env = clean_env(tmp_path / "home")
     _ok(run_cli(work, "init", "--base-url", sandbox.base_url, "--client-id", SANDBOX_ID,
@@ -58,31 +61,69 @@ def test_a_sync_after_listen_on_the_defaults(sandbox, tmp_path):
     payload = json.loads(_ok(run_cli(work, "hooks", "sample", "form_submission", env=env,
                                      secret=None)))
     rid = payload[0]["id"]
+    db = work / "creator_platform.duckdb"
     with ListenProcess(None, HOOK_SECRET, cwd=work, env=env) as listen:
         body = {"id": rid, "event": "form_submission", "payload": payload}
         assert httpx.post(listen.url, json=body, timeout=10).status_code == 200
+        _post_the_other_deliveries(listen)
         assert listen.terminate() == 143
-    db = work / "creator_platform.duckdb"
     written = ("SELECT count(*) FROM creator_platform.form_submissions WHERE id = "
                f"'{rid}' AND _dlt_load_id {{}} LIKE 'webhooks.%'")
     assert _count(db, written.format("")) == 1
+    _assert_listen_wrote(db, "creator_platform")
 
     second_started = datetime.now(UTC)
     second = run_cli(work, "sync", env=env, secret=None)
     _ok(second)
     # it loaded (the delivered row is re-read), so every finishing step ran after a load
     assert _count(db, written.format("NOT")) == 1
-    _ok(run_cli(work, "models", env=env, secret=None))
+    assert "analytics.revenue_daily" in _ok(run_cli(work, "models", env=env, secret=None))
     _ok(run_cli(work, "report", env=env, secret=None))
     status = json.loads(_ok(run_cli(work, "status", "--json", env=env, secret=None)))
     assert status and all(r["status"] == "complete" for r in status), status
     for row in status:  # the second sync, not the first
         assert datetime.fromisoformat(row["last_synced_at"]) >= second_started, row
+    _assert_requeue_and_push_restore(db, None, "creator_platform")
 
 
-# file and dataset named alike: the defaults, and another pair in another case, which DuckDB's
-# identifiers do not tell apart
-ALIKE = [(None, None), ("Raw.duckdb", "raw")]
+def _post_the_other_deliveries(listen) -> None:
+    """An order with its items, a customer newer than the platform's copy, a bad event."""
+    from webhook_payloads import customer, delivery, order_created
+
+    fresh = customer("3000000777", updated_at="2030-01-01T00:00:00Z")
+    for body in (order_created(), delivery("payment_succeeded", "3000000777", [fresh])):
+        assert httpx.post(listen.url, json=body, timeout=10).status_code == 200
+    bad = {"id": "1", "event": "no_such_event", "payload": []}
+    assert httpx.post(listen.url, json=bad, timeout=10).status_code == 422
+
+
+def _assert_listen_wrote(db: Path, schema: str) -> None:
+    for table in ("webhook_events", "webhook_dead_letters", "orders_order_items", "customers"):
+        assert _count(db, f'SELECT count(*) FROM "{schema}".{table}') > 0, table
+
+
+def _assert_requeue_and_push_restore(db: Path, dataset: str | None, schema: str) -> None:
+    """listen's requeue of dead letters, and the push restore on the connection dlt opens (its
+    catalog is the file's name) with something to write again."""
+    from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
+    from creator_sync.pipelines.push_restore import restore_pushes
+    from creator_sync.pipelines.webhooks.journal import Journal
+    from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
+
+    journal = Journal(Path(f"{db}.webhooks-journal"))  # what `listen --requeue-dead-letters` runs
+    try:
+        assert requeue_dead_letters(journal, db, schema) == 0  # a bad event is not requeued
+    finally:
+        journal.close()
+    pipeline = build_pipeline(resolve_warehouse(duckdb=str(db), dataset=dataset))
+    assert restore_pushes(pipeline, datetime(2000, 1, 1, tzinfo=UTC)).get("customers") == 1
+    assert _count(db, f'SELECT count(*) FROM "{schema}".customers WHERE id = \'3000000777\' '
+                      "AND updated_at > TIMESTAMPTZ '2029-01-01'") == 1
+
+
+# file and dataset named alike, in another case, which DuckDB's identifiers do not tell apart
+# (the defaults, `creator_platform` and `creator_platform.duckdb`: the test above)
+ALIKE = [("Raw.duckdb", "raw")]
 
 
 @pytest.mark.parametrize(("name", "dataset"), ALIKE)
@@ -92,12 +133,7 @@ def test_every_entry_point_on_a_file_named_like_its_dataset(sandbox, tmp_path, n
     restore, `sync_resources`), listen (events, dead letters, upserts, link replacement),
     listen's requeue of dead letters, status, models, report, and the push restore on dlt's own
     connection (its catalog is the file's name) with rows to write again."""
-    from webhook_payloads import customer, delivery, order_created
-
-    from creator_sync.pipelines.factory import build_pipeline, resolve_warehouse
-    from creator_sync.pipelines.push_restore import restore_pushes
-    from creator_sync.pipelines.webhooks.journal import Journal
-    from creator_sync.pipelines.webhooks.requeue import requeue_dead_letters
+    from webhook_payloads import delivery
 
     work = tmp_path / "empty"
     env = clean_env(tmp_path / "home")
@@ -107,35 +143,21 @@ def test_every_entry_point_on_a_file_named_like_its_dataset(sandbox, tmp_path, n
     api = ["--base-url", sandbox.base_url, "--client-id", SANDBOX_ID]
     _ok(run_cli(work, "sync", *api, *where, env=env))
     sample = json.loads(_ok(run_cli(work, "hooks", "sample", "form_submission", *api, env=env)))
-    fresh = customer("3000000777", updated_at="2030-01-01T00:00:00Z")
     listen_where = [*(["--dataset", dataset] if dataset else [])]
     with ListenProcess(db if name else None, HOOK_SECRET, *listen_where, cwd=work,
                        env=env) as listen:
-        for body in (delivery("form_submission", sample[0]["id"], sample), order_created(),
-                     delivery("payment_succeeded", "3000000777", [fresh])):
-            assert httpx.post(listen.url, json=body, timeout=10).status_code == 200
-        bad = {"id": "1", "event": "no_such_event", "payload": []}
-        assert httpx.post(listen.url, json=bad, timeout=10).status_code == 422
+        body = delivery("form_submission", sample[0]["id"], sample)
+        assert httpx.post(listen.url, json=body, timeout=10).status_code == 200
+        _post_the_other_deliveries(listen)
         assert listen.terminate() == 143
-    for table in ("webhook_events", "webhook_dead_letters", "orders_order_items", "customers"):
-        assert _count(db, f'SELECT count(*) FROM "{schema}".{table}') > 0, table
+    _assert_listen_wrote(db, schema)
 
     _ok(run_cli(work, "sync", *api, *where, env=env))  # loads: the delivered submission re-read
     status = json.loads(_ok(run_cli(work, "status", "--json", *where, env=env)))
     assert status and all(r["status"] == "complete" for r in status), status
     assert "analytics.revenue_daily" in _ok(run_cli(work, "models", *where, env=env))
     _ok(run_cli(work, "report", *where, env=env))
-    journal = Journal(Path(f"{db}.webhooks-journal"))  # what `listen --requeue-dead-letters` runs
-    try:
-        assert requeue_dead_letters(journal, db, schema) == 0  # a bad event is not requeued
-    finally:
-        journal.close()
-
-    # the push restore with something to write again, on the connection dlt opens
-    pipeline = build_pipeline(resolve_warehouse(duckdb=str(db), dataset=dataset))
-    assert restore_pushes(pipeline, datetime(2000, 1, 1, tzinfo=UTC)).get("customers") == 1
-    assert _count(db, f'SELECT count(*) FROM "{schema}".customers WHERE id = \'3000000777\' '
-                      "AND updated_at > TIMESTAMPTZ '2029-01-01'") == 1
+    _assert_requeue_and_push_restore(db, dataset, schema)
 
 
 @pytest.mark.parametrize(("name", "dataset"), [("raw.duckdb", "raw"), ("analytics.duckdb", None)])

@@ -106,8 +106,9 @@ def held(monkeypatch):
 
 
 @pytest.mark.slow
-def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, tmp_path, held):
-    sandbox = sandbox_factory(sites=2)
+def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, synced_sandbox,
+                                                              tmp_path, held):
+    sandbox = sandbox_factory(sites=2)  # the session sandbox's data: `synced_sandbox` is its sync
     db = tmp_path / "inc.duckdb"
     sync(sandbox, db)
     assert held[-1] is True  # a small account's first load: a small package, one open database
@@ -116,8 +117,7 @@ def test_nothing_new_and_a_small_delta_equal_a_fresh_full_sync(sandbox_factory, 
     assert held[-1] is True  # nothing new: a small package, one open database
     assert sum(new for new, _ in again.tables.values()) == 0
     assert again.deleted == {}
-    reference = tmp_path / "ref.duckdb"
-    sync(sandbox, reference)
+    reference = synced_sandbox.path  # a fresh full sync of the same data, shared by the run
     want = snapshot(reference)
     got = snapshot(db)
     assert got.keys() == want.keys()
