@@ -496,14 +496,19 @@ def _resources(run: SyncRun) -> list[DltResource]:
     if denied and opts.resources is None:
         rep.add_notice(f"skipped {len(denied)} resource(s) the credential's scopes do not "
                        f"cover: {', '.join(denied)}")
+    readable = [res for res in selected if res.name not in denied]
+    if opts.full_refresh:
+        # no `deletions` in a full refresh: its tables are dropped (and dlt's `drop_resources`
+        # drops every table a selected resource wrote: all it ever flagged)
+        run.deletions = None
     resources = [
         make_resource(client, res, opts, rep, sites, site_pages if res.name == "sites" else None,
                       run.deletions)
-        for res in selected if res.name not in denied
+        for res in readable
     ]
     if any(r.name == TARGET_CUSTOMERS for r in resources):  # customers named by new money
         resources.append(customer_refresh(run))
-    if any(res.complete_tables for res in selected if res.name not in denied):
+    if run.deletions is not None:
         # last: flags what the complete listings no longer list, once every other one ended
         resources.append(run.deletions.resource(lambda: dlt.current.source().selected_resources))
     return resources
