@@ -147,21 +147,30 @@ class Deletions:
                 return None
         return item
 
-    def _flagged_people(self) -> dict[str, set[str]]:
+    def _flagged_people(self, client: Any = None) -> dict[str, set[str]]:
+        """People table -> ids the warehouse holds as deleted (read once; `client`: one open
+        already, under the lock)."""
         with self._mutex:
             if self._flagged is None:
-                self._flagged = {}
-                pipeline = self.pipeline
-                if pipeline is not None:
-                    with self.lock(), pipeline.sql_client() as client:
-                        columns = _columns(client)
-                        for person in people_tables():
-                            if "_is_deleted" in columns.get(person, ()):
-                                self._people_stored = True
-                                q = client.make_qualified_table_name(person)
-                                rows = client.execute_sql(f"SELECT id FROM {q} WHERE _is_deleted")
-                                self._flagged[person] = {str(r[0]) for r in rows or []}
+                if client is not None:
+                    self._flagged = self._read_flagged(client)
+                elif self.pipeline is not None:
+                    with self.lock(), self.pipeline.sql_client() as own:
+                        self._flagged = self._read_flagged(own)
+                else:
+                    self._flagged = {}
             return self._flagged
+
+    def _read_flagged(self, client: Any) -> dict[str, set[str]]:
+        flagged: dict[str, set[str]] = {}
+        columns = _columns(client)
+        for person in people_tables():
+            if "_is_deleted" in columns.get(person, ()):
+                self._people_stored = True
+                q = client.make_qualified_table_name(person)
+                rows = client.execute_sql(f"SELECT id FROM {q} WHERE _is_deleted")
+                flagged[person] = {str(r[0]) for r in rows or []}
+        return flagged
 
     # ---------------------------------------------------------------- at the end
     def rows(self) -> Iterator[Any]:
@@ -172,8 +181,6 @@ class Deletions:
         if pipeline is None or not (pairs or self.held or self.held_people):
             yield from (item for _, item in [*self.held, *self.held_people])
             return
-        if self.erase:
-            self._flagged_people()  # (before the client below: one connection at a time)
         with self.lock(), pipeline.sql_client() as client:
             columns = _columns(client)
             flips: dict[str, list[Any]] = {}
@@ -201,31 +208,26 @@ class Deletions:
 
     def _flipped(self, client: Any, table: str, site: str | None) -> Any:
         """Stored rows of (table, site) whose `_is_deleted` this run's listing flips, with the
-        new flag (and the old one in `__was`); rows this run writes left out."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
+        new flag (and the old one in `__was`); rows this run writes left out. The keys are
+        found with plain tuples first: a run that flips nothing builds no arrow data (pyarrow
+        and numpy cost ~0.2 s of CPU to import, which a nothing-new run never pays)."""
         report = self.report
         q = client.make_qualified_table_name(table)
         where, site_args = ("", []) if site is None else (" AND site_id = %s", [site])
+        flips: dict[str, bool] = {}
+        was: dict[str, bool | None] = {}
         if (table, site) in report.listed and (table, site) not in report.began:
-            tbl = _select(client, f"SELECT * FROM {q} WHERE 1 = 1{where}", site_args)
-            if tbl is None:
-                return None
             listed = report.listed[(table, site)]
-            ids = _keys(tbl.column("id"))
-            was = tbl.column("_is_deleted").to_pylist()
-            stamps = tbl.column("_extracted_at").to_pylist()
-            flag: list[bool | None] = []
-            for rid, deleted, at in zip(ids, was, stamps, strict=True):
+            rows = client.execute_sql(
+                f"SELECT CAST(id AS VARCHAR), _is_deleted, _extracted_at FROM {q} WHERE 1 = 1{where}",
+                *site_args) or []
+            for rid, deleted, at in rows:
                 if rid in listed:
-                    flag.append(None if deleted is False else False)
-                elif deleted is True or (at is not None and _aware(at) >= self.extract_started):
-                    flag.append(None)  # deleted already, or pushed after the listing began
-                else:
-                    flag.append(True)
-            keep = pa.array([f is not None for f in flag], type=pa.bool_())
-            tbl = tbl.append_column("__gone", pa.array(flag, type=pa.bool_())).filter(keep)
+                    if deleted is not False:
+                        flips[rid], was[rid] = False, deleted
+                elif deleted is not True and not (at is not None
+                                                  and _aware(at) >= self.extract_started):
+                    flips[rid], was[rid] = True, deleted  # (not pushed after the listing began)
         else:
             began = report.began.get((table, site), self.extract_started)
             gone, args = "(_extracted_at IS NULL OR _extracted_at < %s)", [began]
@@ -233,20 +235,29 @@ class Deletions:
             if seen:
                 gone += f" AND CAST(id AS VARCHAR) NOT IN ({', '.join(['%s'] * len(seen))})"
                 args += seen
-            tbl = _select(client, f"SELECT *, ({gone}) AS __gone FROM {q} "
-                                  f"WHERE _is_deleted IS DISTINCT FROM ({gone}){where}",
-                          [*args, *args, *site_args])
-            if tbl is None:
-                return None
+            rows = client.execute_sql(
+                f"SELECT CAST(id AS VARCHAR), _is_deleted, ({gone}) FROM {q} "
+                f"WHERE _is_deleted IS DISTINCT FROM ({gone}){where}",
+                *args, *args, *site_args) or []
+            for rid, deleted, flag in rows:
+                flips[rid], was[rid] = bool(flag), deleted
         written = self.written.get(table)
         if written:
-            fresh = pa.array([k in written for k in _keys(tbl.column("id"))], type=pa.bool_())
-            tbl = tbl.filter(pc.invert(fresh))
+            flips = {k: v for k, v in flips.items() if k not in written}
+        if not flips:
+            return None
+        import pyarrow as pa
+
+        keys = sorted(flips)
+        parts = [_select(client, f"SELECT * FROM {q} WHERE CAST(id AS VARCHAR) IN "
+                                 f"({_marks(chunk)}){where}", [*chunk, *site_args])
+                 for chunk in _chunks(keys)]
+        tbl = _concat([t for t in parts if t is not None])
         tbl = tbl.drop_columns([c for c in DROPPED if c in tbl.column_names])
+        ids = _keys(tbl.column("id"))
         at = tbl.column_names.index("_is_deleted")
-        was = tbl.column("_is_deleted")
-        tbl = tbl.set_column(at, "_is_deleted", tbl.column("__gone").cast(pa.bool_()))
-        return tbl.drop_columns(["__gone"]).append_column("__was", was)
+        tbl = tbl.set_column(at, "_is_deleted", pa.array([flips[i] for i in ids], type=pa.bool_()))
+        return tbl.append_column("__was", pa.array([was[i] for i in ids], type=pa.bool_()))
 
     def _judged_held(self) -> list[Any]:
         """The held rows, flagged by their table's listing where it completed."""
@@ -273,7 +284,10 @@ class Deletions:
         """Erase the personal fields of every person flagged now (and of those flagged before
         whose fields a row still holds) in `out`, adding the stored rows that name them; returns
         the held rows naming a person, erased where the person is deleted."""
-        flagged = {p: set(ids) for p, ids in self._flagged_people().items()}
+        if not self.held_people and not any(
+                t in out and any(out[t].column("_is_deleted").to_pylist()) for t in people_tables()):
+            return []  # nobody flagged now, nothing naming a person written: nothing to erase
+        flagged = {p: set(ids) for p, ids in self._flagged_people(client).items()}
         for person, ids in flagged.items():  # a person written now was listed: alive
             written = self.written.get(person)
             if written:
