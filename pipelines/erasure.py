@@ -1,8 +1,8 @@
 """Erase people's personal fields in the raw tables; their keys and money stay.
 
-`erase_people` is the one erasure: after a sync, of every person the platform deleted
-(`_is_deleted`, `[creator_sync] deleted_people = "erase"`); and, given ids, of the people a
-`forget` names. Which columns are personal is written once, in
+`erase_people` erases, given ids, the people a `forget` names (or every row flagged
+`_is_deleted`). A sync erases the people the platform deleted in its own load, with the same
+columns (`sources.creator_platform.deletions`, `[creator_sync] deleted_people = "erase"`). Which columns are personal is written once, in
 `sources.creator_platform.pii` (`personal_columns`, `PERSON_KEYS`, `PERSON_EMAILS`): what
 `--pii` covers plus free text about the person. Plain SQL through a dlt `sql_client`, so it
 runs on DuckDB and PostgreSQL alike. The marts read the raw tables: a model build after it

@@ -1,10 +1,11 @@
 """After `pipeline.run(source)`: what needs the loaded tables (`finish_sync`).
 
 `finish_sync(pipeline, source)` is the one entry point after the load, for the CLI and for a
-user's own dlt script alike; each of its steps is a module of its own job:
-`deletion_marking`, `push_restore`, `sync_resources` (SQL access: `warehouse_sql`). They run
+user's own dlt script alike; each of its steps is a module of its own job: `push_restore`,
+`sync_resources`, `rejected_records`, `api_totals` (SQL access: `warehouse_sql`). They run
 through the pipeline's `sql_client`, so they work on any SQL destination, and always under the
-warehouse lock (DuckDB has a single writer).
+warehouse lock (DuckDB has a single writer). `_is_deleted` and the erasure of deleted people
+are the source's own, in the same load (its `deletions` resource).
 """
 
 from __future__ import annotations
@@ -15,13 +16,10 @@ from typing import Any
 
 import dlt
 
-from creator_sync.common.settings import DEFAULTS
 from creator_sync.sources.creator_platform import sync_run
 
 from . import erasure_log
 from .api_totals import write_api_totals
-from .deletion_marking import mark_deleted
-from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
 from .rejected_records import write_rejected_records
@@ -31,28 +29,28 @@ from .warehouse_sql import data_tables, warehouse_guard
 
 @dataclass
 class Finished:
-    """What `finish_sync` did: rows marked deleted per table, and the load ids it judged by."""
+    """What the run did: rows its source flagged deleted per table, the load ids, and rows
+    whose personal fields went (a deleted person's, by the source; one `forget` erased whom
+    the load brought back, here)."""
 
     deleted: dict[str, int] = field(default_factory=dict)
     load_ids: list[str] = field(default_factory=list)
-    erased: dict[str, int] = field(default_factory=dict)  # rows whose personal fields went
+    erased: dict[str, int] = field(default_factory=dict)
 
 
 def finish_sync(
     pipeline: dlt.Pipeline, source: Any, load_info: Any = None, *, lock: bool = True,
-    deleted_people: str = DEFAULTS.deleted_people, erasure_salt: str | None = None,
+    erasure_salt: str | None = None,
 ) -> Finished:
     """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
 
-    (The customers named by new money are re-read by a resource of the source, in the same
-    load.)
+    (The customers named by new money are re-read, and `_is_deleted` set with deleted
+    people's fields erased, by resources of the source, in the same load.)
 
-    1. `_is_deleted` for the rows complete listings no longer list (per table and site);
+    1. (the source's: what its `deletions` resource flagged and erased is reported);
     2. the rows webhook deliveries wrote while the run listed put back where newer than what
-       it loaded; then, with `deleted_people="erase"` (`[creator_sync] deleted_people`), the
-       personal fields of every deleted person erased (`erasure.erase_people`), and the
-       people `forget` erased whom this run brought back erased again (`erasure_salt`: the
-       salt of its log's hashes);
+       it loaded; then the people `forget` erased whom this run brought back erased again
+       (`erasure_salt`: the salt of its log's hashes);
     3. `sync_resources`: one row per resource, what this run did (the models read it),
        `rejected_records`: the records it set aside, a value that cannot be read, and
        `api_totals`: the API's total per resource and site its complete listings read;
@@ -72,14 +70,10 @@ def finish_sync(
             load_info = trace.last_load_info if trace is not None else None
         load_ids = list(load_info.loads_ids) if load_info is not None else []
         report = run.report
+        deleted, erased = dict(report.deleted), dict(report.erased)
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
-            deleted = mark_deleted(pipeline, report.complete, load_ids, run.extract_started,
-                                   report.listed, report.seen, report.began)
             if load_ids:  # only a load can have overwritten a delivery
                 restore_pushes(pipeline, run.extract_started)
-            # (after the deliveries put back: one of a deleted person is erased too)
-            erased = (_erase_deleted(pipeline, bool(set(PEOPLE_TABLES) & set(deleted)))
-                      if deleted_people == "erase" and (load_ids or deleted) else {})
             for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
                 erased[table] = erased.get(table, 0) + count
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
@@ -100,17 +94,3 @@ def _erase_returning(pipeline: dlt.Pipeline, load_ids: list[str],
     with pipeline.sql_client() as client:
         person = returning(client, tables, load_ids, erasures, salt)
         return {} if person is None else erase(client, tables, person)
-
-
-def _erase_deleted(pipeline: dlt.Pipeline, marked: bool) -> dict[str, int]:
-    """After a run that marked someone, or that loaded anything while the warehouse holds a
-    deleted person: a later load (a deleted customer's purchase read again) may have brought
-    their fields back. A warehouse without deleted people costs one cheap query per round."""
-    tables = data_tables(pipeline)
-    flagged = [t for t in PEOPLE_TABLES if "_is_deleted" in tables.get(t, ())]
-    if not flagged:
-        return {}
-    with pipeline.sql_client() as client:
-        if not marked and not any_deleted(client, flagged):
-            return {}
-        return erase_people(client, tables)

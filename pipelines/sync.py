@@ -195,7 +195,8 @@ def source_arguments(settings: SyncSettings) -> dict[str, Any]:
         elif isinstance(value, tuple):
             value = list(value)
         out[key] = value
-    return {**out, "full_refresh": settings.full_refresh, "lookback_days": settings.lookback_days}
+    return {**out, "full_refresh": settings.full_refresh, "lookback_days": settings.lookback_days,
+            "deleted_people": settings.deleted_people}
 
 
 KILL_ENV = "CREATOR_SYNC_KILL_AT"
@@ -427,7 +428,7 @@ def _sync_round(
                     **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
                         stats=stats, transport=transport, verify=settings.verify,
                         on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter,
-                        checked=True))
+                        checked=True, warehouse_lock=lambda: _warehouse_guard(wh)))
         except Exception as exc:
             if clock.spent() is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
                 raise
@@ -473,7 +474,6 @@ def _sync_round(
         info = pipeline.load() if to_load else NOTHING_LOADED
         _kill_point("loaded")
         finished = finish_sync(pipeline, source, info, lock=False,
-                               deleted_people=settings.deleted_people,
                                erasure_salt=settings.erasure_salt)
         after = row_counts(pipeline, tables)
         loaded = loaded_counts(pipeline, tables, finished.load_ids)

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 import dlt
 
-from .deletion_marking import key_column
+from creator_sync.sources.creator_platform import link_columns
+
 from .warehouse_sql import data_tables, scan_client, sql_client
 
 
@@ -70,3 +71,8 @@ def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -
         for i, key in rows:
             found.setdefault(names[i], set()).add(str(key))
     return {table: frozenset(keys) for table, keys in found.items()}
+
+
+def key_column(table: str, columns: list[str]) -> str:
+    """The column `unchanged.keyed` keys a table's rows by: `id`, or a link table's parent."""
+    return "id" if "id" in columns else link_columns(table, columns)[0]

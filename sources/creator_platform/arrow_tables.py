@@ -98,3 +98,13 @@ def _arrow_schema(
     schema = pa.schema([pa.field(c, _arrow_type(kind), nullable=c not in keys) for c, kind in cols])
     stamp = schema.get_field_index(EXTRACTED_AT)
     return schema, stamp, (schema.remove(stamp) if stamp >= 0 else schema)
+
+
+def conformed(table: str, tbl: pa.Table) -> pa.Table:
+    """Stored rows read back from the destination (`deletions.py`) as the arrow table the
+    resources build for `table`: its declared columns in their order, types and nullability
+    (dlt writes a table's items of one file as one arrow schema)."""
+    names = set(tbl.column_names)
+    cols = tuple((c, k) for c, k in declared_columns(table, tbl.column_names).items() if c in names)
+    schema, _, _ = _arrow_schema(table, cols)
+    return tbl.select([c for c, _ in cols]).cast(schema)

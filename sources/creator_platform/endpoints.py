@@ -162,7 +162,7 @@ class TypeInfo:
 
     @property
     def flags_deleted(self) -> bool:
-        """Rows carry `_is_deleted`, set after a complete listing (deletion_marking.py)."""
+        """Rows carry `_is_deleted`, set after a complete listing (deletions.py)."""
         return self.dimension or self.deletable
 
 

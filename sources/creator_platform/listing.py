@@ -175,7 +175,7 @@ def _people_listing_began(res: Resource, p: Plan, resumed: checkpoint.Place | No
     """When (local clock) the complete listing of people this run reads began: now for a new
     one, the stored time for one resumed from a checkpoint (None: not such a listing, or one
     resumed from a checkpoint that kept no time). Its completion marks `_is_deleted` on the
-    rows not written since (deletion_marking.py), however many rounds or runs it spanned."""
+    rows not written since (deletions.py), however many rounds or runs it spanned."""
     if not (p.full and type_info(res.jtype).deletable):
         site_state.pop(PEOPLE_BEGAN_KEY, None)
         return None

@@ -76,6 +76,14 @@ def customer_refresh(run: Any) -> DltResource:
     report = run.report
 
     def rows() -> Iterator[Any]:
+        try:
+            for item in _rows():  # (keys noted for `deletions`, a deleted person's fields erased)
+                # (a None is "nothing yet" while it waits: handed on as it is)
+                yield item if item is None or run.deletions is None else run.deletions.take(TARGET, item)
+        finally:  # the `deletions` resource waits for it
+            report.end(REFRESH)
+
+    def _rows() -> Iterator[Any]:
         yield from report.until_ended((*FEEDERS, TARGET))
         outcome = report.outcomes.get(TARGET)
         if outcome is None or outcome.status != "synced":
@@ -114,4 +122,4 @@ def _read_all(client: CreatorPlatformClient, todo: dict[str | None, list[str]], 
         tbl = rows_to_arrow({TARGET: records}, pii=pii)[TARGET]
         client.stats.add_rows(TARGET, tbl.num_rows)
         log.info("customers site=%s: %s re-read after new transactions", site, tbl.num_rows)
-        yield tbl
+        yield dlt.mark.with_table_name(tbl, TARGET)

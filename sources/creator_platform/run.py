@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -139,6 +140,10 @@ class RunReport:
     # resources whose extract ended (however: done, failed, stopped, closed by dlt); a
     # resource of the source that reads after others waits for them (`until_ended`)
     ended: set[str] = field(default_factory=set)
+    # table -> rows the `deletions` resource flagged `_is_deleted` / whose personal fields it
+    # erased (deletions.py)
+    deleted: dict[str, int] = field(default_factory=dict)
+    erased: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def end(self, resource: str) -> None:
@@ -247,7 +252,9 @@ class Runtime:
     - `limiter`: one rate limiter for every source call of a run (a sync in checkpoint rounds
       keeps what it learnt of the platform's limit from round to round);
     - `checked`: the host checked every configuration argument by its kind already (the CLI
-      does, naming the flag, the variable or the key): the source does not check them again.
+      does, naming the flag, the variable or the key): the source does not check them again;
+    - `warehouse_lock()`: a context manager the `deletions` resource reads the warehouse under
+      (the CLI's writer lock, which the webhook receiver takes too).
     """
 
     stats: RunStats | None = None
@@ -257,6 +264,7 @@ class Runtime:
     stop: StopCheck | None = None
     limiter: RateLimiter | None = None
     checked: bool = False
+    warehouse_lock: Callable[[], AbstractContextManager[Any]] | None = None
 
 
 @dataclass
@@ -272,6 +280,7 @@ class SyncRun:
     report: RunReport
     extract_started: datetime
     closed: bool = False
+    deletions: Any = field(default=None, repr=False)  # `deletions.Deletions` of this run
 
     def close(self) -> None:
         """Revoke the session and release connections (once; later calls do nothing)."""

@@ -6,9 +6,9 @@ written out in its `def`, resolved from `[sources.creator_platform]` in `.dlt/co
 it with the values it resolved and checked.
 Each resource streams pages, normalises them and yields arrow tables (`listing.py`); a failing
 resource ends alone (`_resource_rows`). The customers named by new money are re-read by a
-resource of the source that waits for its feeders (`refresh.customer_refresh`). After
-`pipeline.run`, `pipelines.postload.finish_sync` does what needs the loaded warehouse
-(`_is_deleted`, `sync_resources`).
+resource of the source that waits for its feeders (`refresh.customer_refresh`); what the
+platform deleted is flagged `_is_deleted` by another that waits for all (`deletions`). After
+`pipeline.run`, `pipelines.postload.finish_sync` writes the run's bookkeeping (`sync_resources`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ from dlt.common.typing import TSecretStrValue
 from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
+from creator_sync.common.settings import DEFAULTS as APP_DEFAULTS
+
 from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
 from .config import checked_arguments
+from .deletions import DELETED_PEOPLE, Deletions
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import (
     DAY_S,
@@ -235,12 +238,17 @@ def make_resource(
     report: RunReport,
     sites: list[str],
     prefetched: list[Page] | None = None,
+    deletions: Deletions | None = None,
 ) -> DltResource:
     frozen = options.freeze_finance_schema and resource.finance
 
     def rows() -> Iterator[Any]:
         try:
-            yield from _resource_rows(client, resource, options, report, sites, prefetched)
+            for item in _resource_rows(client, resource, options, report, sites, prefetched):
+                # (keys noted, a deleted person's fields erased, an included dimension row held)
+                item = item if deletions is None else deletions.take(resource.table, item)
+                if item is not None:
+                    yield item
         finally:  # (also when dlt closes it early): resources that wait for it go on
             report.end(resource.name)
 
@@ -321,6 +329,7 @@ def creator_platform_source(
     lookback_days: dict[str, float] | None = None,
     kept_tables: Sequence[str] | None = None,
     webhook_written_keys: Mapping[str, Sequence[str]] | None = None,
+    deleted_people: str = APP_DEFAULTS.deleted_people,
     host: Runtime | None = None,
 ) -> Any:
     """Every collection of every site of a Creator Platform account.
@@ -364,11 +373,16 @@ def creator_platform_source(
         webhook_written_keys: per table, the keys of rows another writer (the webhook loader)
             wrote last: re-read, they are loaded even when unchanged since the last run; not
             configuration.
+        deleted_people: "erase" (the default) or "keep": whether the people the platform
+            deleted lose their personal fields (`deletions.py`); the app's setting
+            `[creator_sync] deleted_people`, which the CLI passes.
         host: a host program's hooks and plumbing (see `run.Runtime`); not configuration.
 
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
-    do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). After
-    `pipeline.run(source)`, call `pipelines.postload.finish_sync(pipeline, source)`.
+    do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). Records
+    the platform deleted are flagged `_is_deleted` by the source's `deletions` resource, in
+    the same load. After `pipeline.run(source)`, `pipelines.postload.finish_sync(pipeline,
+    source)` writes the run's bookkeeping tables.
     """
     rt = host or Runtime()
     quiet_hint_merge_warnings()  # json hints over arrow text are intended (see dlt_logs)
@@ -413,7 +427,11 @@ def creator_platform_source(
         raise ConfigurationError(str(exc)) from None
     if rt.limiter is not None:  # the host's, shared by its calls of one run
         client.limiter = rt.limiter
+    if deleted_people not in DELETED_PEOPLE:
+        raise ConfigurationError(f"deleted_people must be one of {', '.join(DELETED_PEOPLE)}, "
+                                 f"not {deleted_people!r}")
     run = SyncRun(client, opts, RunReport(), extract_started=datetime.now(UTC))
+    run.deletions = Deletions(run.report, run.extract_started, deleted_people, rt.warehouse_lock)
     try:
         selected = _resources(run)
     except BaseException:
@@ -478,10 +496,19 @@ def _resources(run: SyncRun) -> list[DltResource]:
     if denied and opts.resources is None:
         rep.add_notice(f"skipped {len(denied)} resource(s) the credential's scopes do not "
                        f"cover: {', '.join(denied)}")
+    readable = [res for res in selected if res.name not in denied]
+    if opts.full_refresh:
+        # no `deletions` in a full refresh: its tables are dropped (and dlt's `drop_resources`
+        # drops every table a selected resource wrote: all it ever flagged)
+        run.deletions = None
     resources = [
-        make_resource(client, res, opts, rep, sites, site_pages if res.name == "sites" else None)
-        for res in selected if res.name not in denied
+        make_resource(client, res, opts, rep, sites, site_pages if res.name == "sites" else None,
+                      run.deletions)
+        for res in readable
     ]
     if any(r.name == TARGET_CUSTOMERS for r in resources):  # customers named by new money
         resources.append(customer_refresh(run))
+    if run.deletions is not None:
+        # last: flags what the complete listings no longer list, once every other one ended
+        resources.append(run.deletions.resource(lambda: dlt.current.source().selected_resources))
     return resources

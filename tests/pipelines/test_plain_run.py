@@ -104,8 +104,6 @@ def test_a_plain_run_loads_what_the_cli_loads(sandbox: Any, tmp_path: Path) -> N
     assert_same(plain / "plain.duckdb", cli, "after the weekly full listing")
 
 
-@pytest.mark.xfail(strict=True, reason="`_is_deleted` is still marked after the load by "
-                   "pipelines.postload.finish_sync (DECISIONS-2.md, a source that stands alone)")
 def test_a_plain_run_flags_what_the_platform_deleted(sandbox: Any, tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -35,8 +35,10 @@ from creator_sync.sources.creator_platform.config import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-# a run's flag, a subsection, what the warehouse holds (read by the host), the host's hooks
-NOT_CONFIGURATION = ["full_refresh", "lookback_days", "kept_tables", "webhook_written_keys", "host"]
+# a run's flag, a subsection, what the warehouse holds (read by the host), an app setting the
+# host passes (`[creator_sync] deleted_people`), the host's hooks
+NOT_CONFIGURATION = ["full_refresh", "lookback_days", "kept_tables", "webhook_written_keys",
+                     "deleted_people", "host"]
 WAREHOUSE_FACTS = {"kept_tables", "webhook_written_keys"}
 PARAMETERS = inspect.signature(creator_platform_source).parameters
 
@@ -45,7 +47,7 @@ def test_every_key_is_a_parameter_with_its_default_and_every_parameter_a_key():
     assert list(PARAMETERS) == [s.key for s in SOURCE_SETTINGS] + NOT_CONFIGURATION
     # the keys the unknown-key warning knows are exactly the source's configured arguments
     assert source_known_keys()[SOURCE_SECTION] == (
-        {*PARAMETERS} - {"full_refresh", "host"} - WAREHOUSE_FACTS)
+        {*PARAMETERS} - {"full_refresh", "deleted_people", "host"} - WAREHOUSE_FACTS)
     hints = typing.get_type_hints(creator_platform_source, include_extras=True)
     for item in SOURCE_SETTINGS:
         default = PARAMETERS[item.key].default
@@ -140,7 +142,7 @@ def test_user_call_resolves_from_environment(monkeypatch, fake_api):
     try:
         assert run.options.page_size == 37 and run.options.resources == ("contacts",)
         assert run.options.payouts_path == "/acme_payments_payouts"  # normalised by its kind
-        assert list(source.resources) == ["contacts"]
+        assert list(source.resources) == ["contacts", "deletions"]
         assert FAKE_SECRET not in repr(run) + repr(run.options)
     finally:
         run.close()
@@ -220,7 +222,7 @@ def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
     from creator_sync.sources.creator_platform import Runtime
 
     assert {f.name for f in fields(Runtime)} == {
-        "stats", "transport", "verify", "on_page", "stop", "limiter", "checked"}
+        "stats", "transport", "verify", "on_page", "stop", "limiter", "checked", "warehouse_lock"}
     source = creator_platform_source(
         base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
         resources=["contacts"], kept_tables=["contacts", "sites"],
@@ -263,7 +265,8 @@ def test_each_source_carries_its_own_run(fake_api):
     runs = [sync_run(s) for s in sources]
     try:
         assert len({id(r) for r in runs}) == len(runs)
-        assert [list(s.resources) for s in sources] == [[n] for n in names]
+        # (each with the source's `deletions`, which flags what its complete listings miss)
+        assert [list(s.resources) for s in sources] == [[n, "deletions"] for n in names]
         assert [r.options.resources for r in runs] == [(n,) for n in names]
     finally:
         for r in runs:
