@@ -20,6 +20,7 @@ from creator_sync.sources.creator_platform import sync_run
 
 from . import erasure_log
 from .api_totals import write_api_totals
+from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
 from .rejected_records import write_rejected_records
@@ -49,8 +50,10 @@ def finish_sync(
 
     1. (the source's: what its `deletions` resource flagged and erased is reported);
     2. the rows webhook deliveries wrote while the run listed put back where newer than what
-       it loaded; then the people `forget` erased whom this run brought back erased again
-       (`erasure_salt`: the salt of its log's hashes);
+       it loaded, a deleted person's erased again (`deleted_people="erase"`: the source erased
+       what it loaded, but a delivery it could not see may hold the fields); then the people
+       `forget` erased whom this run brought back erased again (`erasure_salt`: the salt of
+       its log's hashes);
     3. `sync_resources`: one row per resource, what this run did (the models read it),
        `rejected_records`: the records it set aside, a value that cannot be read, and
        `api_totals`: the API's total per resource and site its complete listings read;
@@ -72,8 +75,11 @@ def finish_sync(
         report = run.report
         deleted, erased = dict(report.deleted), dict(report.erased)
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
-            if load_ids:  # only a load can have overwritten a delivery
-                restore_pushes(pipeline, run.extract_started)
+            # only a load can have overwritten a delivery
+            restored = restore_pushes(pipeline, run.extract_started) if load_ids else {}
+            if restored and getattr(run.deletions, "erase", False):
+                for table, count in _erase_restored(pipeline).items():
+                    erased[table] = erased.get(table, 0) + count
             for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
                 erased[table] = erased.get(table, 0) + count
             write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
@@ -83,6 +89,17 @@ def finish_sync(
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)
+
+
+def _erase_restored(pipeline: dlt.Pipeline) -> dict[str, int]:
+    """After deliveries were put back: the personal fields of every deleted person, erased
+    again where a delivery brought them back (one cheap query when nobody is deleted)."""
+    tables = data_tables(pipeline)
+    flagged = [t for t in PEOPLE_TABLES if "_is_deleted" in tables.get(t, ())]
+    with pipeline.sql_client() as client:
+        if not flagged or not any_deleted(client, flagged):
+            return {}
+        return erase_people(client, tables)
 
 
 def _erase_returning(pipeline: dlt.Pipeline, load_ids: list[str],

@@ -88,3 +88,50 @@ def test_without_the_restore_the_pull_would_overwrite_it(sandbox_factory, tmp_pa
     monkeypatch.setattr(postload, "restore_pushes", lambda pipeline, since: {})
     names, listed = pull_while_pushing(sandbox_factory, tmp_path)
     assert names == listed
+
+
+
+def test_a_delivery_put_back_does_not_bring_back_a_deleted_persons_fields(sandbox_factory,
+                                                                          tmp_path):
+    """The platform deletes a customer; the next sync's complete listing flags them and erases
+    their fields in its own load, their purchases' too. A delivery of one of their purchases,
+    loaded while that sync listed and newer than what it read, is put back after the load: the
+    personal fields it carries are erased again (`[creator_sync] deleted_people = "erase"`)."""
+    sandbox = sandbox_factory(scale="tiny", sites=1)
+    db = tmp_path / "wh.duckdb"
+    assert not sync(sandbox, db, resources=("customers", "purchases")).failed
+    purchase_id, customer_id, site = query(
+        db, "select id, customer_id, site_id from creator_platform.purchases "
+            "where customer_id is not null order by id limit 1")[0]
+    customers = sandbox.store.tables["customers"]
+    with sandbox.store.lock:
+        row = next(r for r in range(len(customers.cols["updated_at"]))
+                   if customers.id_of(r) == str(customer_id))
+        sandbox.store.deleted.setdefault("customers", set()).add(row)
+        customers.touch()
+        sandbox.store.data_version += 1
+    pushed_at = datetime.now(UTC) + timedelta(days=1)  # newer than anything the pull reads
+
+    def push() -> None:  # `creator-sync listen` loading one delivery, mid-listing
+        journal = Journal(tmp_path / "journal")
+        loader = Loader(journal, db)
+        body = {"id": "e1", "event": "purchase", "payload": [{
+            "id": str(purchase_id), "type": "purchases",
+            "attributes": {"cardholder_name": "Pushed Cardholder", "updated_at": _iso(pushed_at)},
+            "relationships": {"site": {"data": {"id": str(site), "type": "sites"}},
+                              "customer": {"data": {"id": str(customer_id), "type": "customers"}}},
+        }]}
+        journal.append([encode(parse_delivery(orjson.dumps(body), datetime.now(UTC), str(site)))])
+        loader.load(JournalReader(journal, journal.loaded_seq()).read(100))
+        loader.stop()
+        journal.close()
+
+    transport = PushDuringListing(push)
+    second = run_sync(settings(sandbox, db, resources=("customers", "purchases"),
+                               full_refresh_every_days=0),
+                      transport=transport, show_progress=False)
+    assert transport.pushed and not second.failed
+    assert query(db, "select _is_deleted, name, email from creator_platform.customers "
+                     "where id = ?", str(customer_id)) == [(True, None, None)]
+    assert query(db, "select cardholder_name, updated_at > now() from creator_platform.purchases "
+                     "where id = ?", str(purchase_id)) == [(None, True)]  # put back, erased
