@@ -46,7 +46,6 @@ log = logging.getLogger("creator_sync.deletions")
 NAME = "deletions"  # the resource's name; its items name their own tables
 DROPPED = ("_dlt_load_id", "_dlt_id")  # dlt writes them again at the load
 IDS_PER_STATEMENT = 1000
-DELETED_PEOPLE = ("erase", "keep")
 
 
 @functools.cache

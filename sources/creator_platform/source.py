@@ -28,13 +28,14 @@ from dlt.extract.source import DltSource
 from dlt.sources import DltResource
 
 from creator_sync.common.settings import DEFAULTS as APP_DEFAULTS
+from creator_sync.common.settings import BadSetting, by_key, checked
 
 from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .client import CreatorPlatformClient
 from .config import checked_arguments
-from .deletions import DELETED_PEOPLE, Deletions
+from .deletions import Deletions
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import (
     DAY_S,
@@ -427,9 +428,11 @@ def creator_platform_source(
         raise ConfigurationError(str(exc)) from None
     if rt.limiter is not None:  # the host's, shared by its calls of one run
         client.limiter = rt.limiter
-    if deleted_people not in DELETED_PEOPLE:
-        raise ConfigurationError(f"deleted_people must be one of {', '.join(DELETED_PEOPLE)}, "
-                                 f"not {deleted_people!r}")
+    try:  # the app's key, checked by its own kind (the CLI's one line)
+        deleted_people = checked(by_key("deleted_people"), deleted_people,
+                                 "argument=deleted_people")
+    except BadSetting as exc:
+        raise ConfigurationError(str(exc)) from None
     run = SyncRun(client, opts, RunReport(), extract_started=datetime.now(UTC))
     run.deletions = Deletions(run.report, run.extract_started, deleted_people, rt.warehouse_lock)
     try:
