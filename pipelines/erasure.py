@@ -17,7 +17,7 @@ from typing import Any
 from creator_sync.sources.creator_platform import (
     PERSON_EMAILS,
     PERSON_KEYS,
-    personal_columns,
+    personal_held,
 )
 
 PEOPLE_TABLES = tuple(sorted({person for keys in PERSON_KEYS.values() for _, person in keys}))
@@ -103,12 +103,12 @@ class _Who:
 def _erase(client: Any, table: str, tables: Mapping[str, Iterable[str]], column: str,
            conditions: list[tuple[str, list[Any]]], erased: dict[str, int]) -> None:
     have = set(tables.get(table, ()))
-    targets = sorted(personal_columns(table) & have)
-    if not targets or column not in have or not conditions:
+    esc = client.escape_column_name
+    personal = personal_held(table, have, esc)
+    if personal is None or column not in have or not conditions:
         return
     q = client.make_qualified_table_name(table)
-    esc = client.escape_column_name
-    held = " OR ".join(f"{esc(c)} IS NOT NULL" for c in targets)
+    targets, held = personal
     sets = ", ".join(f"{esc(c)} = NULL" for c in targets)
     for body, args in conditions:
         key = f"CAST({esc(column)} AS VARCHAR)"

@@ -55,7 +55,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--adaptive-limits",
         default=None,
         help="sandbox limits (requests/min) that ours, told no limit, must find; each runs with "
-        "and without Retry-After, side by side (default 100,300,1200; 30,60 at tiny; '' = none)",
+        "and without Retry-After, side by side (default 100,300,1200; 30 at tiny; '' = none)",
     )
     parser.add_argument(
         "--adaptive-bound",

@@ -37,7 +37,14 @@ from .errors import (
 )
 from .hints import declared_columns, is_link_table, link_columns, table_hints
 from .pagination import iter_pages
-from .pii import PERSON_EMAILS, PERSON_KEYS, PiiMode, apply_pii, personal_columns
+from .pii import (
+    PERSON_EMAILS,
+    PERSON_KEYS,
+    PiiMode,
+    apply_pii,
+    personal_columns,
+    personal_held,
+)
 from .ratelimit import LimiterClosed, RateLimiter
 from .redact import redact_target_url
 from .rows import LINK_MARKER, child_marker, normalize_resources
@@ -87,6 +94,7 @@ __all__ = [
     "lookback_days",
     "normalize_resources",
     "personal_columns",
+    "personal_held",
     "place_of",
     "quiet_hint_merge_warnings",
     "redact_target_url",

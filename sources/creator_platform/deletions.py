@@ -40,7 +40,7 @@ from dlt.extract.items import DataItemWithMeta, TableNameMeta
 from .arrow_tables import conformed
 from .endpoints import LINE_TABLES, RESOURCES, type_info
 from .key_sets import GatheredIds
-from .pii import PERSON_EMAILS, PERSON_KEYS, personal_columns
+from .pii import PERSON_EMAILS, PERSON_KEYS, personal_columns, personal_held
 
 log = logging.getLogger("creator_sync.deletions")
 NAME = "deletions"  # the resource's name; its items name their own tables
@@ -355,12 +355,12 @@ class Deletions:
         import pyarrow as pa
 
         have = columns.get(table, set())
-        targets = sorted(personal_columns(table) & have)
-        if not keys or not targets or column not in have:
+        esc = client.escape_column_name
+        held = personal_held(table, have, esc)
+        if not keys or held is None or column not in have:
             return
         q = client.make_qualified_table_name(table)
-        esc = client.escape_column_name
-        held_sql = " OR ".join(f"{esc(c)} IS NOT NULL" for c in targets)
+        held_sql = held[1]
         key = f"CAST({esc(column)} AS VARCHAR)"
         key = f"LOWER({key})" if lower else key
         line = LINE_TABLES.get(table)

@@ -53,6 +53,17 @@ def personal_columns(table: str) -> frozenset[str]:
     return _columns(table) & (pii_columns(table) | PERSONAL_EXTRA.get(table, frozenset()))
 
 
+def personal_held(table: str, have: set[str], escape: Callable[[str], str],
+                  ) -> tuple[list[str], str] | None:
+    """The personal columns of `table` among its stored columns `have`, and the SQL condition
+    that a row still holds a value in one of them (`escape`: the destination's column quoting);
+    None when it stores none. Shared by the source's erasure and `forget`'s."""
+    targets = sorted(personal_columns(table) & have)
+    if not targets:
+        return None
+    return targets, " OR ".join(f"{escape(c)} IS NOT NULL" for c in targets)
+
+
 def _pii_normal(column: str, value: str) -> str:
     if "phone" in column or "business_number" in column:
         return "".join(ch for ch in value if ch.isdigit() or ch == "+")
