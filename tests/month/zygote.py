@@ -168,12 +168,16 @@ class Run:
 class Launcher:
     """Start `creator-sync ARGV` in `cwd` with `env`; `cold` = a new interpreter each time."""
 
-    def __init__(self, logs: Path, *, cold: bool = False) -> None:
+    def __init__(self, logs: Path, *, cold: bool = False,
+                 server_env: Mapping[str, str] | None = None) -> None:
         self.logs = logs
         logs.mkdir(parents=True, exist_ok=True)
         self.cold = cold
-        self._count = 0
+        self.server_env = server_env  # the server's own (else the first command's)
+        self._count = 0  # requests sent: the server numbers them in the order it reads them
+        self._named = 0  # runs named (their output files)
         self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
         self._pending: dict[int, Run] = {}
         self._server: subprocess.Popen | None = None
         self._started: dict[int, threading.Event] = {}
@@ -205,24 +209,26 @@ class Launcher:
 
     def start(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> Run:
         with self._lock:
-            self._count += 1
-            n = self._count
-        name = f"{n:03d}-{argv[0] if argv else 'x'}"
+            self._named += 1
+            name = f"{self._named:03d}-{argv[0] if argv else 'x'}"
         run = Run(list(argv), self.logs / f"{name}.out", self.logs / f"{name}.err",
                   time.monotonic())
         if self.cold:
             return self._start_cold(run, cwd, env)
-        if self._server is None:
-            self._server = self._start_server(env)
+        request = json.dumps({"argv": run.argv, "cwd": str(cwd), "env": dict(env),
+                              "out": str(run.out), "err": str(run.err)}) + "\n"
         started = threading.Event()
-        with self._lock:
-            self._pending[n] = run
-            self._started[n] = started
-        assert self._server.stdin is not None
-        self._server.stdin.write(json.dumps({
-            "argv": run.argv, "cwd": str(cwd), "env": dict(env), "out": str(run.out),
-            "err": str(run.err)}) + "\n")
-        self._server.stdin.flush()
+        with self._write_lock:  # one request at a time, in number order (threads start runs)
+            if self._server is None:
+                self._server = self._start_server(self.server_env or env)
+            with self._lock:
+                self._count += 1
+                n = self._count
+                self._pending[n] = run
+                self._started[n] = started
+            assert self._server.stdin is not None
+            self._server.stdin.write(request)
+            self._server.stdin.flush()
         if not started.wait(30):
             raise RuntimeError("the CLI fork server did not fork")
         return run

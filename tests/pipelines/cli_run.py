@@ -1,12 +1,27 @@
-"""Run the `creator-sync` console script as a new user would: a subprocess in a directory of
-its own, with no configuration leaking in from the developer's environment or home."""
+"""Run the `creator-sync` console script as a new user would: a process in a directory of its
+own, with no configuration leaking in from the developer's environment or home.
+
+Each command is a process of its own (its pid, argv, working directory, environment, output,
+exit code), forked from the month's fork server (tests/month/zygote.py), which imported the
+CLI's dependencies once per test worker: a new interpreter spends 1-2 s of CPU on those imports
+before it does anything, most of a command at `tiny`, and the suite runs hundreds. `fresh=True`
+starts a new interpreter instead, for what happens at import time (a read-only home).
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "month"))
+from zygote import Launcher
 
 EXE = str(Path(sys.executable).with_name("creator-sync"))
 SANDBOX_ID = "sandbox"
@@ -24,16 +39,45 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+_server: Launcher | None = None
+_server_lock = threading.Lock()
+
+
+def _fork_server() -> Launcher:
+    """This test process's fork server, started at its first command (its own home and logs)."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            root = Path(tempfile.mkdtemp(prefix="creator-sync-cli-"))
+            _server = Launcher(root / "logs", server_env=clean_env(root / "home"))
+            atexit.register(shutil.rmtree, root, True)
+            atexit.register(_server.close)
+        return _server
+
+
 def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
-            secret: str | None = SANDBOX_SECRET) -> subprocess.CompletedProcess[str]:
+            secret: str | None = SANDBOX_SECRET, fresh: bool = False,
+            ) -> subprocess.CompletedProcess[str]:
     """`creator-sync ARGS` in `cwd`; the client secret comes from the environment, as the
-    docs/operations.md recommends (None: no secret at all)."""
+    docs/operations.md recommends (None: no secret at all). `fresh`: a new interpreter."""
     cwd.mkdir(parents=True, exist_ok=True)
     environment = env if env is not None else clean_env(cwd.parent / f"{cwd.name}-home")
     if secret is not None:
         environment = {**environment, "SOURCES__CREATOR_PLATFORM__CLIENT_SECRET": secret}
-    return subprocess.run([EXE, *args], cwd=cwd, env=environment, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    argv = [EXE, *args]
+    if fresh:
+        return subprocess.run(argv, cwd=cwd, env=environment, capture_output=True,
+                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    run = _fork_server().start(list(args), cwd, environment)
+    try:
+        code = run.wait(timeout)
+    except TimeoutError:
+        run.signal(signal.SIGKILL)
+        raise subprocess.TimeoutExpired(argv, timeout) from None
+    out, err = run.stdout, run.stderr
+    run.out.unlink(missing_ok=True)
+    run.err.unlink(missing_ok=True)
+    return subprocess.CompletedProcess(argv, code, out, err)
 
 
 def error_lines(result: subprocess.CompletedProcess[str]) -> list[str]:

@@ -1,13 +1,18 @@
-"""Run `creator-sync sync` as a real subprocess in an isolated workspace.
+"""Run `creator-sync sync` as a real process in an isolated workspace.
 
-Drills drive the console script, not Python internals: a crash drill needs a process to SIGKILL,
-and the user-facing contract (exit code, one-line error, what lands on disk) is what we prove.
+Drills drive the console script's `main()`, not Python internals: a crash drill needs a process
+to SIGKILL, and the user-facing contract (exit code, one-line error, what lands on disk) is what
+we prove. Each sync is a process of its own (pid, process group, environment, output, exit
+status), forked from the month's fork server (tests/month/zygote.py), which imported the CLI's
+dependencies once per test process instead of once per sync; `DRILLS_FRESH=1` starts a new
+interpreter for each, as cron does.
 Each workspace has its own dlt data dir, home and working directory, so nothing leaks between
 drills or from the developer's machine (`~/.dlt`, a stray `.dlt/secrets.toml`).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -15,9 +20,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "month"))
+from zygote import Launcher, Run
 
 CLIENT_ID = "sandbox"
 CLIENT_SECRET = "sandbox-secret"
@@ -123,6 +133,10 @@ class Workspace:
         n = len(list((self.root / "logs").glob("*.out")))
         out = self.root / "logs" / f"run{n:03d}.out"
         err = self.root / "logs" / f"run{n:03d}.err"
+        prefix = cli_argv()
+        if os.environ.get("DRILLS_FRESH") != "1" and argv[:len(prefix)] == prefix:
+            run = _fork_server().start(argv[len(prefix):], self.root / "cwd", self.env())
+            return ForkedProcess(run), run.out, run.err  # type: ignore[return-value]
         with out.open("wb") as fo, err.open("wb") as fe:
             proc = subprocess.Popen(
                 _with_default_signals(argv), cwd=self.root / "cwd", env=self.env(), stdout=fo,
@@ -217,6 +231,55 @@ class Workspace:
                 shutil.copytree(item, target)
             else:
                 shutil.copy2(item, target)
+
+
+class ForkedProcess:
+    """A command forked by the fork server, with the part of `subprocess.Popen` drills use."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.pid = run.pid
+        self.args = ["creator-sync", *run.argv]
+
+    @property
+    def returncode(self) -> int | None:
+        return self.run.rc
+
+    def poll(self) -> int | None:
+        return self.run.rc
+
+    def wait(self, timeout: float | None = None) -> int:
+        try:
+            return self.run.wait(1e9 if timeout is None else timeout)
+        except TimeoutError:
+            raise subprocess.TimeoutExpired(self.args, timeout) from None
+
+    def send_signal(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.run.signal(signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+_server: Launcher | None = None
+_server_lock = threading.Lock()
+
+
+def _fork_server() -> Launcher:
+    """This test process's fork server, started at its first sync (a home and logs of its own)."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            root = Path(tempfile.mkdtemp(prefix="creator-sync-drills-"))
+            (root / "home").mkdir()
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("SOURCES__", "DESTINATION__", "CREATOR_SYNC__"))}
+            env.update(HOME=str(root / "home"), RUNTIME__DLTHUB_TELEMETRY="false")
+            _server = Launcher(root / "logs", server_env=env)
+            atexit.register(shutil.rmtree, root, True)
+            atexit.register(_server.close)
+        return _server
 
 
 def _nonempty(path: Path) -> bool:
