@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,6 +163,28 @@ class Run:
     @property
     def seconds(self) -> float:
         return (self.ended or time.monotonic()) - self.started
+
+
+_shared: dict[str, Launcher] = {}
+_shared_lock = threading.Lock()
+
+
+def shared(name: str, server_env: Callable[[Path], Mapping[str, str]]) -> Launcher:
+    """This process's fork server `name`, started at its first command and closed at exit; its
+    logs and home (`server_env(home)`: the server's own environment) in a temporary folder."""
+    import atexit
+    import shutil
+    import tempfile
+
+    with _shared_lock:
+        if name not in _shared:
+            root = Path(tempfile.mkdtemp(prefix=f"creator-sync-{name}-"))
+            (root / "home").mkdir()
+            launcher = Launcher(root / "logs", server_env=server_env(root / "home"))
+            atexit.register(shutil.rmtree, root, True)
+            atexit.register(launcher.close)
+            _shared[name] = launcher
+        return _shared[name]
 
 
 class Launcher:

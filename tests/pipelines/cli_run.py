@@ -10,18 +10,14 @@ starts a new interpreter instead, for what happens at import time (a read-only h
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "month"))
-from zygote import Launcher
+from zygote import shared
 
 EXE = str(Path(sys.executable).with_name("creator-sync"))
 SANDBOX_ID = "sandbox"
@@ -39,22 +35,6 @@ def clean_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-_server: Launcher | None = None
-_server_lock = threading.Lock()
-
-
-def _fork_server() -> Launcher:
-    """This test process's fork server, started at its first command (its own home and logs)."""
-    global _server
-    with _server_lock:
-        if _server is None:
-            root = Path(tempfile.mkdtemp(prefix="creator-sync-cli-"))
-            _server = Launcher(root / "logs", server_env=clean_env(root / "home"))
-            atexit.register(shutil.rmtree, root, True)
-            atexit.register(_server.close)
-        return _server
-
-
 def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
             secret: str | None = SANDBOX_SECRET, fresh: bool = False,
             ) -> subprocess.CompletedProcess[str]:
@@ -68,7 +48,7 @@ def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: f
     if fresh:
         return subprocess.run(argv, cwd=cwd, env=environment, capture_output=True,
                               text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    run = _fork_server().start(list(args), cwd, environment)
+    run = shared("cli", clean_env).start(list(args), cwd, environment)
     try:
         code = run.wait(timeout)
     except TimeoutError:

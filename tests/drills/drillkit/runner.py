@@ -12,7 +12,6 @@ drills or from the developer's machine (`~/.dlt`, a stray `.dlt/secrets.toml`).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import re
@@ -20,14 +19,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "month"))
-from zygote import Launcher, Run
+from zygote import Run, shared
 
 CLIENT_ID = "sandbox"
 CLIENT_SECRET = "sandbox-secret"
@@ -135,7 +132,8 @@ class Workspace:
         err = self.root / "logs" / f"run{n:03d}.err"
         prefix = cli_argv()
         if os.environ.get("DRILLS_FRESH") != "1" and argv[:len(prefix)] == prefix:
-            run = _fork_server().start(argv[len(prefix):], self.root / "cwd", self.env())
+            run = shared("drills", _server_env).start(argv[len(prefix):], self.root / "cwd",
+                                                     self.env())
             return ForkedProcess(run), run.out, run.err  # type: ignore[return-value]
         with out.open("wb") as fo, err.open("wb") as fe:
             proc = subprocess.Popen(
@@ -262,24 +260,11 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
-_server: Launcher | None = None
-_server_lock = threading.Lock()
-
-
-def _fork_server() -> Launcher:
-    """This test process's fork server, started at its first sync (a home and logs of its own)."""
-    global _server
-    with _server_lock:
-        if _server is None:
-            root = Path(tempfile.mkdtemp(prefix="creator-sync-drills-"))
-            (root / "home").mkdir()
-            env = {k: v for k, v in os.environ.items()
-                   if not k.startswith(("SOURCES__", "DESTINATION__", "CREATOR_SYNC__"))}
-            env.update(HOME=str(root / "home"), RUNTIME__DLTHUB_TELEMETRY="false")
-            _server = Launcher(root / "logs", server_env=env)
-            atexit.register(shutil.rmtree, root, True)
-            atexit.register(_server.close)
-        return _server
+def _server_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SOURCES__", "DESTINATION__", "CREATOR_SYNC__"))}
+    env.update(HOME=str(home), RUNTIME__DLTHUB_TELEMETRY="false")
+    return env
 
 
 def _nonempty(path: Path) -> bool:
