@@ -10,7 +10,7 @@ dated as (
     select
         *,
         cast(initiated_at at time zone 'UTC' as date) as initiated_date,
-        status in ('failed', 'canceled') as is_rolled_forward
+        {{ is_rolled_forward('status') }} as is_rolled_forward
     from payouts
 ),
 

@@ -19,7 +19,7 @@ final as (
         cast(estimated_arrival_at at time zone 'UTC' as date) as estimated_arrival_date,
         bank_account,
         status = 'paid' as is_paid,
-        status in ('failed', 'canceled') as is_rolled_forward
+        {{ is_rolled_forward('status') }} as is_rolled_forward
     from payouts
 )
 
