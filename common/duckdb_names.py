@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from .duckdb_literals import inline_parameters, quote_literal, sql_literal
+
 if TYPE_CHECKING:
     from dlt.common.destination import Destination
 
@@ -38,10 +40,6 @@ ROW_GROUP_ROWS = 122_880
 def quote_ident(name: str) -> str:
     """`name` as a quoted SQL identifier (DuckDB and PostgreSQL): any text is safe inside."""
     return '"' + str(name).replace('"', '""') + '"'
-
-
-def quote_literal(value: str) -> str:
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def schema_ref(con: Any, schema: str) -> str:
@@ -126,8 +124,25 @@ _CATALOGS: dict[str, str] = {}  # database path -> its catalog name (DuckDB's, p
 
 def _build_destination_class() -> type:
     from dlt.destinations import duckdb as dlt_duckdb
+    from dlt.destinations.impl.duckdb.configuration import DuckDbConnectionPool
     from dlt.destinations.impl.duckdb.duck import DuckDbClient
     from dlt.destinations.impl.duckdb.sql_client import DuckDbSqlClient
+
+    class LiteralSettingsPool(DuckDbConnectionPool):
+        """dlt's pool, its `SET`s written with literals (`duckdb_literals`: no pandas import)."""
+
+        @staticmethod
+        def _apply_config(conn: Any, scope: Any, config: dict[str, Any]) -> None:
+            for key, value in config.items():
+                literal = sql_literal(value)
+                if literal is None:
+                    DuckDbConnectionPool._apply_config(conn, scope, {key: value})
+                    continue
+                try:
+                    conn.execute(f"SET {scope} {key} = {literal}")
+                except duckdb.CatalogException:
+                    if key != "search_path":  # dlt's rule: a schema not created yet is fine
+                        raise
 
     class CatalogQualifiedSqlClient(DuckDbSqlClient):
         """Names are `"catalog"."dataset"."table"`, as dlt's MotherDuck client writes them.
@@ -137,6 +152,13 @@ def _build_destination_class() -> type:
         of DuckDB itself (`current_database()`), once per file and process, never guessed
         from the file name: SQL is generated before a connection is open too.
         """
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            pool = self.credentials.conn_pool
+            if type(pool) is DuckDbConnectionPool and pool._conn is None:
+                # nothing opened from it yet: the same pool, its settings set by literal
+                pool.__class__ = LiteralSettingsPool
 
         def catalog_name(self, quote: bool = True, casefold: bool = True) -> str | None:
             name = self._file_catalog()
@@ -163,6 +185,16 @@ def _build_destination_class() -> type:
 
         def warn_if_catalog_equals_dataset_name(self) -> None:
             """dlt warns that equal names confuse DuckDB's binder: qualified names do not."""
+
+        @contextlib.contextmanager
+        def execute_query(self, query: Any, *args: Any, **kwargs: Any) -> Iterator[Any]:
+            """dlt's, each `%s` written as its value's literal where it has one (no binding)."""
+            if args and not kwargs and isinstance(query, str):
+                inlined = inline_parameters(query, args)
+                if inlined is not None:
+                    query, args = inlined, ()
+            with super().execute_query(query, *args, **kwargs) as cursor:
+                yield cursor
 
     class CatalogQualifiedClient(DuckDbClient):
         def __init__(self, schema: Any, config: Any, capabilities: Any) -> None:
