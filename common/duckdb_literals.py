@@ -47,10 +47,11 @@ def sql_literal(value: Any) -> str | None:
     return None
 
 
-def inline_parameters(sql: str, args: Sequence[Any]) -> str | None:
-    """`sql` with each `%s` replaced by its argument's literal; None when any argument has no
-    literal, or the placeholders and the arguments do not pair up (then bind, as dlt does)."""
-    parts = sql.split(PLACEHOLDER)
+def inline_parameters(sql: str, args: Sequence[Any], placeholder: str = PLACEHOLDER) -> str | None:
+    """`sql` with each placeholder (dlt's `%s`; `?` for DuckDB's own) replaced by its
+    argument's literal; None when any argument has no literal, or the placeholders and the
+    arguments do not pair up (then bind, as before)."""
+    parts = sql.split(placeholder)
     if len(parts) != len(args) + 1:
         return None
     literals = [sql_literal(arg) for arg in args]

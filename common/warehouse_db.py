@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .duckdb_literals import inline_parameters
 from .duckdb_names import connect_warehouse, quote_ident, quote_literal, schema_ref, table_ref
 from .locking import LockTimeout, warehouse_lock
 from .warehouse import DEPRECATED_DSN_ENV, Warehouse
@@ -168,16 +169,24 @@ class WarehouseDB:
             return sql.replace("%", "%%").replace("?", "%s")
         return sql
 
+    def _duckdb(self, sql: str, params: Sequence[Any] | None) -> Any:
+        """DuckDB runs it, its parameters written as literals where they have one
+        (`duckdb_literals`: binding makes DuckDB import pandas)."""
+        inlined = inline_parameters(sql, params, "?") if params else None
+        if inlined is not None:
+            return self.native.execute(inlined)
+        return self.native.execute(sql, params)
+
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> None:
         if self.dialect == "duckdb":
-            self.native.execute(sql, params)
+            self._duckdb(sql, params)
             return
         with self.native.cursor() as cursor:
             cursor.execute(self._sql(sql, params), params)
 
     def fetchall(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         if self.dialect == "duckdb":
-            return self.native.execute(sql, params).fetchall()
+            return self._duckdb(sql, params).fetchall()
         with self.native.cursor() as cursor:
             cursor.execute(self._sql(sql, params), params)
             return cursor.fetchall() if cursor.description else []

@@ -70,3 +70,21 @@ def test_the_pipelines_duckdb_client_binds_nothing_and_imports_no_pandas(tmp_pat
                          timeout=180, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[(\"it's\", '2026-01-01 00:00:00+00', 3)] UTC False"
+
+
+def test_our_own_warehouse_statements_bind_nothing_and_import_no_pandas(tmp_path) -> None:
+    """`status`, push restore and erasure run their SQL through `WarehouseDB` (`?` style)."""
+    code = (
+        "import sys\n"
+        "from creator_sync.common.duckdb_names import connect_warehouse\n"
+        "from creator_sync.common.warehouse_db import WarehouseDB\n"
+        f"db = WarehouseDB(connect_warehouse({str(tmp_path / 'w.duckdb')!r}), 'duckdb')\n"
+        "db.execute('CREATE TABLE t (a VARCHAR, c BIGINT)')\n"
+        "db.execute('INSERT INTO t VALUES (?, ?)', ['?', 2])\n"
+        "print(db.fetchall('SELECT a, c FROM t WHERE c = ?', [2]), db.columns('main', 't'),\n"
+        "      'pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[('?', 2)] {'a': 'VARCHAR', 'c': 'BIGINT'} False"
