@@ -9,33 +9,19 @@
 -- is missing (without its transactions a paid payout would look unreconciled); the payout's own
 -- record (amount, status, dates) and its lines stay.
 -- grain: payout_id
-with payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+with payouts as (select * from {{ ref('stg_payouts') }}),
 
-windows as (
-    select * from {{ ref('int_payout_windows') }}
-),
+windows as (select * from {{ ref('int_payout_windows') }}),
 
-assignments as (
-    select * from {{ ref('int_payout_assignments') }}
-),
+assignments as (select * from {{ ref('int_payout_assignments') }}),
 
-lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+lines as (select * from {{ ref('int_payout_lines') }}),
 
-matches as (
-    select * from {{ ref('int_payout_line_matches') }}
-),
+matches as (select * from {{ ref('int_payout_line_matches') }}),
 
-delays as (
-    select * from {{ ref('int_settlement_delays') }}
-),
+delays as (select * from {{ ref('int_settlement_delays') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
+coverage as (select * from {{ ref('data_coverage') }}),
 
 inputs as (
     -- one row: why the verdict cannot be stated (NULL: it can)

@@ -8,29 +8,17 @@
 -- `amount_unavailable_reason` says what is missing (a balance without its payouts would count
 -- money already paid out as unpaid).
 -- grain: site_id, currency
-with settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+with settlements as (select * from {{ ref('int_settlements') }}),
 
-transaction_payouts as (
-    select * from {{ ref('int_transaction_payouts') }}
-),
+transaction_payouts as (select * from {{ ref('int_transaction_payouts') }}),
 
-delays as (
-    select * from {{ ref('int_settlement_delays') }}
-),
+delays as (select * from {{ ref('int_settlement_delays') }}),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+payouts as (select * from {{ ref('stg_payouts') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
+coverage as (select * from {{ ref('data_coverage') }}),
 
 inputs as (
     -- one row: why the amounts cannot be stated (NULL: they can)

@@ -6,21 +6,13 @@
 -- complete (data_coverage.is_complete): without its payouts every settled transaction would
 -- look unpaid; unpaid_balance.amount_unavailable_reason says what is missing.
 -- grain: transaction_id
-with settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+with settlements as (select * from {{ ref('int_settlements') }}),
 
-transaction_payouts as (
-    select * from {{ ref('int_transaction_payouts') }}
-),
+transaction_payouts as (select * from {{ ref('int_transaction_payouts') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
+coverage as (select * from {{ ref('data_coverage') }}),
 
 incomplete_inputs as (
     {{ incomplete_resources('coverage', ['payouts', 'transactions']) }}
