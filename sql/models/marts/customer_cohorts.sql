@@ -11,12 +11,8 @@ months as (select * from {{ ref('int_month_spine') }}),
 
 subscriber_months as (select * from {{ ref('int_subscriber_mrr_months') }}),
 
-customers as (select * from {{ ref('stg_customers') }}),
-
-deleted_customers as (
-    -- people the platform deleted: out of the people counts, their money kept
-    select customer_id from customers where is_deleted
-),
+-- people the platform deleted: out of the people counts, their money kept
+deleted_customers as (select * from {{ ref('int_deleted_customers') }}),
 
 firsts as (
     select

@@ -18,11 +18,8 @@ offers_products as (select * from {{ ref('stg_offers_products') }}),
 
 as_of as (select * from {{ ref('int_as_of') }}),
 
-customers as (select * from {{ ref('stg_customers') }}),
-
-deleted_customers as (
-    select customer_id from customers where is_deleted
-),
+-- people the platform deleted: out of the people counts, their money kept
+deleted_customers as (select * from {{ ref('int_deleted_customers') }}),
 
 offer_sites as (
     -- an offer belongs to one site: its own, else the first its sales or purchases name

@@ -9,11 +9,7 @@ with transactions as (select * from {{ ref('int_transactions') }}),
 
 as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (select * from {{ ref('data_coverage') }}),
-
-inputs as (
-    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'unavailable_reason') }}
-),
+inputs as (select * from {{ ref('int_payout_inputs') }}),
 
 scoped as (
     select
