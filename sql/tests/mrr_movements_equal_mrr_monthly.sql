@@ -1,13 +1,9 @@
 -- test: mrr_movements, summed per site, currency, month and movement, equals mrr_monthly's
 -- movement columns to the cent (and its churn rows are mrr_monthly's churned customers); every
 -- row's change is after minus before and its movement fits the change; a churn has a kind
-with monthly as (
-    select * from {{ ref('mrr_monthly') }}
-),
+with monthly as (select * from {{ ref('mrr_monthly') }}),
 
-movements as (
-    select * from {{ ref('mrr_movements') }}
-),
+movements as (select * from {{ ref('mrr_movements') }}),
 
 expected as (
     select site_id, currency, date_month, 'new' as movement, new_mrr_in_cents as mrr_change_in_cents,

@@ -1,13 +1,9 @@
 -- test: revenue_monthly: for every site and currency, revenue recognised through a month plus the
 -- deferred balance at its end equals revenue excl. tax through that month (DECISIONS.md
 -- "Revenue recognition"), and the months add up to revenue_daily
-with monthly as (
-    select * from {{ ref('revenue_monthly') }}
-),
+with monthly as (select * from {{ ref('revenue_monthly') }}),
 
-daily as (
-    select * from {{ ref('revenue_daily') }}
-),
+daily as (select * from {{ ref('revenue_daily') }}),
 
 through as (
     select

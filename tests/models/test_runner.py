@@ -229,15 +229,20 @@ def test_headline_figures_before_any_build_says_what_to_run(raw_db) -> None:
 
 
 def test_models_follow_the_house_sql_style() -> None:
-    """One import CTE per input (`x as (select * from {{ ref('x') }})`), named CTEs, `final`
-    last, `select * from final`: the CONTRIBUTING.md rules, checked so they stay true."""
+    """One import CTE per input, on one line (`x as (select * from {{ ref('x') }}),`), named
+    CTEs, `final` last, `select * from final`: the CONTRIBUTING.md rules, checked so they stay
+    true."""
     import re
 
     for model in load_project().models.values():
         text = model.text
         placeholders = re.findall(r"\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\}", text)
-        imports = re.findall(r"select \* from (\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\})", text)
-        assert placeholders == imports, f"{model.name}: read an input outside an import CTE"
+        imports = re.findall(
+            r"^(?:with (?:recursive )?)?[a-z_]+ as \(select \* from (\{\{ (?:ref|raw|latest)\('[a-z_]+'\) \}\})\),?$",
+            text,
+            re.M,
+        )
+        assert placeholders == imports, f"{model.name}: read an input outside a one-line import CTE"
         assert len(set(imports)) == len(imports), f"{model.name}: one import CTE per input"
         assert "\nfinal as (\n" in text, model.name
         assert text.rstrip().endswith("select * from final"), model.name

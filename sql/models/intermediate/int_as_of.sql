@@ -1,13 +1,9 @@
 -- description: the build's as-of dates: --as-of when given, else the latest transaction's day
 -- in the reporting time zone; for the settlement rule, the latest UTC day of a transaction or a
 -- payout initiation (payouts show the platform's clock). One row.
-with transactions as (
-    select * from {{ ref('stg_transactions') }}
-),
+with transactions as (select * from {{ ref('stg_transactions') }}),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+payouts as (select * from {{ ref('stg_payouts') }}),
 
 latest as (
     select

@@ -1,29 +1,17 @@
 -- description: course -> module -> lesson placement, from the link tables and the to-one ids
 -- (either may be missing depending on how the course was read); deleted rows are left out
 -- grain: course_id, module_key, lesson_key
-with courses as (
-    select * from {{ ref('stg_courses') }}
-),
+with courses as (select * from {{ ref('stg_courses') }}),
 
-modules as (
-    select * from {{ ref('stg_modules') }}
-),
+modules as (select * from {{ ref('stg_modules') }}),
 
-lessons as (
-    select * from {{ ref('stg_lessons') }}
-),
+lessons as (select * from {{ ref('stg_lessons') }}),
 
-courses_modules as (
-    select * from {{ ref('stg_courses_modules') }}
-),
+courses_modules as (select * from {{ ref('stg_courses_modules') }}),
 
-courses_lessons as (
-    select * from {{ ref('stg_courses_lessons') }}
-),
+courses_lessons as (select * from {{ ref('stg_courses_lessons') }}),
 
-modules_lessons as (
-    select * from {{ ref('stg_modules_lessons') }}
-),
+modules_lessons as (select * from {{ ref('stg_modules_lessons') }}),
 
 module_courses as (
     {{ one_parent('module_id', 'course_id', 'courses_modules', 'modules') }}

@@ -1,21 +1,13 @@
 -- description: every reporting day from the first activity (transaction, purchase or order)
 -- up to the as-of date; the days that marts fill with zeros when nothing happened
 -- grain: date_day
-with recursive transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with recursive transactions as (select * from {{ ref('int_transactions') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-orders as (
-    select * from {{ ref('stg_orders') }}
-),
+orders as (select * from {{ ref('stg_orders') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
 first_days as (
     select min(date_day) as first_day from transactions

@@ -2,17 +2,11 @@
 -- (month end, or the end of the as-of day for the current month), as local time, and whether
 -- the data covers the month to its end
 -- grain: date_month
-with days as (
-    select * from {{ ref('int_date_spine') }}
-),
+with days as (select * from {{ ref('int_date_spine') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
+coverage as (select * from {{ ref('data_coverage') }}),
 
 months as (
     select distinct date_month

@@ -1,12 +1,8 @@
 -- description: which settled transactions each payout carries under the payout rule
 -- grain: payout_id, transaction_id
-with windows as (
-    select * from {{ ref('int_payout_windows') }}
-),
+with windows as (select * from {{ ref('int_payout_windows') }}),
 
-settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+settlements as (select * from {{ ref('int_settlements') }}),
 
 final as (
     select

@@ -12,17 +12,11 @@
 -- then id): the k-th line takes the k-th transaction. A group of more than one line or transaction is a
 -- tie resolved by that order (is_tied). Lines that none of the rules match are not listed.
 -- grain: payout_id, line_number
-with lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+with lines as (select * from {{ ref('int_payout_lines') }}),
 
-transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+transactions as (select * from {{ ref('int_transactions') }}),
 
-orders as (
-    select * from {{ ref('stg_orders') }}
-),
+orders as (select * from {{ ref('stg_orders') }}),
 
 candidate_lines as (
     -- a line a transaction can stand behind: a known kind, a customer, an amount and a time

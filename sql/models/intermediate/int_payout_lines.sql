@@ -3,17 +3,11 @@
 -- them is its own scope; every other payout shares the scope 'live'), and the days from the
 -- line's UTC day to its payout's UTC initiation day; the order a line's order number names
 -- grain: payout_id, line_number
-with lines as (
-    select * from {{ ref('stg_payout_lines') }}
-),
+with lines as (select * from {{ ref('stg_payout_lines') }}),
 
-windows as (
-    select * from {{ ref('int_payout_windows') }}
-),
+windows as (select * from {{ ref('int_payout_windows') }}),
 
-orders as (
-    select * from {{ ref('stg_orders') }}
-),
+orders as (select * from {{ ref('stg_orders') }}),
 
 numbered_orders as (
     -- an order number names an order when it names exactly one order of the site

@@ -2,9 +2,7 @@
 -- not failed/canceled, up to its own UTC initiation day. A failed/canceled payout's window is
 -- carried again by the next payout (its funds roll forward).
 -- grain: payout_id
-with payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+with payouts as (select * from {{ ref('stg_payouts') }}),
 
 dated as (
     select

@@ -7,17 +7,11 @@
 -- no entry falls before its transaction's month. Transactions after the as-of date are left
 -- out, as in revenue_daily; entries after the as-of month are the deferred balance.
 -- grain: transaction_id, date_month
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-subscriptions as (
-    select * from {{ ref('int_subscriptions') }}
-),
+subscriptions as (select * from {{ ref('int_subscriptions') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
 month_offsets as (
     -- a service period of a year from mid-month touches 13 months

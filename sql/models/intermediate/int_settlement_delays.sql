@@ -3,17 +3,11 @@
 -- override for every site), else the median days from a line's UTC day to its payout's UTC
 -- initiation day over the site's payout lines (payouts not failed/canceled), else the default
 -- grain: site_id
-with lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+with lines as (select * from {{ ref('int_payout_lines') }}),
 
-transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+transactions as (select * from {{ ref('int_transactions') }}),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+payouts as (select * from {{ ref('stg_payouts') }}),
 
 sites as (
     select site_id from transactions where site_id is not null

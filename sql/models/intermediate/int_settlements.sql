@@ -1,13 +1,9 @@
 -- description: the net settlement of every platform-payments transaction and the UTC day it
 -- becomes payable: date_utc(created_at) + its site's settlement delay (int_settlement_delays)
 -- grain: transaction_id
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-delays as (
-    select * from {{ ref('int_settlement_delays') }}
-),
+delays as (select * from {{ ref('int_settlement_delays') }}),
 
 delayed as (
     -- a transaction without a site has no lines to show a delay: the override, else the default

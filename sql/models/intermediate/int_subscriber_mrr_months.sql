@@ -1,13 +1,9 @@
 -- description: one row per subscriber (customer) and month from their first paying month to the
 -- as-of month, with the movement that month: MRR is classified per customer, as ChartMogul does
 -- grain: site_id, currency, subscriber_id, date_month
-with subscription_months as (
-    select * from {{ ref('int_subscription_months') }}
-),
+with subscription_months as (select * from {{ ref('int_subscription_months') }}),
 
-months as (
-    select * from {{ ref('int_month_spine') }}
-),
+months as (select * from {{ ref('int_month_spine') }}),
 
 subscriber_months as (
     select

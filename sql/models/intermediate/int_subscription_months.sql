@@ -1,17 +1,11 @@
 -- description: one row per subscription per month in which it is active at the month's snapshot,
 -- priced at its latest charge before the snapshot (annual normalised to monthly, half-up cents)
 -- grain: purchase_id, date_month
-with subscriptions as (
-    select * from {{ ref('int_subscriptions') }}
-),
+with subscriptions as (select * from {{ ref('int_subscriptions') }}),
 
-transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+transactions as (select * from {{ ref('int_transactions') }}),
 
-months as (
-    select * from {{ ref('int_month_spine') }}
-),
+months as (select * from {{ ref('int_month_spine') }}),
 
 charges as (
     select

@@ -1,12 +1,8 @@
 -- description: one row per subscription purchase, with its billing interval and local start/end
 -- grain: purchase_id
-with purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+with purchases as (select * from {{ ref('stg_purchases') }}),
 
-offers as (
-    select * from {{ ref('stg_offers') }}
-),
+offers as (select * from {{ ref('stg_offers') }}),
 
 final as (
     select

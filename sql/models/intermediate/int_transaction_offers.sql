@@ -8,21 +8,13 @@
 -- Revenue and orders do not read this model: it only says whose money it was. purchase_id is
 -- NULL (one row, part 1) for a transaction without purchases.
 -- grain: transaction_id, part_number
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-purchase_links as (
-    select * from {{ ref('stg_purchases_transactions') }}
-),
+purchase_links as (select * from {{ ref('stg_purchases_transactions') }}),
 
-transaction_links as (
-    select * from {{ ref('stg_transactions_purchases') }}
-),
+transaction_links as (select * from {{ ref('stg_transactions_purchases') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
 links as (
     {{ edges(['transaction_id', 'purchase_id'], 'purchase_links', 'transaction_links') }}

@@ -6,25 +6,15 @@
 -- of time, then id; one left over stays unmatched. One row per matched transaction.
 -- grain: transaction_id
 {%- set match_keys = ['site_id', 'customer_id', 'currency'] %}
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-orders as (
-    select * from {{ ref('stg_orders') }}
-),
+orders as (select * from {{ ref('stg_orders') }}),
 
-order_links as (
-    select * from {{ ref('stg_orders_payment_transactions') }}
-),
+order_links as (select * from {{ ref('stg_orders_payment_transactions') }}),
 
-purchases_transactions as (
-    select * from {{ ref('stg_purchases_transactions') }}
-),
+purchases_transactions as (select * from {{ ref('stg_purchases_transactions') }}),
 
-transactions_purchases as (
-    select * from {{ ref('stg_transactions_purchases') }}
-),
+transactions_purchases as (select * from {{ ref('stg_transactions_purchases') }}),
 
 purchase_links as (
     {{ edges(['transaction_id'], 'purchases_transactions', 'transactions_purchases') }}

@@ -2,17 +2,11 @@
 -- and, for a payout whose lines were never read, the transactions the payout rule assigns to it
 -- (the rule is the fallback only where there are no lines)
 -- grain: payout_id, transaction_id
-with lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+with lines as (select * from {{ ref('int_payout_lines') }}),
 
-matches as (
-    select * from {{ ref('int_payout_line_matches') }}
-),
+matches as (select * from {{ ref('int_payout_line_matches') }}),
 
-assignments as (
-    select * from {{ ref('int_payout_assignments') }}
-),
+assignments as (select * from {{ ref('int_payout_assignments') }}),
 
 itemised_payouts as (
     select distinct payout_id from lines

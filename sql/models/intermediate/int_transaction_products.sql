@@ -9,29 +9,17 @@
 -- keeps product_id NULL (`credit_rule` says why).
 -- grain: transaction_id, part_number
 {%- set seller_keys = ['transaction_id', 'purchase_id', 'order_id', 'order_item_id', 'offer_id'] %}
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-transaction_offers as (
-    select * from {{ ref('int_transaction_offers') }}
-),
+transaction_offers as (select * from {{ ref('int_transaction_offers') }}),
 
-transaction_orders as (
-    select * from {{ ref('int_transaction_orders') }}
-),
+transaction_orders as (select * from {{ ref('int_transaction_orders') }}),
 
-order_items as (
-    select * from {{ ref('stg_order_items') }}
-),
+order_items as (select * from {{ ref('stg_order_items') }}),
 
-purchases_products as (
-    select * from {{ ref('stg_purchases_products') }}
-),
+purchases_products as (select * from {{ ref('stg_purchases_products') }}),
 
-offers_products as (
-    select * from {{ ref('stg_offers_products') }}
-),
+offers_products as (select * from {{ ref('stg_offers_products') }}),
 
 purchase_parts as (
     -- what int_transaction_offers credits, except an order's payment (split by its items below)

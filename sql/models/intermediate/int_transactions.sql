@@ -4,25 +4,15 @@
 -- Revenue excl. tax is amount - sales tax (the platform's amounts include tax, as its orders show;
 -- var creator_platform_amounts_include_tax false: the amount). A fee not stated stays NULL.
 -- grain: transaction_id
-with transactions as (
-    select * from {{ ref('stg_transactions') }}
-),
+with transactions as (select * from {{ ref('stg_transactions') }}),
 
-purchase_links as (
-    select * from {{ ref('stg_purchases_transactions') }}
-),
+purchase_links as (select * from {{ ref('stg_purchases_transactions') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-offers as (
-    select * from {{ ref('stg_offers') }}
-),
+offers as (select * from {{ ref('stg_offers') }}),
 
-customers as (
-    select * from {{ ref('stg_customers') }}
-),
+customers as (select * from {{ ref('stg_customers') }}),
 
 transaction_purchases as (
     -- a transaction belongs to one purchase

@@ -1,9 +1,7 @@
 -- description: the parameters the models were built with, one row, so that the report and the
 -- headline state them instead of guessing: reporting time zone, settlement delay, as-of date
 -- grain: built_at
-with as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+with as_of as (select * from {{ ref('int_as_of') }}),
 
 final as (
     select

@@ -1,33 +1,19 @@
 -- description: the course -> module -> lesson catalogue with media minutes; one row per lesson,
 -- plus one per module without lessons and per course without modules (deleted rows left out)
 -- grain: course_id, module_key, lesson_key
-with structure as (
-    select * from {{ ref('int_course_structure') }}
-),
+with structure as (select * from {{ ref('int_course_structure') }}),
 
-courses as (
-    select * from {{ ref('stg_courses') }}
-),
+courses as (select * from {{ ref('stg_courses') }}),
 
-modules as (
-    select * from {{ ref('stg_modules') }}
-),
+modules as (select * from {{ ref('stg_modules') }}),
 
-lessons as (
-    select * from {{ ref('stg_lessons') }}
-),
+lessons as (select * from {{ ref('stg_lessons') }}),
 
-media as (
-    select * from {{ ref('stg_media') }}
-),
+media as (select * from {{ ref('stg_media') }}),
 
-lessons_media as (
-    select * from {{ ref('stg_lessons_media') }}
-),
+lessons_media as (select * from {{ ref('stg_lessons_media') }}),
 
-courses_offers as (
-    select * from {{ ref('stg_courses_offers') }}
-),
+courses_offers as (select * from {{ ref('stg_courses_offers') }}),
 
 media_edges as (
     {{ edges(['lesson_id', 'media_id'], 'lessons_media', 'media', required='lesson_id') }}

@@ -3,30 +3,16 @@
 -- active subscription at the month's snapshot (as mrr_monthly counts them), and the cohort's net
 -- revenue; the as-of month flagged when partial
 -- grain: site_id, currency, cohort_month, month_number
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-months as (
-    select * from {{ ref('int_month_spine') }}
-),
+months as (select * from {{ ref('int_month_spine') }}),
 
-subscriber_months as (
-    select * from {{ ref('int_subscriber_mrr_months') }}
-),
+subscriber_months as (select * from {{ ref('int_subscriber_mrr_months') }}),
 
-customers as (
-    select * from {{ ref('stg_customers') }}
-),
-
-deleted_customers as (
-    -- people the platform deleted: out of the people counts, their money kept
-    select customer_id from customers where is_deleted
-),
+-- people the platform deleted: out of the people counts, their money kept
+deleted_customers as (select * from {{ ref('int_deleted_customers') }}),
 
 firsts as (
     select

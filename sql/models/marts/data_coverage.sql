@@ -13,37 +13,21 @@
 -- summed over sites; NULL until every site has one): `is_total_matched` compares it with the
 -- records loaded and `total_mismatch_reason` says why they differ where the warehouse can tell.
 -- grain: resource
-with transactions as (
-    select * from {{ ref('stg_transactions') }}
-),
+with transactions as (select * from {{ ref('stg_transactions') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+payouts as (select * from {{ ref('stg_payouts') }}),
 
-purchase_links as (
-    select * from {{ ref('stg_purchases_transactions') }}
-),
+purchase_links as (select * from {{ ref('stg_purchases_transactions') }}),
 
-sync_resources as (
-    select * from {{ raw('sync_resources') }}
-),
+sync_resources as (select * from {{ raw('sync_resources') }}),
 
-loads as (
-    select * from {{ raw('_dlt_loads') }}
-),
+loads as (select * from {{ raw('_dlt_loads') }}),
 
-rejected_records as (
-    select * from {{ raw('rejected_records') }}
-),
+rejected_records as (select * from {{ raw('rejected_records') }}),
 
-api_totals as (
-    select * from {{ raw('api_totals') }}
-),
+api_totals as (select * from {{ raw('api_totals') }}),
 
 totals as (
     -- a resource's total is known when every site listed has one

@@ -1,37 +1,21 @@
 -- description: one row per customer: lifetime net revenue recomputed from the listed
 -- transactions beside the API's net_revenue, purchases, subscriptions and what they own
 -- grain: customer_id
-with customers as (
-    select * from {{ ref('stg_customers') }}
-),
+with customers as (select * from {{ ref('stg_customers') }}),
 
-transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+transactions as (select * from {{ ref('int_transactions') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-subscriptions as (
-    select * from {{ ref('int_subscriptions') }}
-),
+subscriptions as (select * from {{ ref('int_subscriptions') }}),
 
-customers_offers as (
-    select * from {{ ref('stg_customers_offers') }}
-),
+customers_offers as (select * from {{ ref('stg_customers_offers') }}),
 
-customers_products as (
-    select * from {{ ref('stg_customers_products') }}
-),
+customers_products as (select * from {{ ref('stg_customers_products') }}),
 
-purchases_products as (
-    select * from {{ ref('stg_purchases_products') }}
-),
+purchases_products as (select * from {{ ref('stg_purchases_products') }}),
 
-orders as (
-    select * from {{ ref('stg_orders') }}
-),
+orders as (select * from {{ ref('stg_orders') }}),
 
 revenue as (
     select

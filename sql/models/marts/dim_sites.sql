@@ -2,33 +2,19 @@
 -- name beside every mart's site_id; a site seen only in the sales data (its record not loaded)
 -- still has its row, named by its id
 -- grain: site_id
-with sites as (
-    select * from {{ ref('stg_sites') }}
-),
+with sites as (select * from {{ ref('stg_sites') }}),
 
-transactions as (
-    select * from {{ ref('stg_transactions') }}
-),
+transactions as (select * from {{ ref('stg_transactions') }}),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+payouts as (select * from {{ ref('stg_payouts') }}),
 
-orders as (
-    select * from {{ ref('stg_orders') }}
-),
+orders as (select * from {{ ref('stg_orders') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-customers as (
-    select * from {{ ref('stg_customers') }}
-),
+customers as (select * from {{ ref('stg_customers') }}),
 
-offers as (
-    select * from {{ ref('stg_offers') }}
-),
+offers as (select * from {{ ref('stg_offers') }}),
 
 seen as (
     -- every site the sales data names, loaded or not

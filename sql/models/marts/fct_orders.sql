@@ -1,16 +1,10 @@
 -- description: one row per order with its items, totals, fulfilment and the customer's sequence
 -- grain: order_id
-with orders as (
-    select * from {{ ref('stg_orders') }}
-),
+with orders as (select * from {{ ref('stg_orders') }}),
 
-order_items as (
-    select * from {{ ref('stg_order_items') }}
-),
+order_items as (select * from {{ ref('stg_order_items') }}),
 
-customers as (
-    select * from {{ ref('stg_customers') }}
-),
+customers as (select * from {{ ref('stg_customers') }}),
 
 items as (
     select

@@ -2,17 +2,11 @@
 -- listed transaction behind it (one to one, see int_payout_line_matches) and the rule that
 -- matched it; money in the settlement currency except presented_amount_in_cents
 -- grain: payout_id, line_number
-with lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+with lines as (select * from {{ ref('int_payout_lines') }}),
 
-matches as (
-    select * from {{ ref('int_payout_line_matches') }}
-),
+matches as (select * from {{ ref('int_payout_line_matches') }}),
 
-transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+transactions as (select * from {{ ref('int_transactions') }}),
 
 final as (
     select

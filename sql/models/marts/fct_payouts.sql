@@ -1,8 +1,6 @@
 -- description: one row per payout; amount converted exactly from the API's decimal to cents
 -- grain: payout_id
-with payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+with payouts as (select * from {{ ref('stg_payouts') }}),
 
 final as (
     select

@@ -11,25 +11,15 @@
 -- sums the fees stated, and `fee_unavailable_reason` says how many are missing.
 -- grain: site_id, currency, provider, date_month
 {%- set grain = ['site_id', 'currency', 'provider', 'date_month'] %}
-with lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+with lines as (select * from {{ ref('int_payout_lines') }}),
 
-transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+transactions as (select * from {{ ref('int_transactions') }}),
 
-settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+settlements as (select * from {{ ref('int_settlements') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
+coverage as (select * from {{ ref('data_coverage') }}),
 
 inputs as (
     -- one row: which side can be stated, and why not (NULL: both can)

@@ -2,22 +2,12 @@
 -- contraction are negative), so that mrr = previous month's mrr + all movements; the as-of month
 -- flagged while the data does not cover it to its end (is_partial_month)
 -- grain: site_id, currency, date_month
-with subscriber_months as (
-    select * from {{ ref('int_subscriber_mrr_months') }}
-),
+with subscriber_months as (select * from {{ ref('int_subscriber_mrr_months') }}),
 
-months as (
-    select * from {{ ref('int_month_spine') }}
-),
+months as (select * from {{ ref('int_month_spine') }}),
 
-customers as (
-    select * from {{ ref('stg_customers') }}
-),
-
-deleted_customers as (
-    -- people the platform deleted: out of the people counts, their MRR kept
-    select customer_id from customers where is_deleted
-),
+-- people the platform deleted: out of the people counts, their MRR kept
+deleted_customers as (select * from {{ ref('int_deleted_customers') }}),
 
 counted as (
     select

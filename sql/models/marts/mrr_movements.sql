@@ -3,21 +3,13 @@
 -- carries the reason the platform gave for ending the subscription and its kind. Summed per
 -- site, currency, month and movement it equals mrr_monthly's movement columns.
 -- grain: site_id, currency, customer_id, date_month
-with subscriber_months as (
-    select * from {{ ref('int_subscriber_mrr_months') }}
-),
+with subscriber_months as (select * from {{ ref('int_subscriber_mrr_months') }}),
 
-subscription_months as (
-    select * from {{ ref('int_subscription_months') }}
-),
+subscription_months as (select * from {{ ref('int_subscription_months') }}),
 
-subscriptions as (
-    select * from {{ ref('int_subscriptions') }}
-),
+subscriptions as (select * from {{ ref('int_subscriptions') }}),
 
-months as (
-    select * from {{ ref('int_month_spine') }}
-),
+months as (select * from {{ ref('int_month_spine') }}),
 
 movements as (
     select

@@ -6,37 +6,20 @@
 -- offer_id (NULL; `offer_key` '(no offer)'), so that net revenue adds up to revenue_daily's per
 -- currency (data test).
 -- grain: site_id, offer_key, currency
-with offers as (
-    select * from {{ ref('stg_offers') }}
-),
+with offers as (select * from {{ ref('stg_offers') }}),
 
-transaction_offers as (
-    select * from {{ ref('int_transaction_offers') }}
-),
+transaction_offers as (select * from {{ ref('int_transaction_offers') }}),
 
-purchases as (
-    select * from {{ ref('stg_purchases') }}
-),
+purchases as (select * from {{ ref('stg_purchases') }}),
 
-subscription_months as (
-    select * from {{ ref('int_subscription_months') }}
-),
+subscription_months as (select * from {{ ref('int_subscription_months') }}),
 
-offers_products as (
-    select * from {{ ref('stg_offers_products') }}
-),
+offers_products as (select * from {{ ref('stg_offers_products') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-customers as (
-    select * from {{ ref('stg_customers') }}
-),
-
-deleted_customers as (
-    select customer_id from customers where is_deleted
-),
+-- people the platform deleted: out of the people counts, their money kept
+deleted_customers as (select * from {{ ref('int_deleted_customers') }}),
 
 offer_sites as (
     -- an offer belongs to one site: its own, else the first its sales or purchases name

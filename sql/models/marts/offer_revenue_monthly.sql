@@ -6,17 +6,11 @@
 -- '(no offer)'. Per month and currency, revenue excl. tax adds up to revenue_monthly's (data
 -- test). Months without money for an offer have no row.
 -- grain: site_id, currency, date_month, offer_key
-with credits as (
-    select * from {{ ref('int_transaction_products') }}
-),
+with credits as (select * from {{ ref('int_transaction_products') }}),
 
-offers as (
-    select * from {{ ref('stg_offers') }}
-),
+offers as (select * from {{ ref('stg_offers') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
 final as (
     {{ credited_revenue_monthly(key='offer_id', dimension='offers', title='offer_title',

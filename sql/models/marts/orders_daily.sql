@@ -1,13 +1,9 @@
 -- description: orders, revenue and average order value per site, currency and reporting day,
 -- zero-filled from the first order of that site and currency up to the as-of date
 -- grain: site_id, currency, date_day
-with orders as (
-    select * from {{ ref('fct_orders') }}
-),
+with orders as (select * from {{ ref('fct_orders') }}),
 
-spine as (
-    select * from {{ ref('int_date_spine') }}
-),
+spine as (select * from {{ ref('int_date_spine') }}),
 
 {{ spine_grid('orders', 'spine') }},
 

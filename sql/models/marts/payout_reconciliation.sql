@@ -9,38 +9,20 @@
 -- is missing (without its transactions a paid payout would look unreconciled); the payout's own
 -- record (amount, status, dates) and its lines stay.
 -- grain: payout_id
-with payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+with payouts as (select * from {{ ref('stg_payouts') }}),
 
-windows as (
-    select * from {{ ref('int_payout_windows') }}
-),
+windows as (select * from {{ ref('int_payout_windows') }}),
 
-assignments as (
-    select * from {{ ref('int_payout_assignments') }}
-),
+assignments as (select * from {{ ref('int_payout_assignments') }}),
 
-lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+lines as (select * from {{ ref('int_payout_lines') }}),
 
-matches as (
-    select * from {{ ref('int_payout_line_matches') }}
-),
+matches as (select * from {{ ref('int_payout_line_matches') }}),
 
-delays as (
-    select * from {{ ref('int_settlement_delays') }}
-),
+delays as (select * from {{ ref('int_settlement_delays') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
-
-inputs as (
-    -- one row: why the verdict cannot be stated (NULL: it can)
-    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'verdict_unavailable_reason') }}
-),
+-- one row: why the verdict cannot be stated (NULL: it can)
+inputs as (select * from {{ ref('int_payout_inputs') }}),
 
 rule as (
     select
@@ -185,21 +167,21 @@ final as (
         checked.is_rolled_forward,
         checked.amount_in_cents,
         checked.reconciliation_method,
-        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['expected_amount_in_cents', 'difference_in_cents', 'transactions_count']) }},
+        {{ unless_unavailable('inputs.unavailable_reason', 'checked', ['expected_amount_in_cents', 'difference_in_cents', 'transactions_count']) }},
         checked.lines_count,
         checked.itemised_net_in_cents,
         checked.itemisation_difference_in_cents,
-        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['matched_lines_count', 'unmatched_lines_count', 'tied_lines_count', 'fees_in_cents']) }},
+        {{ unless_unavailable('inputs.unavailable_reason', 'checked', ['matched_lines_count', 'unmatched_lines_count', 'tied_lines_count', 'fees_in_cents']) }},
         checked.adjustments_in_cents,
-        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['unexplained_in_cents', 'rule_expected_in_cents', 'rule_difference_in_cents', 'rule_transactions_count']) }},
+        {{ unless_unavailable('inputs.unavailable_reason', 'checked', ['unexplained_in_cents', 'rule_expected_in_cents', 'rule_difference_in_cents', 'rule_transactions_count']) }},
         checked.settlement_delay_days,
-        {{ unless_unavailable('inputs.verdict_unavailable_reason', 'checked', ['is_reconciled']) }},
+        {{ unless_unavailable('inputs.unavailable_reason', 'checked', ['is_reconciled']) }},
         -- rolled_forward and pending come from the payout's own status; a paid payout's verdict
         -- needs its inputs complete
-        case when inputs.verdict_unavailable_reason is null
+        case when inputs.unavailable_reason is null
             or checked.reconciliation_status in ('rolled_forward', 'pending')
             then checked.reconciliation_status end as reconciliation_status,
-        inputs.verdict_unavailable_reason
+        inputs.unavailable_reason as verdict_unavailable_reason
     from checked
     cross join inputs
 )

@@ -5,21 +5,11 @@
 -- transactions (data_coverage); otherwise `covered_net_in_cents` is NULL and
 -- `coverage_reason` says why. covered + not covered = revenue_daily's net (data test).
 -- grain: site_id, provider, currency
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
-
-inputs as (
-    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'unavailable_reason') }}
-),
+inputs as (select * from {{ ref('int_payout_inputs') }}),
 
 scoped as (
     select

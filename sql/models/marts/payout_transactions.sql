@@ -4,21 +4,11 @@
 -- are both complete (data_coverage.is_complete): the rule's windows and the transactions in them
 -- would be partial; payout_reconciliation.verdict_unavailable_reason says what is missing.
 -- grain: payout_id, transaction_id
-with assignments as (
-    select * from {{ ref('int_payout_assignments') }}
-),
+with assignments as (select * from {{ ref('int_payout_assignments') }}),
 
-settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+settlements as (select * from {{ ref('int_settlements') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
-
-incomplete_inputs as (
-    {{ incomplete_resources('coverage', ['payouts', 'transactions']) }}
-),
+inputs as (select * from {{ ref('int_payout_inputs') }}),
 
 final as (
     select
@@ -39,7 +29,8 @@ final as (
     from assignments
     inner join settlements
         on assignments.transaction_id = settlements.transaction_id
-    where not exists (select 1 from incomplete_inputs)
+    cross join inputs
+    where inputs.is_complete
 )
 
 select * from final

@@ -6,17 +6,11 @@
 -- excl. tax adds up to revenue_monthly's (data test). Months without money for a product have
 -- no row.
 -- grain: site_id, currency, date_month, product_id
-with credits as (
-    select * from {{ ref('int_transaction_products') }}
-),
+with credits as (select * from {{ ref('int_transaction_products') }}),
 
-products as (
-    select * from {{ ref('stg_products') }}
-),
+products as (select * from {{ ref('stg_products') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
 final as (
     {{ credited_revenue_monthly(key='product_id', dimension='products', title='product_title',

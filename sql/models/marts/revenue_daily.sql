@@ -4,21 +4,13 @@
 -- the stated part and the count of unstated ones); the as-of day flagged when the synced
 -- transactions reach only part of it
 -- grain: site_id, currency, date_day
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-spine as (
-    select * from {{ ref('int_date_spine') }}
-),
+spine as (select * from {{ ref('int_date_spine') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
+coverage as (select * from {{ ref('data_coverage') }}),
 
 reporting_days as (
     {{ as_of_day('as_of', 'coverage') }}

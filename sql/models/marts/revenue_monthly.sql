@@ -4,17 +4,11 @@
 -- (int_revenue_schedule) with the deferred balance at month end: recognised through a month plus
 -- deferred at its end equals revenue excl. tax through it (data test)
 -- grain: site_id, currency, date_month
-with daily as (
-    select * from {{ ref('revenue_daily') }}
-),
+with daily as (select * from {{ ref('revenue_daily') }}),
 
-schedule as (
-    select * from {{ ref('int_revenue_schedule') }}
-),
+schedule as (select * from {{ ref('int_revenue_schedule') }}),
 
-months as (
-    select * from {{ ref('int_month_spine') }}
-),
+months as (select * from {{ ref('int_month_spine') }}),
 
 monthly as (
     select

@@ -3,9 +3,7 @@
 -- MRR churn, net and gross MRR retention (from the month's opening MRR; new business and
 -- reactivation left out) and LTV; the as-of month flagged when partial
 -- grain: site_id, currency, date_month
-with mrr as (
-    select * from {{ ref('mrr_monthly') }}
-),
+with mrr as (select * from {{ ref('mrr_monthly') }}),
 
 rates as (
     select

@@ -4,9 +4,7 @@
 -- listed again by the payout that carried them). Percentiles by nearest rank (the smallest
 -- delay whose rank r of n has r / n >= p), identical on every warehouse.
 -- grain: site_id, provider, date_month
-with lines as (
-    select * from {{ ref('int_payout_lines') }}
-),
+with lines as (select * from {{ ref('int_payout_lines') }}),
 
 observed as (
     select

@@ -5,25 +5,15 @@
 -- the payout that carries it (not failed/canceled; by its lines, else the payout rule). Its sums
 -- equal revenue_daily's per site, currency and day (data test).
 -- grain: transaction_id
-with transactions as (
-    select * from {{ ref('int_transactions') }}
-),
+with transactions as (select * from {{ ref('int_transactions') }}),
 
-transaction_offers as (
-    select * from {{ ref('int_transaction_offers') }}
-),
+transaction_offers as (select * from {{ ref('int_transaction_offers') }}),
 
-transaction_orders as (
-    select * from {{ ref('int_transaction_orders') }}
-),
+transaction_orders as (select * from {{ ref('int_transaction_orders') }}),
 
-transaction_payouts as (
-    select * from {{ ref('int_transaction_payouts') }}
-),
+transaction_payouts as (select * from {{ ref('int_transaction_payouts') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
 counted as (
     select transactions.*

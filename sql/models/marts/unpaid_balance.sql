@@ -8,34 +8,18 @@
 -- `amount_unavailable_reason` says what is missing (a balance without its payouts would count
 -- money already paid out as unpaid).
 -- grain: site_id, currency
-with settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+with settlements as (select * from {{ ref('int_settlements') }}),
 
-transaction_payouts as (
-    select * from {{ ref('int_transaction_payouts') }}
-),
+transaction_payouts as (select * from {{ ref('int_transaction_payouts') }}),
 
-delays as (
-    select * from {{ ref('int_settlement_delays') }}
-),
+delays as (select * from {{ ref('int_settlement_delays') }}),
 
-payouts as (
-    select * from {{ ref('stg_payouts') }}
-),
+payouts as (select * from {{ ref('stg_payouts') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
-
-inputs as (
-    -- one row: why the amounts cannot be stated (NULL: they can)
-    {{ unavailable_reason('coverage', ['payouts', 'transactions'], 'amount_unavailable_reason') }}
-),
+-- one row: why the amounts cannot be stated (NULL: they can)
+inputs as (select * from {{ ref('int_payout_inputs') }}),
 
 carried as (
     -- the payout (not failed/canceled) that carries each transaction: at most one; a payout
@@ -102,10 +86,10 @@ final as (
         keys.site_id,
         keys.currency,
         as_of.as_of_utc_date as as_of_date,
-        {{ totals_when('inputs.amount_unavailable_reason is null', 'balances', ['settled_in_cents',
+        {{ totals_when('inputs.unavailable_reason is null', 'balances', ['settled_in_cents',
             'paid_out_in_cents', 'unpaid_balance_in_cents', 'in_transit_in_cents',
             'awaiting_payout_in_cents', 'not_yet_settled_in_cents']) }},
-        inputs.amount_unavailable_reason,
+        inputs.unavailable_reason as amount_unavailable_reason,
         last_paid.last_paid_payout_date,
         delays.settlement_delay_days,
         delays.settlement_delay_source

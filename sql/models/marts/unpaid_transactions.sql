@@ -6,25 +6,13 @@
 -- complete (data_coverage.is_complete): without its payouts every settled transaction would
 -- look unpaid; unpaid_balance.amount_unavailable_reason says what is missing.
 -- grain: transaction_id
-with settlements as (
-    select * from {{ ref('int_settlements') }}
-),
+with settlements as (select * from {{ ref('int_settlements') }}),
 
-transaction_payouts as (
-    select * from {{ ref('int_transaction_payouts') }}
-),
+transaction_payouts as (select * from {{ ref('int_transaction_payouts') }}),
 
-as_of as (
-    select * from {{ ref('int_as_of') }}
-),
+as_of as (select * from {{ ref('int_as_of') }}),
 
-coverage as (
-    select * from {{ ref('data_coverage') }}
-),
-
-incomplete_inputs as (
-    {{ incomplete_resources('coverage', ['payouts', 'transactions']) }}
-),
+inputs as (select * from {{ ref('int_payout_inputs') }}),
 
 carried as (
     select distinct transaction_payouts.transaction_id
@@ -80,10 +68,11 @@ final as (
         rolled_forward.last_failed_payout_id
     from settlements
     cross join as_of
+    cross join inputs
     {{ left_joins('settlements', ['carried', 'rolled_forward'], 'transaction_id') }}
     where carried.transaction_id is null
         and settlements.payable_date <= as_of.as_of_utc_date
-        and not exists (select 1 from incomplete_inputs)
+        and inputs.is_complete
 )
 
 select * from final

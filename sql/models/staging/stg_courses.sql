@@ -1,9 +1,7 @@
 -- description: one row per course
 -- grain: course_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('courses') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('courses') }}),
 
 final as (
     select

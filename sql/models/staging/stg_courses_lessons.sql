@@ -1,8 +1,6 @@
 -- description: distinct (course_id, lesson_id) pairs of the courses_lessons link table
 -- grain: course_id, lesson_id
-with source as (
-    select * from {{ raw('courses_lessons') }}
-),
+with source as (select * from {{ raw('courses_lessons') }}),
 
 final as (
     select

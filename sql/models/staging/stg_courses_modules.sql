@@ -1,8 +1,6 @@
 -- description: distinct (course_id, module_id) pairs of the courses_modules link table
 -- grain: course_id, module_id
-with source as (
-    select * from {{ raw('courses_modules') }}
-),
+with source as (select * from {{ raw('courses_modules') }}),
 
 final as (
     select

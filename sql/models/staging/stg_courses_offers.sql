@@ -1,8 +1,6 @@
 -- description: distinct (course_id, offer_id) pairs of the courses_offers link table
 -- grain: course_id, offer_id
-with source as (
-    select * from {{ raw('courses_offers') }}
-),
+with source as (select * from {{ raw('courses_offers') }}),
 
 final as (
     select

@@ -1,9 +1,7 @@
 -- description: one row per customer; the API's net_revenue kept exact (decimal) and in cents
 -- grain: customer_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('customers') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('customers') }}),
 
 final as (
     select

@@ -1,8 +1,6 @@
 -- description: distinct (customer_id, offer_id) pairs of the customers_offers link table
 -- grain: customer_id, offer_id
-with source as (
-    select * from {{ raw('customers_offers') }}
-),
+with source as (select * from {{ raw('customers_offers') }}),
 
 final as (
     select

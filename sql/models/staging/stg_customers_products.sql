@@ -1,8 +1,6 @@
 -- description: distinct (customer_id, product_id) pairs of the customers_products link table
 -- grain: customer_id, product_id
-with source as (
-    select * from {{ raw('customers_products') }}
-),
+with source as (select * from {{ raw('customers_products') }}),
 
 final as (
     select

@@ -1,9 +1,7 @@
 -- description: one row per lesson
 -- grain: lesson_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('lessons') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('lessons') }}),
 
 final as (
     select

@@ -1,8 +1,6 @@
 -- description: distinct (lesson_id, media_id) pairs of the lessons_media link table
 -- grain: lesson_id, media_id
-with source as (
-    select * from {{ raw('lessons_media') }}
-),
+with source as (select * from {{ raw('lessons_media') }}),
 
 final as (
     select

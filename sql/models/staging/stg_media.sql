@@ -1,9 +1,7 @@
 -- description: one row per lesson media item; minutes are a duration, not money (double is fine)
 -- grain: media_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('media') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('media') }}),
 
 final as (
     select

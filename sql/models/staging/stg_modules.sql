@@ -1,9 +1,7 @@
 -- description: one row per course module
 -- grain: module_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('modules') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('modules') }}),
 
 final as (
     select

@@ -1,8 +1,6 @@
 -- description: distinct (module_id, lesson_id) pairs of the modules_lessons link table
 -- grain: module_id, lesson_id
-with source as (
-    select * from {{ raw('modules_lessons') }}
-),
+with source as (select * from {{ raw('modules_lessons') }}),
 
 final as (
     select

@@ -1,9 +1,7 @@
 -- description: one row per offer; billing_interval says how a subscription price normalises to a month
 -- grain: offer_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('offers') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('offers') }}),
 
 final as (
     select

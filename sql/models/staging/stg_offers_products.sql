@@ -1,8 +1,6 @@
 -- description: distinct (offer_id, product_id) pairs of the offers_products link table
 -- grain: offer_id, product_id
-with source as (
-    select * from {{ raw('offers_products') }}
-),
+with source as (select * from {{ raw('offers_products') }}),
 
 final as (
     select

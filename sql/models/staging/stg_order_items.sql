@@ -1,13 +1,9 @@
 -- description: one row per order item; the order comes from the item or the order's link table
 -- grain: order_item_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('order_items') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('order_items') }}),
 
-links as (
-    select * from {{ raw('orders_order_items') }}
-),
+links as (select * from {{ raw('orders_order_items') }}),
 
 link_orders as (
     {{ least_parent('order_item_id', 'order_id', 'links') }}

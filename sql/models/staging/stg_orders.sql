@@ -1,9 +1,7 @@
 -- description: one row per order
 -- grain: order_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('orders') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('orders') }}),
 
 final as (
     select

@@ -1,9 +1,7 @@
 -- description: distinct (order_id, transaction_id) pairs of the orders_payment_transactions link
 -- table: the transactions that paid an order, as webhook deliveries name them (lists do not)
 -- grain: order_id, transaction_id
-with source as (
-    select * from {{ raw('orders_payment_transactions') }}
-),
+with source as (select * from {{ raw('orders_payment_transactions') }}),
 
 final as (
     select

@@ -2,10 +2,8 @@
 -- the line type normalised from any case or plural, money converted exactly from the decimals
 -- to cents, the order number as the integer orders carry ('ORD-12345' and '12345' alike)
 -- grain: payout_id, line_number
-with source as (
-    -- the latest extraction of each (payout_id, line_number) (macros/raw.sql)
-    select * from {{ latest('payout_lines') }}
-),
+-- the latest extraction of each (payout_id, line_number) (macros/raw.sql)
+with source as (select * from {{ latest('payout_lines') }}),
 
 typed as (
     select

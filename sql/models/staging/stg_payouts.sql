@@ -1,9 +1,7 @@
 -- description: one row per payout; amount converted exactly from the decimal to cents
 -- grain: payout_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('payouts') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('payouts') }}),
 
 final as (
     select

@@ -1,9 +1,7 @@
 -- description: one row per product
 -- grain: product_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('products') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('products') }}),
 
 final as (
     select

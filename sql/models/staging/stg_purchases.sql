@@ -1,9 +1,7 @@
 -- description: one row per purchase; started_at falls back to created_at
 -- grain: purchase_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('purchases') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('purchases') }}),
 
 final as (
     select

@@ -1,8 +1,6 @@
 -- description: distinct (purchase_id, product_id) pairs of the purchases_products link table
 -- grain: purchase_id, product_id
-with source as (
-    select * from {{ raw('purchases_products') }}
-),
+with source as (select * from {{ raw('purchases_products') }}),
 
 final as (
     select

@@ -1,8 +1,6 @@
 -- description: distinct (purchase_id, transaction_id) pairs of the purchases_transactions link table
 -- grain: purchase_id, transaction_id
-with source as (
-    select * from {{ raw('purchases_transactions') }}
-),
+with source as (select * from {{ raw('purchases_transactions') }}),
 
 final as (
     select

@@ -1,9 +1,7 @@
 -- description: one row per site (latest extraction), with its settlement currency and zone
 -- grain: site_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('sites') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('sites') }}),
 
 final as (
     select

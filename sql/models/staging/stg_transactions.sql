@@ -3,10 +3,8 @@
 -- spaces and underscores alike). A fee the processor did not state stays NULL: the API states
 -- `payment_fee_in_cents` only for the platform's own processor (never guessed as 0)
 -- grain: transaction_id
-with source as (
-    -- the latest extraction of each id (macros/raw.sql)
-    select * from {{ latest('transactions') }}
-),
+-- the latest extraction of each id (macros/raw.sql)
+with source as (select * from {{ latest('transactions') }}),
 
 final as (
     select

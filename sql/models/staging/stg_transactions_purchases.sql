@@ -1,9 +1,7 @@
 -- description: distinct (transaction_id, purchase_id) pairs of the transactions_purchases link
 -- table: the purchases a transaction pays (addendum A8; several for a bundled transaction)
 -- grain: transaction_id, purchase_id
-with source as (
-    select * from {{ raw('transactions_purchases') }}
-),
+with source as (select * from {{ raw('transactions_purchases') }}),
 
 final as (
     select
