@@ -21,6 +21,7 @@ secret read with the plain config accessor would be kept there in clear text.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import os
 import tomllib
@@ -71,7 +72,8 @@ class Setting:
 
     `help` and `shown` (the default in words, when `default` alone would not say it) are what
     `--help` and docs/setup.md print. `required`: no default, the run cannot start without it.
-    `client`: a knob of the source's API client, not of its resources.
+    `client`: a knob of the source's API client, not of its resources. The source's table writes
+    neither `default` nor `required`: its `def` does (`with_defaults`).
     """
 
     section: str
@@ -156,6 +158,27 @@ APP_SETTINGS: tuple[Setting, ...] = (
 
 # each app key's default, by name (`DEFAULTS.timezone`): for a function that takes the value too
 DEFAULTS = types.SimpleNamespace(**{s.key: s.default for s in APP_SETTINGS})
+
+
+def signature_defaults(function: Callable[..., Any]) -> dict[str, Any]:
+    """Each parameter's default as `function`'s `def` writes it; a required one (no default, or
+    dlt's `dlt.config.value` / `dlt.secrets.value`, which dlt must inject) is absent."""
+    import inspect
+
+    from dlt.common.typing import ConfigValueSentinel
+
+    return {name: param.default for name, param in inspect.signature(function).parameters.items()
+            if param.default is not inspect.Parameter.empty
+            and not isinstance(param.default, ConfigValueSentinel)}
+
+
+def with_defaults(table: Iterable[Setting], function: Callable[..., Any]) -> tuple[Setting, ...]:
+    """`table` with each key's default taken from `function`'s `def`, the one place a source
+    writes them (as dlt verified sources do); a key the def leaves to dlt's injection is
+    `required`."""
+    defaults = signature_defaults(function)
+    return tuple(dataclasses.replace(item, default=defaults.get(item.key),
+                                     required=item.key not in defaults) for item in table)
 
 
 def keyed(*tables: Iterable[Setting]) -> dict[str, Setting]:

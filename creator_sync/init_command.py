@@ -33,8 +33,8 @@ from creator_sync.common.warehouse_db import (
 )
 from creator_sync.pipelines.command_settings import by_key, option
 from creator_sync.pipelines.command_settings import settings as command_settings
-from creator_sync.sources.creator_platform import DEFAULTS, SOURCE_SECTION
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient, api_root
+from creator_sync.sources.creator_platform import DEFAULTS, SOURCE_SECTION, api_client
+from creator_sync.sources.creator_platform.client import api_root
 from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import AuthError, CreatorPlatformError
 from creator_sync.sources.creator_platform.payouts_path import Candidate, find_payouts_path
@@ -97,9 +97,9 @@ def _zone_answer(raw: str) -> str:
 def discover(base_url: str, client_id: str, secret: str, *, insecure: bool,
              configured_path: str | None, transport: Any = None) -> Found:
     """The checks, in order: token, `/v1/me`, sites, payouts path. Raises CreatorPlatformError."""
-    with CreatorPlatformClient(base_url, client_id, secret, insecure=insecure,
-                               max_attempts=CHECK_ATTEMPTS, timeout=CHECK_TIMEOUT_S,
-                               transport=transport) as client:
+    with api_client(base_url, client_id, secret, insecure=insecure,
+                    max_attempts=CHECK_ATTEMPTS, timeout=CHECK_TIMEOUT_S,
+                    transport=transport) as client:
         client.tokens.access_token()
         me = (client.get("/me", resource="me") or {}).get("data") or {}
         attrs = me.get("attributes") or {}
