@@ -9,7 +9,7 @@
 Everything another package uses is exported here, and only from here (tests/test_layers.py
 forbids `creator_sync.pipelines` to import a module of this package by name): the source and
 the run it hands back, its own settings (`config.SOURCE_SETTINGS`; the app's are
-`common.settings`) and its def's defaults (`defaults.DEFAULTS`, `api_client`), the client and its errors, the endpoints table, and the normalisation shared
+`common.settings`), the client and its errors, the endpoints table, and the normalisation shared
 with the webhook loader.
 """
 
