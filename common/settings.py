@@ -21,6 +21,7 @@ secret read with the plain config accessor would be kept there in clear text.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import os
 import tomllib
@@ -71,7 +72,8 @@ class Setting:
 
     `help` and `shown` (the default in words, when `default` alone would not say it) are what
     `--help` and docs/setup.md print. `required`: no default, the run cannot start without it.
-    `client`: a knob of the source's API client, not of its resources.
+    `client`: a knob of the source's API client, not of its resources. The source's table writes
+    neither `default` nor `required`: its `def` does (`with_defaults`).
     """
 
     section: str
@@ -145,17 +147,43 @@ APP_SETTINGS: tuple[Setting, ...] = (
     Setting(A, "stale_after_days", number(0, strict=True, high=3650), 2.0,
             flag="--stale-after-days",
             help="Mark the figures stale when the newest record is older than this many days."),
-    # the reporting day and month of the models (models, demo; the report shows the build's)
-    Setting(A, "timezone", zone_name, "UTC", flag="--timezone",
-            help="IANA zone of the reporting day and month, e.g. America/New_York."),
+    # the reporting day and month of the models (models, demo; the report shows the build's).
+    # Unset: the models' own default, the var of sql/dbt_project.yml, its one place (so for the
+    # next key): the models read it there (`models.project`), dbt too
+    Setting(A, "timezone", zone_name, flag="--timezone",
+            help="IANA zone of the reporting day and month, e.g. America/New_York.",
+            shown="the models' own: dbt var creator_platform_reporting_timezone"),
     # the models' revenue without tax (DECISIONS.md "Tax"): the platform's amounts include it
-    Setting(A, "amounts_include_tax", boolean, True,
+    Setting(A, "amounts_include_tax", boolean,
             help="Transaction amounts include sales tax (revenue excl. tax = amount - tax); "
-                 "false for a platform whose amounts exclude it."),
+                 "false for a platform whose amounts exclude it.",
+            shown="the models' own: dbt var creator_platform_amounts_include_tax"),
 )
 
-# each app key's default, by name (`DEFAULTS.timezone`): for a function that takes the value too
+# each app key's default, by name (`DEFAULTS.deleted_people`): for a function that takes the
+# value too (None for a key whose default is another's: the models' zone and tax rule)
 DEFAULTS = types.SimpleNamespace(**{s.key: s.default for s in APP_SETTINGS})
+
+
+def signature_defaults(function: Callable[..., Any]) -> dict[str, Any]:
+    """Each parameter's default as `function`'s `def` writes it; a required one (no default, or
+    dlt's `dlt.config.value` / `dlt.secrets.value`, which dlt must inject) is absent."""
+    import inspect
+
+    from dlt.common.typing import ConfigValueSentinel
+
+    return {name: param.default for name, param in inspect.signature(function).parameters.items()
+            if param.default is not inspect.Parameter.empty
+            and not isinstance(param.default, ConfigValueSentinel)}
+
+
+def with_defaults(table: Iterable[Setting], function: Callable[..., Any]) -> tuple[Setting, ...]:
+    """`table` with each key's default taken from `function`'s `def`, the one place a source
+    writes them (as dlt verified sources do); a key the def leaves to dlt's injection is
+    `required`."""
+    defaults = signature_defaults(function)
+    return tuple(dataclasses.replace(item, default=defaults.get(item.key),
+                                     required=item.key not in defaults) for item in table)
 
 
 def keyed(*tables: Iterable[Setting]) -> dict[str, Setting]:
@@ -272,13 +300,16 @@ class Settings:
 
 
 def click_option(
-    item: Setting, help: str | None = None, **overrides: Any,
+    item: Setting, help: str | None = None, shown: str | None = None, **overrides: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The click option of `item`: flag, help, and the default named in the help (the option
     itself defaults to None = not given, so that the environment and the config files are
     consulted before the default). `help` replaces the setting's text for a command that
-    accepts less of it (the bracket stays)."""
+    accepts less of it (the bracket stays); `shown` the default's words, for a command that
+    reads a default this layer cannot (the models' zone, read from their package)."""
     assert item.flag, f"{item.key} has no flag"
+    if shown is not None:
+        item = dataclasses.replace(item, shown=shown)
     default = "required" if item.required else f"default {item.default_text}"
     span = getattr(item.check, "span", "")
     where = f"config {item.path}; {default}" + (f"; {span}" if span else "")
@@ -297,7 +328,7 @@ def click_option(
 def option(
     key: str, help: str | None = None, **overrides: Any,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """The click option of the app's setting `key` (see `click_option`)."""
+    """The click option of the app's setting `key` (see `click_option`: `shown` too)."""
     return click_option(by_key(key), help, **overrides)
 
 

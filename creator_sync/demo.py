@@ -21,6 +21,7 @@ import click
 from creator_sync.common.settings import Settings, option
 from creator_sync.common.terminal import reported_failures, setup_logging
 from creator_sync.common.warehouse import Warehouse, state_folder, warehouse_of
+from creator_sync.models.project import TIMEZONE_SHOWN
 from creator_sync.pipelines.sync import format_summary, log_path, run_sync, sync_settings
 from creator_sync.sources.creator_platform.auth import Secret
 
@@ -154,7 +155,7 @@ def again_command(duckdb: str | None, report: str, scale: str, dataset: str | No
 @click.option("--report", default=DEMO_REPORT, show_default=True, help="Report output.")
 @click.option("--reset", is_flag=True, help="Forget previous demo runs and start over.")
 @click.option("--scale", default=DEMO_SCALE, show_default=True, help="Sandbox scale.")
-@option("timezone")
+@option("timezone", shown=TIMEZONE_SHOWN)
 def demo_command(duckdb: str, dataset: str | None, report: str, reset: bool, scale: str,
                  timezone: str | None) -> None:
     """Start the sandbox in-process, sync it, build models and report (run again: incremental)."""

@@ -75,7 +75,7 @@ def new_salt() -> str:
 
 def forget_people(wh: Warehouse, requests: list[Request], *, pii_mode: str | None,
                   pii_salt: str, salt: str | None, journal_dir: Path, report: Path | None,
-                  timezone: str, lock_timeout: float, root: Path) -> Outcome:
+                  timezone: str | None, lock_timeout: float, root: Path) -> Outcome:
     out = Outcome()
     if wh.destination == "duckdb" and not Path(str(wh.duckdb_path)).is_file():
         raise click.ClickException(f"{wh.duckdb_path}: no such DuckDB file (nothing was synced "
@@ -94,7 +94,7 @@ def forget_people(wh: Warehouse, requests: list[Request], *, pii_mode: str | Non
 
 def _forget_locked(out: Outcome, wh: Warehouse, requests: list[Request], *,
                    pii_mode: str | None, pii_salt: str, salt: str | None, journal_dir: Path,
-                   report: Path | None, timezone: str, lock_timeout: float,
+                   report: Path | None, timezone: str | None, lock_timeout: float,
                    root: Path) -> Outcome:
     """Under the pipeline lock: no sync writes meanwhile (the receiver waits per batch)."""
     pipeline = build_pipeline(wh)
@@ -164,7 +164,7 @@ def _files(wh: Warehouse, person: Person) -> list[str]:
     return [f"logs: {rewritten} rewritten; dlt traces: {traces} removed"]
 
 
-def _models_and_report(wh: Warehouse, report: Path | None, timezone: str) -> list[str]:
+def _models_and_report(wh: Warehouse, report: Path | None, timezone: str | None) -> list[str]:
     """The marts rebuilt from the erased raw tables (where they were built), and the report."""
     from creator_sync.models.adapters import DESTINATIONS, open_adapter
     from creator_sync.models.runner import Params, build

@@ -31,10 +31,11 @@ from creator_sync.common.warehouse_db import (
 from creator_sync.common.warehouse_db import (
     postgres_dsn as warehouse_dsn,
 )
+from creator_sync.models.project import DEFAULT_TIMEZONE, TIMEZONE_SHOWN
 from creator_sync.pipelines.command_settings import by_key, option
 from creator_sync.pipelines.command_settings import settings as command_settings
-from creator_sync.sources.creator_platform import DEFAULTS, SOURCE_SECTION
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient, api_root
+from creator_sync.sources.creator_platform import DEFAULTS, SOURCE_SECTION, api_client
+from creator_sync.sources.creator_platform.client import api_root
 from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import AuthError, CreatorPlatformError
 from creator_sync.sources.creator_platform.payouts_path import Candidate, find_payouts_path
@@ -97,9 +98,9 @@ def _zone_answer(raw: str) -> str:
 def discover(base_url: str, client_id: str, secret: str, *, insecure: bool,
              configured_path: str | None, transport: Any = None) -> Found:
     """The checks, in order: token, `/v1/me`, sites, payouts path. Raises CreatorPlatformError."""
-    with CreatorPlatformClient(base_url, client_id, secret, insecure=insecure,
-                               max_attempts=CHECK_ATTEMPTS, timeout=CHECK_TIMEOUT_S,
-                               transport=transport) as client:
+    with api_client(base_url, client_id, secret, insecure=insecure,
+                    max_attempts=CHECK_ATTEMPTS, timeout=CHECK_TIMEOUT_S,
+                    transport=transport) as client:
         client.tokens.access_token()
         me = (client.get("/me", resource="me") or {}).get("data") or {}
         attrs = me.get("attributes") or {}
@@ -182,7 +183,7 @@ def write_settings(folder: Path, config: dict[str, dict[str, Any]],
 @option("client_id")
 @option("client_secret", help="OAuth client secret (written to .dlt/secrets.toml only).")
 @option("timezone", help="IANA zone of the reporting day and month, e.g. America/New_York "
-        "(asked on a terminal).")
+        "(asked on a terminal).", shown=TIMEZONE_SHOWN)
 @option("site_ids", multiple=True,
         help="Pin these sites (repeatable); without it every site the credential sees is synced.")
 @option("insecure")
@@ -212,7 +213,8 @@ def init_command(base_url: str | None, client_id: str | None, client_secret: str
         api_root(base, insecure=current["insecure"])
     except ValueError as exc:
         raise BadSetting(str(exc), "flag=--base-url") from None
-    zone = _checked("timezone", current["timezone"])  # before the platform is asked anything
+    # checked before the platform is asked anything; unset: the models' own default, written down
+    zone = current["timezone"] or DEFAULT_TIMEZONE
     click.echo(f"checking {base} ...")
     try:
         found = discover(base, cid, secret, insecure=current["insecure"],

@@ -22,7 +22,7 @@ from creator_sync.models.adapters import (
 from creator_sync.models.coverage import stale_after, stale_after_option
 from creator_sync.models.dbt_context import TARGET_SCHEMA
 from creator_sync.models.headline import format_headline, headline_figures_from
-from creator_sync.models.project import SQL_DIR
+from creator_sync.models.project import SQL_DIR, TIMEZONE_SHOWN
 from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.runner import (
     DEFAULT_SETTLEMENT_DELAY_DAYS,
@@ -104,7 +104,7 @@ def _build_with_dbt(warehouse: Warehouse, params: Params, run_tests: bool, where
 @click.command("models")
 @option("duckdb")
 @option("dataset")
-@option("timezone")
+@option("timezone", shown=TIMEZONE_SHOWN)
 @click.option("--settlement-delay-days", type=click.IntRange(0, 365), default=None,
               help="Days from a transaction (UTC) to when it is payable, for every site "
                    "[each site's delay observed in its payout lines, else "

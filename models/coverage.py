@@ -57,7 +57,8 @@ stale_after_option = option("stale_after_days", type=float)
 
 
 def stale_after(days: float | None = None) -> dt.timedelta:
-    """The staleness limit: `days` when given (a flag), else the configuration, else 2 days."""
+    """The staleness limit: `days` when given (a flag), else the configuration, else the
+    setting's default."""
     return dt.timedelta(days=app_setting("stale_after_days", days))
 
 

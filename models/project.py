@@ -49,6 +49,13 @@ PACKAGE_VARS: dict[str, Any] = yaml.safe_load(
     (SQL_DIR / "dbt_project.yml").read_text(encoding="utf-8"))["vars"]
 # the payout rule's delay where no payout lines show one
 DEFAULT_SETTLEMENT_DELAY_DAYS: int = PACKAGE_VARS["creator_platform_default_settlement_delay_days"]
+# the app's settings left unset (`[creator_sync] timezone`, `amounts_include_tax`: None) are
+# these, the package's own: the runner's builds and dbt's agree without the app writing them
+ZONE_VAR = "creator_platform_reporting_timezone"
+DEFAULT_TIMEZONE: str = PACKAGE_VARS[ZONE_VAR]
+DEFAULT_AMOUNTS_INCLUDE_TAX: bool = PACKAGE_VARS["creator_platform_amounts_include_tax"]
+# the zone's default as `--timezone`'s help says it: the value read here, and where it is written
+TIMEZONE_SHOWN = f"{DEFAULT_TIMEZONE}, the models' own (dbt var {ZONE_VAR})"
 
 
 @dataclass(frozen=True)

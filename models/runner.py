@@ -27,12 +27,17 @@ from creator_sync.models.dbt_context import (
     schema_of,
 )
 from creator_sync.models.headline import headline_figures
-from creator_sync.models.project import DEFAULT_SETTLEMENT_DELAY_DAYS, Project, load_project
+from creator_sync.models.project import (
+    DEFAULT_AMOUNTS_INCLUDE_TAX,
+    DEFAULT_SETTLEMENT_DELAY_DAYS,
+    DEFAULT_TIMEZONE,
+    Project,
+    load_project,
+)
 from creator_sync.models.raw_contract import SOURCE_TABLES
 from creator_sync.models.schema import ModelDoc, load_schema
 
 log = logging.getLogger("creator_sync.models")
-DEFAULT_TIMEZONE = by_key("timezone").default  # written once, in common.settings.APP_SETTINGS
 
 
 class ModelsError(RuntimeError):
@@ -42,13 +47,21 @@ class ModelsError(RuntimeError):
 @dataclass(frozen=True)
 class Params:
     """One build's parameters. `settlement_delay_days` is an override: None (the default) lets
-    each site's payout lines show its delay, falling back to DEFAULT_SETTLEMENT_DELAY_DAYS."""
+    each site's payout lines show its delay, falling back to DEFAULT_SETTLEMENT_DELAY_DAYS.
+    `timezone` and `amounts_include_tax` given as None (their app settings left unset) are the
+    package's own defaults (`vars:` of sql/dbt_project.yml, where they are written)."""
 
     dataset: str = DEFAULT_DATASET
     timezone: str = DEFAULT_TIMEZONE
     settlement_delay_days: int | None = None
     as_of: dt.date | None = None
-    amounts_include_tax: bool = by_key("amounts_include_tax").default
+    amounts_include_tax: bool = DEFAULT_AMOUNTS_INCLUDE_TAX
+
+    def __post_init__(self) -> None:
+        if self.timezone is None:
+            object.__setattr__(self, "timezone", DEFAULT_TIMEZONE)
+        if self.amounts_include_tax is None:
+            object.__setattr__(self, "amounts_include_tax", DEFAULT_AMOUNTS_INCLUDE_TAX)
 
     def validate(self) -> None:
         for key in ("dataset", "timezone"):  # each by its setting's kind
@@ -287,19 +300,20 @@ def _former_name_views(adapter: Adapter, docs: dict[str, ModelDoc]) -> None:
 def run_models(
     duckdb_path: str,
     dataset: str = DEFAULT_DATASET,
-    timezone: str = DEFAULT_TIMEZONE,
+    timezone: str | None = None,
     settlement_delay_days: int | None = None,
     as_of: dt.date | None = None,
     run_tests: bool = True,
     strict: bool = False,
     lock_timeout: float | None = 600.0,
-    amounts_include_tax: bool = by_key("amounts_include_tax").default,
+    amounts_include_tax: bool | None = None,
 ) -> BuildResult:
     """Build the models inside the DuckDB file the pipeline loaded.
 
     `settlement_delay_days` overrides the delay the payout lines show (None: observed per site,
     else DEFAULT_SETTLEMENT_DELAY_DAYS). `amounts_include_tax`: the platform's amounts include
-    sales tax (the default, as its orders show), so revenue excl. tax is amount - tax.
+    sales tax (the package's default, as its orders show), so revenue excl. tax is amount - tax.
+    `timezone` and `amounts_include_tax` None: the package's defaults (`Params`).
 
     Holds the warehouse lock of `common.locking` while it writes, so a running sync or webhook
     loader finishes its load first (up to `lock_timeout` seconds) instead of colliding with

@@ -3,7 +3,8 @@
 
 Each table is declared once where it belongs; this is where a command that drives the source
 (`sync`, `init`, `hooks`) sees both: its flags (`option`), its resolved values (`settings`), the
-unknown-key warnings of both sections and the rows of docs/setup.md.
+unknown-key warnings of both sections and the rows of docs/setup.md. The source's keys take their
+defaults from `creator_platform_source`'s def (`SOURCE_KEYS`): its table writes none.
 """
 
 from __future__ import annotations
@@ -19,11 +20,19 @@ from creator_sync.common.settings import (
     Settings,
     click_option,
     keyed,
+    with_defaults,
 )
-from creator_sync.sources.creator_platform import SOURCE_SETTINGS, api_root, source_known_keys
+from creator_sync.sources.creator_platform import (
+    SOURCE_SETTINGS,
+    api_root,
+    creator_platform_source,
+    source_known_keys,
+)
 
-SETTINGS: tuple[Setting, ...] = (*SOURCE_SETTINGS, *APP_SETTINGS)
-_BY_KEY = keyed(SOURCE_SETTINGS, APP_SETTINGS)
+# the source's table with each key's default (or `required`) as the source's def writes it
+SOURCE_KEYS: tuple[Setting, ...] = with_defaults(SOURCE_SETTINGS, creator_platform_source)
+SETTINGS: tuple[Setting, ...] = (*SOURCE_KEYS, *APP_SETTINGS)
+_BY_KEY = keyed(SOURCE_KEYS, APP_SETTINGS)
 
 
 def by_key(key: str) -> Setting:
@@ -40,7 +49,7 @@ def option(
 
 def settings(**flags: Any) -> Settings:
     """A command's settings of both tables, resolved on first read (`common.settings.Settings`)."""
-    return Settings(SOURCE_SETTINGS, APP_SETTINGS, **flags)
+    return Settings(SOURCE_KEYS, APP_SETTINGS, **flags)
 
 
 def check_base_url(conf: Settings) -> None:
@@ -69,4 +78,4 @@ def warn_unknown_keys() -> None:
 
 def setup_doc_rows() -> list[str]:
     """docs/setup.md's table of every key: the source's, then the app's."""
-    return app.setup_doc_rows(SOURCE_SETTINGS, APP_SETTINGS)
+    return app.setup_doc_rows(SOURCE_KEYS, APP_SETTINGS)

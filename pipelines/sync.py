@@ -44,7 +44,6 @@ from creator_sync.common.warehouse_db import writer_lock
 from creator_sync.sources.creator_platform import (
     RESOURCES,
     SOURCE_SECTION,
-    SOURCE_SETTINGS,
     LimiterClosed,
     Outcome,
     RateLimiter,
@@ -57,7 +56,7 @@ from creator_sync.sources.creator_platform import (
     sync_run,
 )
 
-from .command_settings import by_key, check_base_url, option, warn_unknown_keys
+from .command_settings import SOURCE_KEYS, by_key, check_base_url, option, warn_unknown_keys
 from .command_settings import settings as command_settings
 from .counts import loaded_counts, row_counts
 from .crash_repair import dedupe_appended
@@ -84,7 +83,7 @@ class SyncSettings:
     Built by `resolve_settings` (the CLI) or `sync_settings` (a host program, the tests)."""
 
     # `creator_platform_source`'s configuration arguments, by key, each checked by its kind
-    # (`SOURCE_SETTINGS`); a secret held as a `Secret`
+    # (`SOURCE_KEYS`); a secret held as a `Secret`
     source: dict[str, Any] = field(repr=False)
     warehouse: Warehouse
     checkpoint_every: float
@@ -98,7 +97,7 @@ class SyncSettings:
 
     def __post_init__(self) -> None:
         """A secret given as text (a test, a host program) is held as a `Secret` all the same."""
-        for item in SOURCE_SETTINGS:
+        for item in SOURCE_KEYS:
             value = self.source.get(item.key)
             if item.secret and not isinstance(value, Secret):
                 self.source[item.key] = Secret(value or "")
@@ -113,15 +112,15 @@ def sync_settings(*, warehouse: Warehouse, full_refresh: bool = False, verify: b
                   **values: Any) -> SyncSettings:
     """`SyncSettings` from a host program's values by key (`base_url=...`, `page_size=...`,
     `checkpoint_every=...`: the demo, the tests), each checked once by its kind (a `Secret` is
-    taken as it is), each setting not given at its table's default."""
-    unknown = set(values) - {s.key for s in SOURCE_SETTINGS} - set(SYNC_KEYS)
+    taken as it is), each setting not given at its default (a source key's: the def's)."""
+    unknown = set(values) - {s.key for s in SOURCE_KEYS} - set(SYNC_KEYS)
     if unknown:
         raise TypeError(f"not settings of a sync: {', '.join(sorted(unknown))}")
     pick = {item.key: values[item.key] if isinstance(values.get(item.key), Secret)
             else checked(item, values.get(item.key), f"argument={item.key}")
-            for item in (*SOURCE_SETTINGS, *(by_key(key) for key in SYNC_KEYS))}
+            for item in (*SOURCE_KEYS, *(by_key(key) for key in SYNC_KEYS))}
     return SyncSettings(
-        source={item.key: pick[item.key] for item in SOURCE_SETTINGS},
+        source={item.key: pick[item.key] for item in SOURCE_KEYS},
         **{key: pick[key] for key in SYNC_KEYS}, warehouse=warehouse,
         full_refresh=full_refresh, verify=verify, lock_timeout=lock_timeout,
         lookback_days=lookback_days or {},
@@ -161,7 +160,7 @@ def resolve_settings(**flags: Any) -> SyncSettings:
     full_refresh = bool(flags.pop("full_refresh", False))
     lock_timeout = float(flags.pop("lock_timeout", 0) or 0)
     conf = command_settings(**flags)
-    values = {item.key: conf[item.key] for item in SOURCE_SETTINGS}
+    values = {item.key: conf[item.key] for item in SOURCE_KEYS}
     if not values["base_url"]:
         raise BadSetting("no base URL: run `creator-sync init` once, or pass --base-url or set "
                          "base_url", f"key={SOURCE_SECTION}.base_url")

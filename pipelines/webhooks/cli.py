@@ -42,7 +42,7 @@ def _settings(ctx: click.Context) -> Settings:
 
 @contextmanager
 def _api(ctx: click.Context) -> Iterator[object]:
-    from creator_sync.sources.creator_platform import CreatorPlatformClient, CreatorPlatformError
+    from creator_sync.sources.creator_platform import CreatorPlatformError, api_client
 
     warn_unknown_keys()
     settings = _settings(ctx)
@@ -57,7 +57,7 @@ def _api(ctx: click.Context) -> Iterator[object]:
         )
     check_base_url(settings)  # naming the flag, variable or key
     try:  # the retry settings as `sync` reads them; each retry of a failure is a line on stderr
-        client = CreatorPlatformClient(
+        client = api_client(
             base_url, client_id or "", client_secret or "", insecure=insecure,
             max_attempts=settings["max_attempts"], backoff_initial=settings["backoff_initial"],
             timeout=settings["timeout"])

@@ -7,6 +7,7 @@ from typing import Any
 
 from creator_sync.pipelines.webhooks.events import event_spec
 from creator_sync.sources.creator_platform import (
+    DEFAULTS,
     RESOURCES,
     ApiError,
     CreatorPlatformClient,
@@ -78,7 +79,8 @@ def create_hook(
 def site_ids(api: CreatorPlatformClient, *, client_id: str = "") -> list[str]:
     """Every site the credential sees (a hook belongs to one site)."""
     try:
-        return [str(site["id"]) for page in iter_pages(api, RESOURCES["sites"], {})
+        pages = iter_pages(api, RESOURCES["sites"], {}, page_size=DEFAULTS.page_size)
+        return [str(site["id"]) for page in pages
                 for site in page.data if isinstance(site, dict) and site.get("id") is not None]
     except ApiError as exc:
         raise explain(exc, "listing the sites", None, client_id) from None
@@ -144,7 +146,7 @@ def list_hooks(
     params = {"filter[site_id]": site_id} if site_id else {}
     try:
         return [
-            hook for page in iter_pages(api, RESOURCES["hooks"], params) for hook in page.data
+            hook for page in iter_pages(api, RESOURCES["hooks"], params, page_size=DEFAULTS.page_size) for hook in page.data
         ]
     except ApiError as exc:
         raise explain(exc, "listing hooks", None, client_id) from None

@@ -18,12 +18,12 @@ from .auth import Secret, TokenManager
 from .checkpoint import is_done, place_of
 from .client import CreatorPlatformClient, api_root, is_loopback
 from .config import (
-    DEFAULTS,
     SOURCE_SECTION,
     SOURCE_SETTINGS,
     lookback_days,
     source_known_keys,
 )
+from .defaults import DEFAULTS, api_client
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import RESOURCES, SOURCE_NAME, TYPES, type_info
 from .errors import (
@@ -81,6 +81,7 @@ __all__ = [
     "SourceOptions",
     "SyncRun",
     "TokenManager",
+    "api_client",
     "api_root",
     "apply_pii",
     "child_marker",

@@ -2,7 +2,7 @@
 
 Usable outside dlt (the webhooks CLI uses it for POST /v1/hooks):
 
-    with CreatorPlatformClient(base_url, client_id, Secret(secret)) as api:
+    with api_client(base_url, client_id, Secret(secret)) as api:  # the source's defaults
         doc = api.get("/contacts", params={"filter[site_id]": "1"}, resource="contacts")
         api.post("/hooks", json={...}, resource="hooks")
 
@@ -33,7 +33,6 @@ import orjson
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
 from .auth import Secret, TokenManager
-from .config import DEFAULTS
 from .errors import ApiError, AuthError, BadResponseError, CreatorPlatformError, safe_url
 from .httppool import pooled_transport
 from .ratelimit import LimiterClosed, RateLimiter
@@ -130,7 +129,10 @@ def _error_detail(body: bytes) -> tuple[str | None, str | None]:
 
 
 class CreatorPlatformClient:
-    """One per run: a pooled, thread-safe client with retries, pacing and token management."""
+    """One per run: a pooled, thread-safe client with retries, pacing and token management.
+
+    The source's knobs (`Setting.client`) have no default here: the source passes its
+    arguments, anything else the source's defaults (`defaults.api_client`)."""
 
     def __init__(
         self,
@@ -138,16 +140,16 @@ class CreatorPlatformClient:
         client_id: str,
         client_secret: Secret | str,
         *,
-        rate_limit: float | None = None,
-        adaptive_rate: bool = DEFAULTS.adaptive_rate,
+        rate_limit: float | None,
+        adaptive_rate: bool,
+        concurrency: int,
+        detail_concurrency: int,
+        timeout: float,
+        max_attempts: int,
+        backoff_initial: float,
+        insecure: bool,
         throttle_patience: float = 600.0,
-        concurrency: int = DEFAULTS.concurrency,
-        detail_concurrency: int = DEFAULTS.detail_concurrency,
-        timeout: float = DEFAULTS.timeout,
-        max_attempts: int = DEFAULTS.max_attempts,
-        backoff_initial: float = DEFAULTS.backoff_initial,
         backoff_max: float = 20.0,
-        insecure: bool = False,
         verify: bool = True,
         stats: RunStats | None = None,
         transport: httpx.BaseTransport | None = None,

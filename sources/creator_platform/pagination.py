@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import Any
 
 from .client import CreatorPlatformClient
-from .config import DEFAULTS
 from .endpoints import ListOrder, Resource
 from .errors import ApiError, BadResponseError, PaginationError
 from .ratelimit import LimiterClosed
@@ -161,7 +160,7 @@ def iter_pages(
     resource: Resource,
     params: Mapping[str, Any],
     *,
-    page_size: int | None = DEFAULTS.page_size,
+    page_size: int | None,
     concurrency: int | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
@@ -333,7 +332,7 @@ def iter_window(
     order: ListOrder,
     field: str,
     since: datetime,
-    page_size: int | None = DEFAULTS.page_size,
+    page_size: int | None,
     max_pages: int = DEFAULT_MAX_PAGES,
     on_end: Callable[[Page], None] | None = None,
 ) -> Iterator[Page]:

@@ -161,3 +161,29 @@ def test_a_healthy_sync_builds_without_a_missing_table_line(tmp_path, sandbox_ra
     built = CliRunner().invoke(main, ["models", "--duckdb", str(path)])
     assert built.exit_code == 0, built.output
     assert "raw tables not loaded (treated as empty): transactions\n" in built.output
+
+
+def test_an_unset_zone_and_tax_rule_are_the_packages_own(raw_db, monkeypatch, tmp_path) -> None:
+    """Issue 41: the reporting zone and the tax rule are written once, as the dbt package's vars
+    (sql/dbt_project.yml); the app's settings have no default of their own, and a plain `models`
+    (no flag, no variable, no file) builds with the package's: UTC, amounts including tax."""
+    from creator_sync.common.settings import Settings, by_key
+    from creator_sync.models.project import PACKAGE_VARS
+    from creator_sync.models.runner import Params
+
+    assert by_key("timezone").default is None and by_key("amounts_include_tax").default is None
+    assert "creator_platform_reporting_timezone" in by_key("timezone").default_text
+    zone = PACKAGE_VARS["creator_platform_reporting_timezone"]
+    assert zone == "UTC" and PACKAGE_VARS["creator_platform_amounts_include_tax"] is True
+    for var in ("CREATOR_SYNC__TIMEZONE", "CREATOR_SYNC__AMOUNTS_INCLUDE_TAX"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert Settings()["timezone"] is None
+    assert Params(timezone=None, amounts_include_tax=None) == Params()
+    assert (Params().timezone, Params().amounts_include_tax) == ("UTC", True)
+    path = raw_db(known_answer_rows())
+    result = CliRunner().invoke(main, ["models", "--duckdb", path, "--as-of", "2024-03-31"])
+    assert result.exit_code == 0, result.output
+    assert "(timezone UTC," in result.output
+    (row,) = fetch_dicts(path, "select timezone, amounts_include_tax from analytics.build_metadata")
+    assert row == {"timezone": "UTC", "amounts_include_tax": True}

@@ -12,8 +12,9 @@ import httpx
 
 from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import SyncSettings, run_sync, sync_settings
+from creator_sync.sources.creator_platform import CreatorPlatformClient
+from creator_sync.sources.creator_platform import api_client as source_client
 from creator_sync.sources.creator_platform.auth import Secret
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.pagination import total_count
 
 CLIENT_ID = "sandbox"
@@ -66,7 +67,7 @@ def query(db: Path | str, sql: str, *args: Any) -> list[tuple]:
 
 
 def api_client(sandbox: Any) -> CreatorPlatformClient:
-    return CreatorPlatformClient(sandbox.base_url, CLIENT_ID, Secret(CLIENT_SECRET))
+    return source_client(sandbox.base_url, CLIENT_ID, Secret(CLIENT_SECRET))
 
 
 def api_total(client: CreatorPlatformClient, path: str, site: str | None, page_size: bool = True) -> int:

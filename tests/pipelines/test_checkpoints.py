@@ -530,7 +530,7 @@ def test_a_closed_session_sends_nothing_more():
     5 minutes at 100/min) nor by fetching a new token."""
     import pytest
 
-    from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+    from creator_sync.sources.creator_platform import api_client
     from creator_sync.sources.creator_platform.ratelimit import LimiterClosed
 
     sent: list[str] = []
@@ -547,8 +547,8 @@ def test_a_closed_session_sends_nothing_more():
 
     from creator_sync.sources.creator_platform import Secret
 
-    client = CreatorPlatformClient("https://platform.test", CLIENT_ID, Secret(CLIENT_SECRET),
-                                   transport=httpx.MockTransport(answer))
+    client = api_client("https://platform.test", CLIENT_ID, Secret(CLIENT_SECRET),
+                        transport=httpx.MockTransport(answer))
     client.get("/products")
     assert any(p.endswith("/products") for p in sent)
     client.close()

@@ -1,10 +1,11 @@
 """Issue 41 point 2: `creator_platform_source` is written out, as dlt verified sources are: its
-parameters, their defaults and its docstring are in its `def`. The source's settings table
-(`config.SOURCE_SETTINGS`) is what the def, the CLI's flags and docs/setup.md are checked
-against (here, and tests/test_setup_doc.py): every key is a parameter with the table's default,
-and every parameter a key or one of the arguments that are not configuration. A user's call
-resolves them from config and environment like a dlt verified source, and a bad value gives the
-CLI's one line."""
+parameters, their defaults and its docstring are in its `def`, the one place a source default is
+written. The source's settings table (`config.SOURCE_SETTINGS`: kind, flag, help, secret) is what
+the def, the CLI's flags and docs/setup.md are checked against (here, and tests/test_setup_doc.py):
+every key is a parameter whose default its kind accepts, and every parameter a key or one of the
+arguments that are not configuration; the CLI and the docs take each default from the def. A
+user's call resolves them from config and environment like a dlt verified source, and a bad value
+gives the CLI's one line."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ import typing
 from pathlib import Path
 
 import pytest
-from dlt.common.typing import TSecretStrValue
+from dlt.common.typing import ConfigValueSentinel, TSecretStrValue
 from pipeline_fakes import FAKE_SECRET
 
-from creator_sync.pipelines.command_settings import SETTINGS
+from creator_sync.pipelines.command_settings import SETTINGS, SOURCE_KEYS
 from creator_sync.pipelines.factory import resolve_warehouse
 from creator_sync.pipelines.sync import SYNC_KEYS, SyncSettings, source_arguments, sync_settings
 from creator_sync.sources.creator_platform import (
@@ -43,7 +44,7 @@ WAREHOUSE_FACTS = {"kept_tables", "webhook_written_keys"}
 PARAMETERS = inspect.signature(creator_platform_source).parameters
 
 
-def test_every_key_is_a_parameter_with_its_default_and_every_parameter_a_key():
+def test_every_key_is_a_parameter_whose_default_its_kind_accepts_and_every_parameter_a_key():
     assert list(PARAMETERS) == [s.key for s in SOURCE_SETTINGS] + NOT_CONFIGURATION
     # the keys the unknown-key warning knows are exactly the source's configured arguments
     assert source_known_keys()[SOURCE_SECTION] == (
@@ -51,11 +52,12 @@ def test_every_key_is_a_parameter_with_its_default_and_every_parameter_a_key():
     hints = typing.get_type_hints(creator_platform_source, include_extras=True)
     for item in SOURCE_SETTINGS:
         default = PARAMETERS[item.key].default
-        if item.required:
+        if isinstance(default, ConfigValueSentinel):  # required: dlt injects it
             marker = "dlt.secrets.value" if item.secret else "dlt.config.value"
             assert marker in repr(default), item.key
-        else:
-            assert default == item.default and type(default) is type(item.default), item.key
+        elif default is not None:  # the kind takes the def's default as it is
+            checked = item.check(default)
+            assert checked == default and type(checked) is type(default), item.key
         # the type dlt coerces a configured value to is the kind's (a secret: dlt's secret str)
         annotation = hints[item.key]
         wanted = item.check.annotation
@@ -64,6 +66,37 @@ def test_every_key_is_a_parameter_with_its_default_and_every_parameter_a_key():
             assert TSecretStrValue in (annotation, *args), item.key
         else:
             assert annotation == wanted or wanted in args, (item.key, annotation, wanted)
+
+
+def test_each_default_is_written_once_in_the_def():
+    """The table writes no default and no `required`; the CLI's settings, its `--help` and
+    docs/setup.md's rows take each from the def's signature."""
+    assert all(item.default is None and not item.required for item in SOURCE_SETTINGS)
+    for item in SOURCE_KEYS:
+        default = PARAMETERS[item.key].default
+        assert item.required == isinstance(default, ConfigValueSentinel), item.key
+        if not item.required:
+            assert item.default == default and type(item.default) is type(default), item.key
+    from creator_sync.pipelines.sync import sync_command
+
+    helps = {param.name: param.help for param in sync_command.params}
+    assert "; default 100;" in helps["page_size"] and "; default 16;" in helps["detail_concurrency"]
+    assert "[config sources.creator_platform.base_url; required]" in helps["base_url"]
+    # nothing below the source holds a default of its own: the client and the listings take
+    # every knob from their caller (the source, else `api_client` with the def's defaults)
+    from creator_sync.sources.creator_platform import CreatorPlatformClient, api_client, iter_pages
+    from creator_sync.sources.creator_platform.pagination import iter_window
+
+    knobs = inspect.signature(CreatorPlatformClient).parameters
+    for item in SOURCE_SETTINGS:
+        if item.client:
+            assert knobs[item.key].default is inspect.Parameter.empty, item.key
+    for function in (iter_pages, iter_window):
+        assert inspect.signature(function).parameters["page_size"].default is inspect.Parameter.empty
+    with api_client("http://127.0.0.1:9", "cid", "secret", max_attempts=3) as client:
+        assert client.concurrency == PARAMETERS["concurrency"].default
+        assert client.detail_concurrency == PARAMETERS["detail_concurrency"].default
+        assert client.max_attempts == 3
 
 
 def test_the_def_is_written_out():
@@ -100,7 +133,7 @@ def test_the_cli_flags_are_the_tables():
 def test_the_carriers_are_plain_dataclasses():
     """SourceOptions and SyncSettings are ordinary dataclasses; neither writes a setting's
     default again (the source builds SourceOptions from checked values; `sync_settings` takes
-    the tables' defaults)."""
+    the def's defaults)."""
     import dataclasses
 
     for cls in (SourceOptions, SyncSettings):
@@ -112,7 +145,9 @@ def test_the_carriers_are_plain_dataclasses():
     settings = sync_settings(warehouse=resolve_warehouse(duckdb="/tmp/x.duckdb"))
     for item in SOURCE_SETTINGS:
         value = settings.source[item.key]
-        assert (value.reveal() or None if isinstance(value, Secret) else value) == item.default
+        default = PARAMETERS[item.key].default
+        wanted = None if isinstance(default, ConfigValueSentinel) else default
+        assert (value.reveal() or None if isinstance(value, Secret) else value) == wanted
     with pytest.raises(Exception, match=r"page_size must be a whole number .* \[argument=page_size\]"):
         sync_settings(warehouse=settings.warehouse, page_size=0)
 

@@ -8,6 +8,7 @@ import httpx
 import pytest
 from fakeapi import FakeApi, record
 
+from creator_sync.sources.creator_platform import api_client
 from creator_sync.sources.creator_platform.auth import Secret
 from creator_sync.sources.creator_platform.client import (
     CreatorPlatformClient,
@@ -23,7 +24,7 @@ SECRET = "s3cret-value"
 def make(api: FakeApi, **kw) -> CreatorPlatformClient:
     kw.setdefault("backoff_initial", 0.001)
     kw.setdefault("max_attempts", 4)
-    return CreatorPlatformClient("http://127.0.0.1:9", "cid", Secret(SECRET), transport=api.transport(), **kw)
+    return api_client("http://127.0.0.1:9", "cid", Secret(SECRET), transport=api.transport(), **kw)
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_short_lived_tokens_are_not_refreshed_on_every_call(api):
 
 
 def test_wrong_secret_fails_clearly_without_leaking(api):
-    client = CreatorPlatformClient("http://127.0.0.1:9", "cid", Secret("wrong-secret-xyz"),
+    client = api_client("http://127.0.0.1:9", "cid", Secret("wrong-secret-xyz"),
                                    transport=api.transport(), backoff_initial=0.001)
     with pytest.raises(AuthError) as err:
         client.get("/contacts", resource="contacts")

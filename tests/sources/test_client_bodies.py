@@ -10,8 +10,8 @@ import httpx
 import orjson
 import pytest
 
+from creator_sync.sources.creator_platform import CreatorPlatformClient, api_client
 from creator_sync.sources.creator_platform.auth import Secret
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.errors import AuthError
 
 PAGE = (b'{"data": [{"id": "1", "type": "customers", "attributes": '
@@ -19,9 +19,9 @@ PAGE = (b'{"data": [{"id": "1", "type": "customers", "attributes": '
 
 
 def _client(handler) -> CreatorPlatformClient:
-    return CreatorPlatformClient("http://127.0.0.1:9", "cid", Secret("s3cret"),
-                                 transport=httpx.MockTransport(handler), backoff_initial=0.001,
-                                 max_attempts=2)
+    return api_client("http://127.0.0.1:9", "cid", Secret("s3cret"),
+                      transport=httpx.MockTransport(handler), backoff_initial=0.001,
+                      max_attempts=2)
 
 
 def _token(request: httpx.Request) -> httpx.Response | None:

@@ -18,8 +18,8 @@ import jwt
 import pytest
 import vcr
 
+from creator_sync.sources.creator_platform import CreatorPlatformClient, api_client
 from creator_sync.sources.creator_platform.auth import Secret
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import ApiError
 from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
@@ -82,7 +82,7 @@ def cassette(name: str, **sandbox_options) -> Iterator[str]:
 
 def client(base: str, concurrency: int = 1) -> CreatorPlatformClient:
     # concurrency 1: the request order is the same when recording and replaying
-    return CreatorPlatformClient(base, "sandbox", Secret(SECRET), concurrency=concurrency, backoff_initial=0.01)
+    return api_client(base, "sandbox", Secret(SECRET), concurrency=concurrency, backoff_initial=0.01)
 
 
 def test_cassettes_hold_no_secret_or_live_token():

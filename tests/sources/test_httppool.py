@@ -8,7 +8,7 @@ from typing import Any
 
 import httpcore
 
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform import api_client
 from creator_sync.sources.creator_platform.httppool import LinearPool
 
 ORIGINS = ("a", "b")
@@ -87,7 +87,7 @@ def test_the_clients_pool_asks_each_idle_connection_a_bounded_number_of_times() 
     """httpcore's pool asks every connection `is_idle` once per idle connection (20 idle
     connections: 400 questions per request, twice per request); the client's asks each a
     few times."""
-    client = CreatorPlatformClient("http://127.0.0.1:1", client_id="x", client_secret="y")
+    client = api_client("http://127.0.0.1:1", client_id="x", client_secret="y")
     try:
         pool = client._http._transport._pool
         assert type(pool) is LinearPool

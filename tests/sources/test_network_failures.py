@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform import api_client
 from creator_sync.sources.creator_platform.errors import CreatorPlatformError
 
 
 def _fail(base_url: str, attempts: int = 4) -> tuple[CreatorPlatformError, float, int]:
-    client = CreatorPlatformClient(base_url, "sandbox", "sandbox-secret",
-                                   max_attempts=attempts, backoff_initial=0.2)
+    client = api_client(base_url, "sandbox", "sandbox-secret",
+                        max_attempts=attempts, backoff_initial=0.2)
     started = time.monotonic()
     try:
         with pytest.raises(CreatorPlatformError) as err:
@@ -80,8 +80,8 @@ def test_every_retry_of_a_failure_is_one_line(silent, caplog):
     import logging
 
     caplog.set_level(logging.WARNING, logger="creator_sync.retries")
-    client = CreatorPlatformClient(silent.url, "sandbox", "sandbox-secret", max_attempts=3,
-                                   backoff_initial=0.2, timeout=0.3)
+    client = api_client(silent.url, "sandbox", "sandbox-secret", max_attempts=3,
+                        backoff_initial=0.2, timeout=0.3)
     try:
         with pytest.raises(CreatorPlatformError) as err:
             client.tokens.access_token()
@@ -103,8 +103,8 @@ def test_the_token_endpoint_gives_up_within_its_patience(silent, monkeypatch):
     # the default patience is under a minute; the same rule, scaled down for a test
     assert client_module.TOKEN_PATIENCE_S <= 60
     monkeypatch.setattr(client_module, "TOKEN_PATIENCE_S", 2.5)
-    client = CreatorPlatformClient(silent.url, "sandbox", "sandbox-secret", timeout=30.0,
-                                   max_attempts=8, backoff_initial=0.2)
+    client = api_client(silent.url, "sandbox", "sandbox-secret", timeout=30.0,
+                        max_attempts=8, backoff_initial=0.2)
     started = time.monotonic()
     try:
         with pytest.raises(CreatorPlatformError):
@@ -128,8 +128,8 @@ def test_a_retry_after_beyond_the_token_patience_gives_up_at_once_naming_it():
         return httpx.Response(503, headers={"Retry-After": "120"},
                               json={"errors": [{"status": "503", "title": "Unavailable"}]})
 
-    client = CreatorPlatformClient("http://127.0.0.1:9", "sandbox", "sandbox-secret",
-                                   transport=httpx.MockTransport(maintenance))
+    client = api_client("http://127.0.0.1:9", "sandbox", "sandbox-secret",
+                        transport=httpx.MockTransport(maintenance))
     started = time.monotonic()
     try:
         with pytest.raises(CreatorPlatformError) as err:

@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 from fakeapi import FakeApi, record
 
+from creator_sync.sources.creator_platform import CreatorPlatformClient, api_client
 from creator_sync.sources.creator_platform.auth import Secret
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.endpoints import RESOURCES
 from creator_sync.sources.creator_platform.errors import BadResponseError, PaginationError
 from creator_sync.sources.creator_platform.pagination import iter_pages, total_pages
 
 
 def client_for(api: FakeApi, concurrency: int = 4) -> CreatorPlatformClient:
-    return CreatorPlatformClient("http://127.0.0.1:9", api.client_id, Secret(api.client_secret),
-                                 transport=api.transport(), concurrency=concurrency, backoff_initial=0.001)
+    return api_client("http://127.0.0.1:9", api.client_id, Secret(api.client_secret),
+                      transport=api.transport(), concurrency=concurrency, backoff_initial=0.001)
 
 
 def contacts_api(n: int) -> FakeApi:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform import api_client
 from creator_sync.sources.creator_platform.payouts_path import (
     Candidate,
     find_payouts_path,
@@ -39,7 +39,7 @@ def test_processor_words_compare_names_normalised() -> None:
 
 def test_the_processor_in_transactions_names_the_brand_of_a_loopback_sandbox(sandbox_factory):
     handle = sandbox_factory(brand="acme", sites=1)
-    with CreatorPlatformClient(handle.base_url, "sandbox", "sandbox-secret") as client:
+    with api_client(handle.base_url, "sandbox", "sandbox-secret") as client:
         client.tokens.access_token()
         before = client.stats.requests
         found = find_payouts_path(client, SITE)
@@ -52,7 +52,7 @@ def test_the_processor_in_transactions_names_the_brand_of_a_loopback_sandbox(san
 
 def test_the_default_sandbox_is_found_at_the_base_specs_path(sandbox_factory):
     handle = sandbox_factory(sites=1)  # brand `platform`: transactions name platform_payments
-    with CreatorPlatformClient(handle.base_url, "sandbox", "sandbox-secret") as client:
+    with api_client(handle.base_url, "sandbox", "sandbox-secret") as client:
         found = find_payouts_path(client, SITE)
     assert found.path == "/platform_payments_payouts"
 
@@ -77,8 +77,8 @@ def _api(served: str, requests: list[str]) -> httpx.MockTransport:
 
 def test_the_host_is_tried_first_and_one_request_confirms_it():
     requests: list[str] = []
-    with CreatorPlatformClient("https://api.zeta.com", "id", "secret",
-                               transport=_api("/zeta_payments_payouts", requests)) as client:
+    with api_client("https://api.zeta.com", "id", "secret",
+                    transport=_api("/zeta_payments_payouts", requests)) as client:
         found = find_payouts_path(client, SITE)
     assert found.path == "/zeta_payments_payouts" and found.source == "the API host name"
     assert [p for p in requests if "oauth" not in p] == ["/v1/zeta_payments_payouts"]
@@ -86,16 +86,16 @@ def test_the_host_is_tried_first_and_one_request_confirms_it():
 
 def test_a_configured_path_is_checked_first():
     requests: list[str] = []
-    with CreatorPlatformClient("https://api.zeta.com", "id", "secret",
-                               transport=_api("/custom_payouts", requests)) as client:
+    with api_client("https://api.zeta.com", "id", "secret",
+                    transport=_api("/custom_payouts", requests)) as client:
         found = find_payouts_path(client, SITE, first=[Candidate("/custom_payouts", "yours")])
     assert (found.path, found.source) == ("/custom_payouts", "yours")
 
 
 def test_the_base_specs_word_comes_last():
     requests: list[str] = []
-    with CreatorPlatformClient("https://api.zeta.com", "id", "secret",
-                               transport=_api("/platform_payments_payouts", requests)) as client:
+    with api_client("https://api.zeta.com", "id", "secret",
+                    transport=_api("/platform_payments_payouts", requests)) as client:
         found = find_payouts_path(client, SITE)
     assert (found.path, found.source) == ("/platform_payments_payouts", "the base spec's word")
     assert [p for p in requests if "oauth" not in p] == [
@@ -104,8 +104,8 @@ def test_the_base_specs_word_comes_last():
 
 def test_every_candidate_answering_404_finds_nothing():
     requests: list[str] = []
-    with CreatorPlatformClient("https://api.zeta.com", "id", "secret",
-                               transport=_api("/nowhere", requests)) as client:
+    with api_client("https://api.zeta.com", "id", "secret",
+                    transport=_api("/nowhere", requests)) as client:
         found = find_payouts_path(client, SITE)
     assert found.path is None
     assert found.tried == ("/zeta_payments_payouts", "/platform_payments_payouts")

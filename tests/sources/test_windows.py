@@ -10,8 +10,8 @@ import httpx
 import orjson
 from fakeapi import DATE, FakeApi, record
 
+from creator_sync.sources.creator_platform import CreatorPlatformClient, api_client
 from creator_sync.sources.creator_platform.auth import Secret
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
 from creator_sync.sources.creator_platform.details import detail_gate, read_detail, save_gate
 from creator_sync.sources.creator_platform.endpoints import DAY_S, RECENT_LOOKBACK_S, RESOURCES
 from creator_sync.sources.creator_platform.incremental import advance, plan
@@ -22,8 +22,8 @@ T0 = datetime(2025, 6, 1, 0, 0, tzinfo=UTC)
 
 
 def client_for(api: FakeApi) -> CreatorPlatformClient:
-    return CreatorPlatformClient("http://127.0.0.1:9", api.client_id, Secret(api.client_secret),
-                                 transport=api.transport(), backoff_initial=0.001)
+    return api_client("http://127.0.0.1:9", api.client_id, Secret(api.client_secret),
+                      transport=api.transport(), backoff_initial=0.001)
 
 
 def _iso(dt: datetime) -> str:
@@ -217,7 +217,8 @@ def test_a_full_last_page_whose_total_is_all_read_ends_the_listing():
                                        "records": 4}}
     api.max_page_size = 4
     with client_for(api) as client:
-        pages = list(iter_pages(client, RESOURCES["payouts"], {"filter[site_id]": "1"}))
+        pages = list(iter_pages(client, RESOURCES["payouts"], {"filter[site_id]": "1"},
+                                page_size=100))
     assert [p.number for p in pages] == [1]
     assert len(list_requests(api, "platform_payments_payouts")) == 1
 

@@ -197,7 +197,7 @@ def test_push_lands_before_pull_and_pull_duplicates_nothing(sandbox_factory, tmp
 
 
 def _site_ids(handle) -> list[str]:
-    from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+    from creator_sync.sources.creator_platform import api_client
 
-    with CreatorPlatformClient(handle.base_url, "sandbox", "sandbox-secret") as api:
+    with api_client(handle.base_url, "sandbox", "sandbox-secret") as api:
         return [site["id"] for site in api.get("/sites")["data"]]

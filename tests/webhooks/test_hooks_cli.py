@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from creator_sync.cli import main
 from creator_sync.sandbox.testing import start_sandbox
-from creator_sync.sources.creator_platform.client import CreatorPlatformClient
+from creator_sync.sources.creator_platform import api_client
 
 TARGET = "https://hooks.example.com/hooks/cli-secret-0123456789"
 
@@ -17,7 +17,7 @@ TARGET = "https://hooks.example.com/hooks/cli-secret-0123456789"
 def api():
     handle = start_sandbox(scale="tiny", sites=2, seed=7)
     try:
-        with CreatorPlatformClient(handle.base_url, "sandbox", "sandbox-secret") as client:
+        with api_client(handle.base_url, "sandbox", "sandbox-secret") as client:
             sites = [s["id"] for s in client.get("/sites")["data"]]
         yield handle.base_url, sites
     finally:
