@@ -281,6 +281,7 @@ class SyncRun:
     extract_started: datetime
     closed: bool = False
     deletions: Any = field(default=None, repr=False)  # `deletions.Deletions` of this run
+    bookkeeping: Any = field(default=None, repr=False)  # `bookkeeping.Bookkeeping` of this run
 
     def close(self) -> None:
         """Revoke the session and release connections (once; later calls do nothing)."""
