@@ -17,7 +17,7 @@ from typing import Any
 
 import dlt
 
-from creator_sync.sources.creator_platform import sync_run
+from creator_sync.sources.creator_platform import BOOKKEEPING_NAMES, sync_run
 
 from . import erasure_log
 from .erasure import PEOPLE_TABLES, any_deleted, erase_people
@@ -68,19 +68,35 @@ def finish_sync(
             trace = pipeline.last_trace
             load_info = trace.last_load_info if trace is not None else None
         load_ids = list(load_info.loads_ids) if load_info is not None else []
+        data_loads = _data_loads(load_info, load_ids)
         report = run.report
         deleted, erased = dict(report.deleted), dict(report.erased)
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
-            # only a load can have overwritten a delivery
-            restored = restore_pushes(pipeline, run.extract_started) if load_ids else {}
+            # only a load of data can have overwritten a delivery
+            restored = restore_pushes(pipeline, run.extract_started) if data_loads else {}
             if restored and getattr(run.deletions, "erase", False):
                 for table, count in _erase_restored(pipeline).items():
                     erased[table] = erased.get(table, 0) + count
-            for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
+            for table, count in _erase_returning(pipeline, data_loads, erasure_salt).items():
                 erased[table] = erased.get(table, 0) + count
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)
+
+
+def _data_loads(load_info: Any, load_ids: list[str]) -> list[str]:
+    """The loads of `load_ids` that wrote a data table: only they can have overwritten a
+    delivery or brought back a person `forget` erased (a nothing-new run loads its bookkeeping
+    alone, `sync_resources`). All of them when the load info does not list its jobs."""
+    packages = {p.load_id: p for p in getattr(load_info, "load_packages", None) or ()}
+    out = []
+    for load_id in load_ids:
+        package = packages.get(load_id)
+        tables = {job.job_file_info.table_name for jobs in (package.jobs.values() if package else ())
+                  for job in jobs}
+        if not tables or any(t not in BOOKKEEPING_NAMES and not t.startswith("_dlt") for t in tables):
+            out.append(load_id)
+    return out
 
 
 def _erase_restored(pipeline: dlt.Pipeline) -> dict[str, int]:

@@ -232,3 +232,18 @@ def test_a_warehouse_an_earlier_version_wrote_is_taken_over_with_its_rows(sandbo
     run(resources=["products", "payouts"])  # and the run after: a table dlt knows
     rows = {r[0]: r[1] for r in query(db, f"select resource, status from {DATASET}.sync_resources")}
     assert rows == {"products": "synced", "payouts": "synced", "courses": "synced"}
+
+
+def test_only_a_load_of_data_sends_finish_sync_to_restore_pushes(tmp_path: Path) -> None:
+    """A nothing-new run loads its bookkeeping alone: no delivery can have been overwritten,
+    nobody `forget` erased brought back, so `finish_sync` skips those reads."""
+    from creator_sync.pipelines.postload import _data_loads
+
+    pipeline = dlt.pipeline("loads", destination=dlt.destinations.duckdb(str(tmp_path / "l.duckdb")),
+                            dataset_name=DATASET, pipelines_dir=str(tmp_path / "pipelines"))
+    books = pipeline.run([{"resource": "orders", "status": "synced"}], table_name="sync_resources")
+    assert books.loads_ids and _data_loads(books, books.loads_ids) == []
+    data = pipeline.run([{"id": "o1"}], table_name="orders")
+    assert _data_loads(data, data.loads_ids) == data.loads_ids
+    # a load info that lists no jobs (the CLI's "nothing loaded", a host's own): every load
+    assert _data_loads(None, ["1"]) == ["1"]
