@@ -17,6 +17,8 @@ by plain SQL, unknown to dlt) is taken over by the next plain run, its rows kept
 
 from __future__ import annotations
 
+import sys
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,10 +28,13 @@ import duckdb
 import httpx
 import pytest
 from cli_run import SANDBOX_ID, run_cli
-from sandbox_helpers import CLIENT_SECRET, query, snapshot
+from sandbox_helpers import CLIENT_SECRET, snapshot
 
 from creator_sync.sandbox.testing import start_sandbox
 from creator_sync.sources.creator_platform import creator_platform_source
+
+sys.path.append(str(Path(__file__).resolve().parents[1] / "models"))
+from pg_helpers import postgres_dsn  # noqa: F401  (the session fixture, registered here)
 
 DATASET = "creator_platform"
 NOW = "2026-03-01T12:00:00Z"
@@ -179,59 +184,72 @@ LEGACY_TABLES = {  # as the SQL writers of earlier versions created them
 EARLIER = datetime(2026, 2, 1, 9, 30, tzinfo=UTC)
 
 
-def test_a_warehouse_an_earlier_version_wrote_is_taken_over_with_its_rows(sandbox: Any,
-                                                                         tmp_path: Path) -> None:
-    db = tmp_path / "plain.duckdb"
-    pipeline = dlt.pipeline("plain", destination=dlt.destinations.duckdb(str(db)),
-                            dataset_name=DATASET, pipelines_dir=str(tmp_path / "pipelines"))
+@pytest.fixture(params=["duckdb", "postgres"])
+def destination(request: Any, tmp_path: Path) -> Any:
+    if request.param == "duckdb":
+        return dlt.destinations.duckdb(str(tmp_path / "plain.duckdb"))
+    return dlt.destinations.postgres(request.getfixturevalue("postgres_dsn"))
+
+
+def test_a_warehouse_an_earlier_version_wrote_is_taken_over_with_its_rows(
+        sandbox: Any, tmp_path: Path, destination: Any) -> None:
+    dataset = f"plain_{uuid.uuid4().hex[:8]}"
+    pipeline = dlt.pipeline("plain", destination=destination, dataset_name=dataset,
+                            pipelines_dir=str(tmp_path / "pipelines"))
 
     def run(**kwargs: Any) -> None:
         source = creator_platform_source(base_url=sandbox.base_url, client_id=SANDBOX_ID,
                                          client_secret=CLIENT_SECRET, **kwargs)
         pipeline.run(source)
 
+    def sql(statement: str, *args: Any) -> list[tuple]:
+        with pipeline.sql_client() as client:
+            return [tuple(r) for r in client.execute_sql(statement, *args) or []]
+
+    def aware(rows: list[tuple]) -> list[tuple]:
+        return [tuple(v.astimezone(UTC) if isinstance(v, datetime) else v for v in r) for r in rows]
+
     # an earlier version: the data by dlt, the bookkeeping by plain SQL after the load
     source = creator_platform_source(base_url=sandbox.base_url, client_id=SANDBOX_ID,
                                      client_secret=CLIENT_SECRET, resources=["products", "payouts"])
     pipeline.run(source.with_resources("products", "payouts"))
     assert "sync_resources" not in pipeline.default_schema.tables
-    with duckdb.connect(str(db)) as con:
-        for table, columns in LEGACY_TABLES.items():
-            con.execute(f"create table {DATASET}.{table} ({columns})")
-        con.executemany(f"insert into {DATASET}.sync_resources values (?, ?, ?, ?, ?, ?, ?)", [
-            (name, "synced", None, EARLIER, EARLIER, 5, EARLIER)
-            for name in ("products", "payouts", "courses")])
-        con.execute(f"insert into {DATASET}.rejected_records values ('courses', 's1', 'c1', "
-                    "'price', 'n/a', 'not a number', ?)", [EARLIER])
-        con.execute(f"insert into {DATASET}.api_totals values ('courses', 's1', 'courses', 7, 7, "
-                    "?, ?, null)", [EARLIER, EARLIER])
+    for table, columns in LEGACY_TABLES.items():
+        sql(f"create table {dataset}.{table} ({columns})")
+    for name in ("products", "payouts", "courses"):
+        sql(f"insert into {dataset}.sync_resources values (%s, 'synced', null, %s, %s, 5, %s)",
+            name, EARLIER, EARLIER, EARLIER)
+    sql(f"insert into {dataset}.rejected_records values ('courses', 's1', 'c1', 'price', 'n/a', "
+        "'not a number', %s)", EARLIER)
+    sql(f"insert into {dataset}.api_totals values ('courses', 's1', 'courses', 7, 7, %s, %s, null)",
+        EARLIER, EARLIER)
 
     # the next plain run: payouts fail (a path the platform does not serve), products sync
     run(resources=["products", "payouts"], payouts_path="/nope_payouts")
-    rows = {r[0]: r[1:] for r in query(
-        db, f"select resource, status, last_synced_at, complete_through_at, _dlt_load_id "
-            f"from {DATASET}.sync_resources")}
+    rows = {r[0]: r[1:] for r in aware(sql(
+        f"select resource, status, last_synced_at, complete_through_at, _dlt_load_id "
+        f"from {dataset}.sync_resources"))}
     assert set(rows) == {"products", "payouts", "courses"}
     assert rows["courses"][:3] == ("synced", EARLIER, EARLIER)  # not selected: kept
     assert rows["payouts"][:3] == ("failed", EARLIER, EARLIER)  # failed: its last completed run
     assert rows["products"][0] == "synced" and rows["products"][1] > EARLIER
     assert all(r[3] is not None for r in rows.values())  # every row loaded by dlt now
-    assert query(db, f"select resource, record_id from {DATASET}.rejected_records") == \
-        [("courses", "c1")]
-    totals = {(r[0], r[1]): r[2] for r in query(
-        db, f"select resource, site_id, api_total from {DATASET}.api_totals")}
+    assert sql(f"select resource, record_id from {dataset}.rejected_records") == [("courses", "c1")]
+    totals = {(r[0], r[1]): r[2] for r in sql(
+        f"select resource, site_id, api_total from {dataset}.api_totals")}
     assert totals[("courses", "s1")] == 7  # not listed: kept
     assert len([key for key in totals if key[0] == "products"]) == 2  # listed whole, per site
     # the tables this run changed are dlt's now (`rejected_records` did not change: left as
-    # it was, taken over when it does)
+    # it was, taken over when it does), the types the models read
     assert {"sync_resources", "api_totals"} <= set(pipeline.default_schema.tables)
-    assert dict(query(db, "select column_name, data_type from information_schema.columns "
-                          "where table_name = 'sync_resources'"))["last_synced_at"] == \
-        "TIMESTAMP WITH TIME ZONE"
+    types = dict(sql("select column_name, data_type from information_schema.columns where "
+                     "table_schema = %s and table_name = 'sync_resources'", dataset))
+    assert types["last_synced_at"].lower() == "timestamp with time zone"
+    assert types["rows_loaded"].lower() == "bigint"
 
     run(resources=["products", "payouts"])  # and the run after: a table dlt knows
-    rows = {r[0]: r[1] for r in query(db, f"select resource, status from {DATASET}.sync_resources")}
-    assert rows == {"products": "synced", "payouts": "synced", "courses": "synced"}
+    assert dict(sql(f"select resource, status from {dataset}.sync_resources")) == {
+        "products": "synced", "payouts": "synced", "courses": "synced"}
 
 
 def test_only_a_load_of_data_sends_finish_sync_to_restore_pushes(tmp_path: Path) -> None:
