@@ -235,8 +235,8 @@ def _refreshed_tables() -> set[str]:
         state = dlt.current.load_package_state()["state"]
     except Exception:  # (no load package: an iteration outside an extract)
         return set()
-    names = {t.get("name") for key in ("dropped_tables", "truncated_tables")
-             for t in state.get(key) or ()}
+    names = {t.get("name") if isinstance(t, dict) else t
+             for key in ("dropped_tables", "truncated_tables") for t in state.get(key) or ()}
     return names & set(TABLES)
 
 

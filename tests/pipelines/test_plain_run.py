@@ -251,6 +251,19 @@ def test_a_warehouse_an_earlier_version_wrote_is_taken_over_with_its_rows(
     assert dict(sql(f"select resource, status from {dataset}.sync_resources")) == {
         "products": "synced", "payouts": "synced", "courses": "synced"}
 
+    # a full refresh of one resource: dlt drops the tables of every selected resource,
+    # `bookkeeping`'s too, which fills them again whole (the other resources' rows kept)
+    pipeline.run(creator_platform_source(base_url=sandbox.base_url, client_id=SANDBOX_ID,
+                                         client_secret=CLIENT_SECRET, resources=["products"],
+                                         full_refresh=True), refresh="drop_resources")
+    dropped = pipeline.last_trace.last_load_info.load_packages[0].dropped_tables
+    assert {"products", "sync_resources", "api_totals"} <= set(dropped)
+    assert dict(sql(f"select resource, status from {dataset}.sync_resources")) == {
+        "products": "synced", "payouts": "synced", "courses": "synced"}
+    assert ("courses", "s1") in {(r[0], r[1]) for r in sql(
+        f"select resource, site_id from {dataset}.api_totals")}
+    assert sql(f"select resource, record_id from {dataset}.rejected_records") == [("courses", "c1")]
+
 
 def test_only_a_load_of_data_sends_finish_sync_to_restore_pushes(tmp_path: Path) -> None:
     """A nothing-new run loads its bookkeeping alone: no delivery can have been overwritten,
