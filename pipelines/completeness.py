@@ -12,10 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from creator_sync.sources.creator_platform import RESOURCES
-
-from .api_totals import API_TOTALS
-from .rejected_records import REJECTED_RECORDS
+from creator_sync.sources.creator_platform import API_TOTALS, REJECTED_RECORDS, RESOURCES
 
 Query = Callable[..., Sequence[Sequence[Any]]]
 Quote = Callable[[str], str]

@@ -5,8 +5,8 @@ models/raw_contract.py.
 
 The columns and types come from where they are declared: a resource's or line table's from the
 source's own table types (`declared_columns`, built from its TYPES), the sync's bookkeeping
-tables' from the modules that write them. What those cannot say is here: which tables the models
-read, the link tables' two columns, and why a healthy sync may never create a table.
+tables' from the source's `bookkeeping` resource, which writes them. What those cannot say is
+here: which tables the models read, the link tables' two columns, and why a healthy sync may never create a table.
 `python -m creator_sync.pipelines.dbt_sources` rewrites the YAML; tests/models/test_raw_contract.py
 fails when it is out of step.
 """
@@ -18,11 +18,17 @@ from typing import Any
 
 import yaml
 
-from creator_sync.sources.creator_platform import SOURCE_NAME, declared_columns, link_columns
-
-from .api_totals import API_TOTALS, API_TOTALS_COLUMNS
-from .rejected_records import REJECTED_RECORDS, REJECTED_RECORDS_COLUMNS
-from .sync_resources import SYNC_RESOURCES, SYNC_RESOURCES_COLUMNS
+from creator_sync.sources.creator_platform import (
+    API_TOTALS,
+    API_TOTALS_COLUMNS,
+    REJECTED_RECORDS,
+    REJECTED_RECORDS_COLUMNS,
+    SOURCE_NAME,
+    SYNC_RESOURCES,
+    SYNC_RESOURCES_COLUMNS,
+    declared_columns,
+    link_columns,
+)
 
 # a column type of the source (and of dlt) -> the type the models read it in (DuckDB's names;
 # the dbt macro `contract_type` gives each warehouse's)

@@ -1,11 +1,12 @@
-"""After `pipeline.run(source)`: what needs the loaded tables (`finish_sync`).
+"""After `pipeline.run(source)`: what needs the CLI's world beside the load (`finish_sync`).
 
 `finish_sync(pipeline, source)` is the one entry point after the load, for the CLI and for a
-user's own dlt script alike; each of its steps is a module of its own job: `push_restore`,
-`sync_resources`, `rejected_records`, `api_totals` (SQL access: `warehouse_sql`). They run
-through the pipeline's `sql_client`, so they work on any SQL destination, and always under the
-warehouse lock (DuckDB has a single writer). `_is_deleted` and the erasure of deleted people
-are the source's own, in the same load (its `deletions` resource).
+user's own dlt script alike: it puts back what webhook deliveries wrote during the run
+(`push_restore`), erases again whom `forget` erased (its log), and closes the source's session.
+Its steps run through the pipeline's `sql_client`, so they work on any SQL destination, and
+always under the warehouse lock (DuckDB has a single writer). `_is_deleted`, the erasure of
+deleted people and the run's bookkeeping (`sync_resources`, `rejected_records`, `api_totals`)
+are the source's own, in the same load (its `deletions` and `bookkeeping` resources).
 """
 
 from __future__ import annotations
@@ -16,15 +17,12 @@ from typing import Any
 
 import dlt
 
-from creator_sync.sources.creator_platform import sync_run
+from creator_sync.sources.creator_platform import BOOKKEEPING_NAMES, sync_run
 
 from . import erasure_log
-from .api_totals import write_api_totals
 from .erasure import PEOPLE_TABLES, any_deleted, erase_people
 from .forget_warehouse import erase, returning
 from .push_restore import restore_pushes
-from .rejected_records import write_rejected_records
-from .sync_resources import write_sync_resources
 from .warehouse_sql import data_tables, warehouse_guard
 
 
@@ -45,8 +43,9 @@ def finish_sync(
 ) -> Finished:
     """Make the warehouse correct after `pipeline.run(source)` of `creator_platform_source()`.
 
-    (The customers named by new money are re-read, and `_is_deleted` set with deleted
-    people's fields erased, by resources of the source, in the same load.)
+    (The customers named by new money are re-read, `_is_deleted` set with deleted people's
+    fields erased, and the run's bookkeeping tables written, by resources of the source, in
+    the same load.)
 
     1. (the source's: what its `deletions` resource flagged and erased is reported);
     2. the rows webhook deliveries wrote while the run listed put back where newer than what
@@ -54,10 +53,7 @@ def finish_sync(
        what it loaded, but a delivery it could not see may hold the fields); then the people
        `forget` erased whom this run brought back erased again (`erasure_salt`: the salt of
        its log's hashes);
-    3. `sync_resources`: one row per resource, what this run did (the models read it),
-       `rejected_records`: the records it set aside, a value that cannot be read, and
-       `api_totals`: the API's total per resource and site its complete listings read;
-    4. the API session revoked and connections closed (the source is spent).
+    3. the API session revoked and connections closed (the source is spent).
 
     Link tables need nothing here: dlt's merge replaces each loaded parent's links
     (`normalize.table_hints`).
@@ -72,23 +68,35 @@ def finish_sync(
             trace = pipeline.last_trace
             load_info = trace.last_load_info if trace is not None else None
         load_ids = list(load_info.loads_ids) if load_info is not None else []
+        data_loads = _data_loads(load_info, load_ids)
         report = run.report
         deleted, erased = dict(report.deleted), dict(report.erased)
         with warehouse_guard(pipeline) if lock else contextlib.nullcontext():
-            # only a load can have overwritten a delivery
-            restored = restore_pushes(pipeline, run.extract_started) if load_ids else {}
+            # only a load of data can have overwritten a delivery
+            restored = restore_pushes(pipeline, run.extract_started) if data_loads else {}
             if restored and getattr(run.deletions, "erase", False):
                 for table, count in _erase_restored(pipeline).items():
                     erased[table] = erased.get(table, 0) + count
-            for table, count in _erase_returning(pipeline, load_ids, erasure_salt).items():
+            for table, count in _erase_returning(pipeline, data_loads, erasure_salt).items():
                 erased[table] = erased.get(table, 0) + count
-            write_sync_resources(pipeline, report.outcomes, report.rows, run.extract_started,
-                                 report.listing_started)
-            write_rejected_records(pipeline, report.rejected, report.outcomes)
-            write_api_totals(pipeline, report.totals)
     finally:
         run.close()
     return Finished(deleted, load_ids, erased)
+
+
+def _data_loads(load_info: Any, load_ids: list[str]) -> list[str]:
+    """The loads of `load_ids` that wrote a data table: only they can have overwritten a
+    delivery or brought back a person `forget` erased (a nothing-new run loads its bookkeeping
+    alone, `sync_resources`). All of them when the load info does not list its jobs."""
+    packages = {p.load_id: p for p in getattr(load_info, "load_packages", None) or ()}
+    out = []
+    for load_id in load_ids:
+        package = packages.get(load_id)
+        tables = {job.job_file_info.table_name for jobs in (package.jobs.values() if package else ())
+                  for job in jobs}
+        if not tables or any(t not in BOOKKEEPING_NAMES and not t.startswith("_dlt") for t in tables):
+            out.append(load_id)
+    return out
 
 
 def _erase_restored(pipeline: dlt.Pipeline) -> dict[str, int]:

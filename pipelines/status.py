@@ -23,11 +23,10 @@ from creator_sync.common.warehouse_db import (
     WarehouseUnavailable,
     open_warehouse,
 )
-from creator_sync.sources.creator_platform import SOURCE_NAME, is_done, place_of
+from creator_sync.sources.creator_platform import SOURCE_NAME, SYNC_RESOURCES, is_done, place_of
 
 from .command_settings import warn_unknown_keys
 from .completeness import resource_totals
-from .sync_resources import SYNC_RESOURCES
 
 # sync_resources.status -> what status prints
 NOT_READ = "no complete listing of this site has read a total yet"

@@ -1,8 +1,9 @@
 """`creator-sync sync`: one locked, resumable run of the source into the warehouse.
 
 Steps: lock the pipeline -> restore state from the destination -> finish any pending load
-package left by a crashed run -> extract (API) -> normalise -> load (under the warehouse lock)
--> mark deleted dimension rows, restore fresher pushes, record `sync_resources` -> revoke the token -> print a summary.
+package left by a crashed run -> extract (API; the source flags deleted rows and writes the
+run's bookkeeping, `sync_resources`, in the same load) -> normalise -> load (under the warehouse
+lock) -> restore fresher pushes -> revoke the token -> print a summary.
 """
 
 from __future__ import annotations

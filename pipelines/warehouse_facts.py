@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import dlt
 
-from creator_sync.sources.creator_platform import link_columns
+from creator_sync.sources.creator_platform import BOOKKEEPING_NAMES, link_columns
 
 from .warehouse_sql import data_tables, scan_client, sql_client
 
@@ -55,7 +55,9 @@ def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -
     if tables is None:  # kept tables unknown: nothing is dropped, nothing to force
         return {}
     columns = data_tables(pipeline)
-    names = [t for t in sorted(set(tables) & set(columns)) if "_dlt_load_id" in columns[t]]
+    # (the run's bookkeeping tables are the source's own: no delivery writes them)
+    names = [t for t in sorted(set(tables) & set(columns) - set(BOOKKEEPING_NAMES))
+             if "_dlt_load_id" in columns[t]]
     if not names:
         return {}
     found: dict[str, set[str]] = {}

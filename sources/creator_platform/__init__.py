@@ -8,13 +8,22 @@
 
 Everything another package uses is exported here, and only from here (tests/test_layers.py
 forbids `creator_sync.pipelines` to import a module of this package by name): the source and
-the run it hands back, its own settings (`config.SOURCE_SETTINGS`; the app's are
+the run it hands back, the bookkeeping tables it writes, its own settings (`config.SOURCE_SETTINGS`; the app's are
 `common.settings`), the client and its errors, the endpoints table, and the normalisation shared
 with the webhook loader.
 """
 
 from .arrow_tables import rows_to_arrow
 from .auth import Secret, TokenManager
+from .bookkeeping import (
+    API_TOTALS,
+    API_TOTALS_COLUMNS,
+    REJECTED_RECORDS,
+    REJECTED_RECORDS_COLUMNS,
+    SYNC_RESOURCES,
+    SYNC_RESOURCES_COLUMNS,
+)
+from .bookkeeping import TABLES as BOOKKEEPING_NAMES
 from .checkpoint import is_done, place_of
 from .client import CreatorPlatformClient, api_root, is_loopback
 from .config import (
@@ -53,14 +62,21 @@ from .source import creator_platform_source, sync_run
 from .stats import RunStats
 
 __all__ = [
+    "API_TOTALS",
+    "API_TOTALS_COLUMNS",
+    "BOOKKEEPING_NAMES",
     "DEFAULTS",
     "LINK_MARKER",
     "PERSON_EMAILS",
     "PERSON_KEYS",
+    "REJECTED_RECORDS",
+    "REJECTED_RECORDS_COLUMNS",
     "RESOURCES",
     "SOURCE_NAME",
     "SOURCE_SECTION",
     "SOURCE_SETTINGS",
+    "SYNC_RESOURCES",
+    "SYNC_RESOURCES_COLUMNS",
     "TYPES",
     "ApiError",
     "AuthError",

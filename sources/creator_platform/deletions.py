@@ -2,7 +2,8 @@
 `deletions` resource, loaded in the same merge as the data (DECISIONS-2.md, "A source that
 stands alone").
 
-It waits (`RunReport.until_ended`) until every other resource of the extract has ended, then,
+It waits (`RunReport.until_ended`) until every other resource of the extract has ended (but
+`bookkeeping`, which waits for it), then,
 only when the pipeline has a destination, reads through its `sql_client` the stored rows whose
 flag the run's complete listings flip, and yields them back whole with `_is_deleted` set:
 

@@ -12,8 +12,8 @@ A listing leaves such a record out (`rows.Rejected`) and keeps it in its site's 
 - more than `MAX_PER_SITE` at once is no odd value but a systematic change: the resource fails,
   naming the first.
 
-After the load, `pipelines.rejected_records` writes the state's records to the
-`rejected_records` table (what the summary, `status` and `data_coverage` read).
+The source's `bookkeeping` resource writes the state's records to the `rejected_records`
+table in the same load (what the summary, `status` and `data_coverage` read).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 - `SourceOptions`: the knobs the resources read (built by `creator_platform_source` from its
   checked arguments).
-- `RunReport`: what the extract learnt, for the steps after the load (`pipelines.postload`).
+- `RunReport`: what the extract learnt, for the resources that run last (`deletions`,
+  `bookkeeping`) and the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
   a hook called per page): never configuration, never state (what the warehouse holds comes as
   the source's arguments `kept_tables` and `webhook_written_keys`; what earlier runs learnt, as
@@ -281,6 +282,7 @@ class SyncRun:
     extract_started: datetime
     closed: bool = False
     deletions: Any = field(default=None, repr=False)  # `deletions.Deletions` of this run
+    bookkeeping: Any = field(default=None, repr=False)  # `bookkeeping.Bookkeeping` of this run
 
     def close(self) -> None:
         """Revoke the session and release connections (once; later calls do nothing)."""

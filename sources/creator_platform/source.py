@@ -7,8 +7,9 @@ it with the values it resolved and checked.
 Each resource streams pages, normalises them and yields arrow tables (`listing.py`); a failing
 resource ends alone (`_resource_rows`). The customers named by new money are re-read by a
 resource of the source that waits for its feeders (`refresh.customer_refresh`); what the
-platform deleted is flagged `_is_deleted` by another that waits for all (`deletions`). After
-`pipeline.run`, `pipelines.postload.finish_sync` writes the run's bookkeeping (`sync_resources`).
+platform deleted is flagged `_is_deleted` by another that waits for all (`deletions`); the
+run's bookkeeping (`sync_resources`, `rejected_records`, `api_totals`) is written by the last,
+which waits for `deletions` too (`bookkeeping`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from creator_sync.common.settings import BadSetting, by_key, checked
 from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
+from .bookkeeping import NAME as BOOKKEEPING
+from .bookkeeping import Bookkeeping
 from .client import CreatorPlatformClient
 from .config import checked_arguments
 from .deletions import Deletions
@@ -382,8 +385,8 @@ def creator_platform_source(
     Sites are discovered (and the token taken) when it is called. Resources the token's scopes
     do not cover are skipped (outcome `skipped`, or `failed` when asked for by name). Records
     the platform deleted are flagged `_is_deleted` by the source's `deletions` resource, in
-    the same load. After `pipeline.run(source)`, `pipelines.postload.finish_sync(pipeline,
-    source)` writes the run's bookkeeping tables.
+    the same load; the run's bookkeeping tables (`sync_resources`, `rejected_records`,
+    `api_totals`) by its `bookkeeping` resource, last.
     """
     rt = host or Runtime()
     quiet_hint_merge_warnings()  # json hints over arrow text are intended (see dlt_logs)
@@ -435,6 +438,7 @@ def creator_platform_source(
         raise ConfigurationError(str(exc)) from None
     run = SyncRun(client, opts, RunReport(), extract_started=datetime.now(UTC))
     run.deletions = Deletions(run.report, run.extract_started, deleted_people, rt.warehouse_lock)
+    run.bookkeeping = Bookkeeping(run.report, run.extract_started, rt.warehouse_lock)
     try:
         selected = _resources(run)
     except BaseException:
@@ -512,6 +516,9 @@ def _resources(run: SyncRun) -> list[DltResource]:
     if any(r.name == TARGET_CUSTOMERS for r in resources):  # customers named by new money
         resources.append(customer_refresh(run))
     if run.deletions is not None:
-        # last: flags what the complete listings no longer list, once every other one ended
-        resources.append(run.deletions.resource(lambda: dlt.current.source().selected_resources))
+        # flags what the complete listings no longer list, once every other one ended
+        resources.append(run.deletions.resource(
+            lambda: [n for n in dlt.current.source().selected_resources if n != BOOKKEEPING]))
+    # last: the run's bookkeeping, once every other one ended (`deletions` included)
+    resources.append(run.bookkeeping.resource(lambda: dlt.current.source().selected_resources))
     return resources

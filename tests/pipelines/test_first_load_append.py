@@ -8,16 +8,19 @@ import json
 from sandbox_helpers import query, snapshot, sync
 
 from creator_sync.sandbox.testing import start_sandbox
+from creator_sync.sources.creator_platform import BOOKKEEPING_NAMES
 from creator_sync.sources.creator_platform.hints import link_columns
 
 SHARED = {"contact_tags", "modules", "lessons", "media", "fields"}
 
 
 def dispositions(db) -> dict[str, str]:
-    """Write disposition per data table in the schema stored by the last load."""
+    """Write disposition per data table in the schema stored by the last load (the run's
+    bookkeeping tables, replaced whole each time, aside)."""
     raw = query(db, "select schema from creator_platform._dlt_version order by inserted_at desc limit 1")
     tables = json.loads(raw[0][0])["tables"]
-    return {t: v.get("write_disposition") for t, v in tables.items() if not t.startswith("_dlt")}
+    return {t: v.get("write_disposition") for t, v in tables.items()
+            if not t.startswith("_dlt") and t not in BOOKKEEPING_NAMES}
 
 
 def duplicated_keys(db) -> dict[str, int]:

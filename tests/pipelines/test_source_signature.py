@@ -177,7 +177,7 @@ def test_user_call_resolves_from_environment(monkeypatch, fake_api):
     try:
         assert run.options.page_size == 37 and run.options.resources == ("contacts",)
         assert run.options.payouts_path == "/acme_payments_payouts"  # normalised by its kind
-        assert list(source.resources) == ["contacts", "deletions"]
+        assert list(source.resources) == ["contacts", "deletions", "bookkeeping"]
         assert FAKE_SECRET not in repr(run) + repr(run.options)
     finally:
         run.close()
@@ -300,8 +300,10 @@ def test_each_source_carries_its_own_run(fake_api):
     runs = [sync_run(s) for s in sources]
     try:
         assert len({id(r) for r in runs}) == len(runs)
-        # (each with the source's `deletions`, which flags what its complete listings miss)
-        assert [list(s.resources) for s in sources] == [[n, "deletions"] for n in names]
+        # (each with the source's `deletions`, which flags what its complete listings miss,
+        # and `bookkeeping`, which writes what the run did)
+        assert [list(s.resources) for s in sources] == [[n, "deletions", "bookkeeping"]
+                                                        for n in names]
         assert [r.options.resources for r in runs] == [(n,) for n in names]
     finally:
         for r in runs:
