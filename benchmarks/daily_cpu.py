@@ -1,10 +1,10 @@
 """CPU of a day's commands at `tiny` (`sync`, `models`, `report`, `status --json`): two
-checkouts side by side on the same warehouse (issue 38: the month of daily use is CPU-bound).
+checkouts side by side on the same data (issue 38: the month of daily use is CPU-bound).
 
     .venv/bin/python benchmarks/daily_cpu.py BASE_CHECKOUT NEW_CHECKOUT [--days 5] [--cold]
 
 Each checkout needs its own `.venv` (`make setup`). A `tiny` sandbox runs in this process; a
-directory is `init`ed, synced, modelled and reported once, then copied per checkout. Each day
+directory per checkout is `init`ed, synced, modelled and reported by that checkout. Each day
 the sandbox's clock moves with 12 events of activity (`POST /_sandbox/activity`), and each
 checkout (alternating which goes first) runs the four commands on its copy. Every command is
 its own process: forked from the month's fork server (tests/month/zygote.py: the imports done
@@ -75,17 +75,17 @@ def main() -> None:
     sandbox = start_sandbox(scale="tiny", sites=2, seed=38)
     root = Path(tempfile.mkdtemp(prefix="daily-cpu-"))
     try:
-        first = root / "first"
-        first.mkdir()
-        exe = checkouts["new"] / ".venv" / "bin" / "creator-sync"
-        subprocess.run([str(exe), "init", "--base-url", sandbox.base_url, "--client-id",
-                        "sandbox", "--client-secret", "sandbox-secret", "--yes"],
-                       cwd=first, env=_env(), check=True, capture_output=True)
-        for argv in COMMANDS[:3]:
-            subprocess.run([str(exe), *argv], cwd=first, env=_env(), check=True,
-                           capture_output=True)
-        for name in checkouts:
-            shutil.copytree(first, root / name)
+        for name, checkout in checkouts.items():
+            # each checkout sets up its own directory (the same data: no activity yet), so
+            # that a base older than the warehouse layout of the new one still runs
+            (root / name).mkdir()
+            exe = checkout / ".venv" / "bin" / "creator-sync"
+            subprocess.run([str(exe), "init", "--base-url", sandbox.base_url, "--client-id",
+                            "sandbox", "--client-secret", "sandbox-secret", "--yes"],
+                           cwd=root / name, env=_env(), check=True, capture_output=True)
+            for argv in COMMANDS[:3]:
+                subprocess.run([str(exe), *argv], cwd=root / name, env=_env(), check=True,
+                               capture_output=True)
         cpu: dict[str, dict[str, list[float]]] = {n: {} for n in checkouts}
         for day in range(args.days):
             httpx.post(f"{sandbox.base_url}/_sandbox/activity",
