@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import secrets as token_source
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -129,9 +129,14 @@ def _forget_locked(out: Outcome, wh: Warehouse, requests: list[Request], *,
             compact_in_place(str(wh.duckdb_path))
         out.lines.append("warehouse file: rewritten whole (no erased value is left in a free "
                          "block)")
+    schemas = (wh.dataset, TARGET_SCHEMA, STAGING_SCHEMA)
     with warehouse_guard(pipeline), pipeline.sql_client() as client:
-        left = {f"{schema}.{t}": n for schema in (wh.dataset, TARGET_SCHEMA, STAGING_SCHEMA)
+        left = {f"{schema}.{t}": n for schema in schemas
                 for t, n in remaining(client, schema, person).items()}
+        # which of their texts another person's rows hold: no file check can tell whose it is
+        shared = {text for text in person.texts if left and any(
+            remaining(client, schema, replace(person, texts=frozenset({text})))
+            for schema in schemas)}
     if left:  # a name another person shares: theirs is kept
         out.lines.append("still named in (a name another person shares): " + ", ".join(
             f"{t} {n}" for t, n in sorted(left.items())))
@@ -142,7 +147,8 @@ def _forget_locked(out: Outcome, wh: Warehouse, requests: list[Request], *,
                            found.contact_ids | found.customer_ids, {"warehouse": erased})
     out.lines.append(f"erasure log: {erasure_log.log_path(wh.pipelines_dir)} (salted hashes, "
                      "no personal data)")
-    out.still_in = _files_holding(person, [root, Path(wh.pipelines_dir)])
+    out.still_in = _files_holding(replace(person, texts=person.texts - shared),
+                                  [root, Path(wh.pipelines_dir)])
     return out
 
 

@@ -120,3 +120,25 @@ def test_forget_names_what_it_needs(tmp_path) -> None:
     assert nothing.returncode == 1
     (line,) = error_lines(nothing)
     assert "no such DuckDB file" in line
+
+
+def test_forget_keeps_a_name_another_person_shares_and_succeeds(sandbox_factory, tmp_path) -> None:
+    """docs/privacy.md: a name another person shares stays in their rows and `forget` says
+    where; that name left in the warehouse file is no failure (exit 0), the email is gone."""
+    sandbox = sandbox_factory(sites=1)
+    work = tmp_path / "project"
+    env = clean_env(tmp_path / "home")
+    _ok(run_cli(work, "init", "--base-url", sandbox.base_url, "--client-id", SANDBOX_ID,
+                "--client-secret", SANDBOX_SECRET, "--yes", env=env, secret=None))
+    _ok(run_cli(work, "sync", "--no-progress", env=env, secret=None))
+    db = work / "creator_platform.duckdb"
+    name, email = _rows(db, "SELECT name, min(email) FROM creator_platform.contacts WHERE email "
+                        "IS NOT NULL GROUP BY name HAVING count(*) > 1 ORDER BY name LIMIT 1")[0]
+
+    out = _ok(run_cli(work, "forget", "--email", email, env=env, secret=None))
+    assert f"forgot email {email}: contact" in out
+    assert "still named in (a name another person shares): " in out
+    assert _files_naming(work, email) == []
+    assert _files_naming(work, name) == ["creator_platform.duckdb"]  # the others' rows
+    assert _rows(db, f"SELECT count(*) FROM creator_platform.contacts WHERE name = '{name}'"
+                 )[0][0] >= 1
