@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import logging
 
+from .bookkeeping import NAME as BOOKKEEPING
+from .deletions import NAME as DELETIONS
 from .endpoints import RESOURCES
+from .refresh import REFRESH
 
 _MARK = ", when merging arrow schema with dlt schema"
-_OURS = tuple(f"In resource: {name}{_MARK}" for name in RESOURCES)
+# the collections, and the resources that write into their tables (tombstones, re-read customers)
+_OURS = tuple(f"In resource: {name}{_MARK}" for name in (*RESOURCES, DELETIONS, REFRESH, BOOKKEEPING))
 
 
 class HintMergeFilter(logging.Filter):

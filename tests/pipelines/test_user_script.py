@@ -170,5 +170,7 @@ def test_hint_merge_filter_drops_only_this_sources_warning():
             "column hints were different.", None, None)
     keep = HintMergeFilter().filter
     assert not keep(record("customers")) and not keep(record("podcasts"))
+    # the source's own resources that write the collections' tables (tombstones, re-reads)
+    assert not keep(record("deletions")) and not keep(record("customers_refresh"))
     assert keep(record("someone_elses_resource"))  # a user's own resources still warn
     assert keep(logging.LogRecord("dlt", logging.WARNING, __file__, 1, "other", None, None))
