@@ -66,10 +66,7 @@ def test_the_pipelines_duckdb_client_binds_nothing_and_imports_no_pandas(tmp_pat
         "    zone = client.execute_sql(\"SELECT current_setting('TimeZone')\")[0][0]\n"
         "print(rows, zone, 'pandas' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=180, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "[(\"it's\", '2026-01-01 00:00:00+00', 3)] UTC False"
+    assert _printed(code, tmp_path) == "[(\"it's\", '2026-01-01 00:00:00+00', 3)] UTC False"
 
 
 def test_our_own_warehouse_statements_bind_nothing_and_import_no_pandas(tmp_path) -> None:
@@ -84,7 +81,12 @@ def test_our_own_warehouse_statements_bind_nothing_and_import_no_pandas(tmp_path
         "print(db.fetchall('SELECT a, c FROM t WHERE c = ?', [2]), db.columns('main', 't'),\n"
         "      'pandas' in sys.modules)\n"
     )
+    assert _printed(code, tmp_path) == "[('?', 2)] {'a': 'VARCHAR', 'c': 'BIGINT'} False"
+
+
+def _printed(code: str, where) -> str:
+    """What `code` prints in a new interpreter (no module imported before it)."""
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, cwd=tmp_path)
+                         timeout=180, cwd=where)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip() == "[('?', 2)] {'a': 'VARCHAR', 'c': 'BIGINT'} False"
+    return out.stdout.strip()

@@ -60,13 +60,18 @@ def _wait_loaded(db: Path, rid: str, timeout: float = 30) -> None:
     raise AssertionError("the delivery was not loaded")
 
 
-def test_forget_leaves_the_person_in_no_file(sandbox_factory, tmp_path) -> None:
-    sandbox = sandbox_factory(sites=1)
+def _synced_project(sandbox, tmp_path) -> tuple[Path, dict[str, str]]:
+    """A project directory `init`ed against `sandbox` and synced once, and its environment."""
     work = tmp_path / "project"
     env = clean_env(tmp_path / "home")
     _ok(run_cli(work, "init", "--base-url", sandbox.base_url, "--client-id", SANDBOX_ID,
                 "--client-secret", SANDBOX_SECRET, "--yes", env=env, secret=None))
     _ok(run_cli(work, "sync", "--no-progress", env=env, secret=None))
+    return work, env
+
+
+def test_forget_leaves_the_person_in_no_file(sandbox_factory, tmp_path) -> None:
+    work, env = _synced_project(sandbox_factory(sites=1), tmp_path)
     payload = json.loads(_ok(run_cli(work, "hooks", "sample", "purchase", env=env, secret=None)))
     customer = next(r for r in payload if r["type"] == "customers")
     email, name = customer["attributes"]["email"], customer["attributes"]["name"]
@@ -125,12 +130,7 @@ def test_forget_names_what_it_needs(tmp_path) -> None:
 def test_forget_keeps_a_name_another_person_shares_and_succeeds(sandbox_factory, tmp_path) -> None:
     """docs/privacy.md: a name another person shares stays in their rows and `forget` says
     where; that name left in the warehouse file is no failure (exit 0), the email is gone."""
-    sandbox = sandbox_factory(sites=1)
-    work = tmp_path / "project"
-    env = clean_env(tmp_path / "home")
-    _ok(run_cli(work, "init", "--base-url", sandbox.base_url, "--client-id", SANDBOX_ID,
-                "--client-secret", SANDBOX_SECRET, "--yes", env=env, secret=None))
-    _ok(run_cli(work, "sync", "--no-progress", env=env, secret=None))
+    work, env = _synced_project(sandbox_factory(sites=1), tmp_path)
     db = work / "creator_platform.duckdb"
     name, email = _rows(db, "SELECT name, min(email) FROM creator_platform.contacts WHERE email "
                         "IS NOT NULL GROUP BY name HAVING count(*) > 1 ORDER BY name LIMIT 1")[0]
