@@ -5,9 +5,10 @@
 - `RunReport`: what the extract learnt, for the resources that run last (`deletions`,
   `bookkeeping`) and the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
-  a hook called per page): never configuration, never state (what the warehouse holds comes as
-  the source's arguments `kept_tables` and `webhook_written_keys`; what earlier runs learnt, as
-  dlt state).
+  a hook called per page): never configuration, never state (what earlier runs learnt is dlt
+  state; what the warehouse holds, the run reads itself: `HeldTables`, unless the host passed
+  it as the source's arguments `kept_tables` and `webhook_written_keys`).
+- `HeldTables`: the tables the destination holds, read once per run when first asked.
 - `SyncRun`: one call of the source: its client, options and report, until `close()`.
 """
 
@@ -57,11 +58,23 @@ class SourceOptions:
     # the source's arguments `kept_tables` and `webhook_written_keys`
     kept_tables: frozenset[str] | None = None
     webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the tables the destination holds (None: unknown): `kept_tables` when the host passed
+    # them, else read once when first asked (`HeldTables`)
+    held_tables: Callable[[], frozenset[str] | None] = field(default=lambda: None, repr=False)
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
     stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
     # per site: the platform's clock when the customers listing that completed last began
     # (its cursor in state); money older than that is in the customers' figures (refresh.py)
     customers_read_at: dict[str | None, datetime] = field(default_factory=dict)
+
+    def may_skip(self, table: str) -> bool:
+        """May rows of `table` that the last run stored unchanged be left out of this load?
+        Only when the destination holds the table (and this load does not drop it), never in
+        a full refresh."""
+        if self.full_refresh:
+            return False
+        held = self.held_tables()
+        return held is not None and table in held
 
     @property
     def lookback_s(self) -> dict[str, int]:
@@ -73,6 +86,30 @@ class SourceOptions:
         """None = each resource's own default."""
         days = self.full_refresh_every_days
         return int(days * DAY_S) if days is not None else None
+
+
+class HeldTables:
+    """The tables the destination holds, for one run's unchanged-row skip: the host's
+    `kept_tables` when it passed them, else `read()` (`destination.held_tables`), called once,
+    when a resource first asks (never on a first sync, nor in a full refresh: no row is then
+    skipped), under a lock (the resources run in threads). None: unknown, nothing is skipped.
+
+    Only the skip reads it: the `append` of a table new to the warehouse stays the host's
+    `kept_tables` alone (it needs the host's crash repair, `Batches`)."""
+
+    def __init__(self, given: frozenset[str] | None,
+                 read: Callable[[], frozenset[str] | None]) -> None:
+        self._value = given
+        self._read: Callable[[], frozenset[str] | None] | None = None if given is not None else read
+        self._lock = threading.Lock()
+
+    def __call__(self) -> frozenset[str] | None:
+        if self._read is None:
+            return self._value
+        with self._lock:
+            if self._read is not None:
+                self._value, self._read = self._read(), None
+        return self._value
 
 
 # partial: the listing stopped at a checkpoint or the budget; the next run goes on from there

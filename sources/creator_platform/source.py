@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -39,6 +40,7 @@ from .bookkeeping import Bookkeeping
 from .client import CreatorPlatformClient
 from .config import checked_arguments
 from .deletions import Deletions
+from .destination import current_pipeline, held_tables
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import (
     DAY_S,
@@ -57,7 +59,7 @@ from .ratelimit import LimiterClosed
 from .refresh import TARGET as TARGET_CUSTOMERS
 from .refresh import customer_refresh
 from .rows import normalize_resources
-from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
+from .run import HeldTables, Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .unchanged import STATE_KEY, hashes
 from .values import parse_timestamp
 
@@ -204,9 +206,7 @@ def _single_rows(
     )
     state = dlt.current.resource_state()
     seen = hashes(rows)
-    kept = options.kept_tables
-    if (state.get(STATE_KEY) == seen and not options.full_refresh and kept is not None
-            and all(table in kept for table in rows)):
+    if state.get(STATE_KEY) == seen and all(options.may_skip(table) for table in rows):
         return  # stored unchanged by the last run (see unchanged.py): nothing to load
     state[STATE_KEY] = seen
     report.count("rows", resource.name, len(rows.get(resource.table, ())))
@@ -406,6 +406,7 @@ def creator_platform_source(
         values, lookback = given, dict(lookback_days or {})
     else:
         values, lookback = checked_arguments(given, lookback_days)
+    kept = frozenset(kept_tables) if kept_tables is not None else None
     opts = SourceOptions(
         site_ids=_names(values["site_ids"]), resources=_names(values["resources"]),
         payouts_path=values["payouts_path"], page_size=values["page_size"], pii=values["pii"],
@@ -413,9 +414,11 @@ def creator_platform_source(
         details=values["details"], freeze_finance_schema=values["freeze_finance_schema"],
         full_refresh_every_days=values["full_refresh_every_days"],
         full_refresh=bool(full_refresh), lookback_days=lookback,
-        kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
+        kept_tables=kept,
         webhook_written_keys={table: frozenset(keys)
                               for table, keys in (webhook_written_keys or {}).items()},
+        held_tables=HeldTables(kept, functools.partial(_held_tables, current_pipeline(),
+                                                       rt.warehouse_lock)),
         on_page=rt.on_page, stop=rt.stop,
     )
     try:
@@ -445,6 +448,12 @@ def creator_platform_source(
         run.close()
         raise
     return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
+
+
+def _held_tables(pipeline: Any, lock: Any) -> frozenset[str] | None:
+    """What the destination holds, read when a resource first asks: through the pipeline
+    that was current when the source was called, else the one current now (in the extract)."""
+    return held_tables(pipeline or current_pipeline(), lock)
 
 
 def _names(value: Sequence[str] | None) -> tuple[str, ...] | None:
