@@ -1,6 +1,7 @@
 """The destination of the pipeline that runs the extract, as the source's resources read it:
-the pipeline itself, the tables dlt drops or empties at this load (`refresh=`), and the data
-tables the destination holds (DECISIONS-2.md, "A source that stands alone").
+the pipeline itself, the tables dlt drops or empties at this load (`refresh=`), the tables the
+destination holds and the keys of rows the webhook loader wrote last (DECISIONS-2.md, "A source
+that stands alone").
 
 Read through the pipeline's `sql_client` (any SQL destination), never from dlt state: a table
 dropped by hand, or a warehouse restored from an older copy, is not held, whatever the state
@@ -10,13 +11,18 @@ says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from typing import Any
 
 import dlt
 
+from .unchanged import key_column
+
 log = logging.getLogger("creator_sync.destination")
+# the `_dlt_load_id` of every row the webhook loader (`pipelines.pushed_writes`) writes starts so
+PUSHED_LOAD_ID_PREFIX = "webhooks."
 
 
 def current_pipeline() -> Any:
@@ -40,24 +46,74 @@ def refreshed_tables() -> set[str]:
             for key in ("dropped_tables", "truncated_tables") for t in state.get(key) or ()}
 
 
-def held_tables(pipeline: Any,
-                lock: Callable[[], AbstractContextManager[Any]] | None = None) -> frozenset[str] | None:
-    """The tables the destination's dataset holds now and that this load does not drop or
-    empty; None when that cannot be known (no pipeline, no destination, one without SQL).
+@dataclass(frozen=True)
+class Held:
+    """What the destination holds, for the unchanged-row skip: its tables (less those this
+    load drops or empties), and per table the keys of rows another writer (the webhook loader,
+    `PUSHED_LOAD_ID_PREFIX`) wrote last: re-read, those are loaded even when unchanged."""
 
-    A dataset not created yet holds nothing. `lock`: the host's warehouse lock, taken for the
-    read (`Runtime.warehouse_lock`)."""
+    tables: frozenset[str]
+    pushed: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+
+def held(pipeline: Any, lock: Callable[[], AbstractContextManager[Any]] | None = None) -> Held | None:
+    """What the destination's dataset holds now; None when that cannot be known (no
+    pipeline, no destination, one without SQL). A dataset not created yet holds nothing.
+    `lock`: the host's warehouse lock, taken for the reads (`Runtime.warehouse_lock`)."""
     if pipeline is None:
         return None
     try:
         with (lock or nullcontext)(), pipeline.sql_client() as client:
             if not client.has_dataset():
-                return frozenset()
-            rows = client.execute_sql(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
-                client.dataset_name)
+                return Held(frozenset())
+            columns = _columns(client)
+            pushed = _pushed_keys(client, columns)
     except Exception as exc:  # unknown: nothing is skipped, every row read is loaded
-        log.info("the tables the destination holds could not be read (%s): rows read "
-                 "unchanged are loaded again", " ".join(str(exc).split())[:200])
+        log.info("what the destination holds could not be read (%s): rows read unchanged "
+                 "are loaded again", " ".join(str(exc).split())[:200])
         return None
-    return frozenset(str(r[0]) for r in rows or ()) - refreshed_tables()
+    return Held(frozenset(columns) - refreshed_tables(), pushed)
+
+
+def held_tables(pipeline: Any,
+                lock: Callable[[], AbstractContextManager[Any]] | None = None) -> frozenset[str] | None:
+    """The tables of `held` (None: unknown)."""
+    found = held(pipeline, lock)
+    return None if found is None else found.tables
+
+
+def _columns(client: Any) -> dict[str, list[str]]:
+    """Table -> its columns in order, as the dataset holds them (one query)."""
+    rows = client.execute_sql(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = %s "
+        "ORDER BY table_name, ordinal_position", client.dataset_name)
+    out: dict[str, list[str]] = {}
+    for table, column in rows or ():
+        out.setdefault(str(table), []).append(str(column))
+    return out
+
+
+def _pushed_keys(client: Any, columns: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
+    """Per data table, the keys (`unchanged.key_column`) of rows the webhook loader wrote last
+    (their `_dlt_load_id` is its): one statement for every table."""
+    from .bookkeeping import TABLES as BOOKKEEPING  # (the source's own: no delivery writes them)
+
+    keyed: list[tuple[str, str]] = []
+    for table, names in sorted(columns.items()):
+        if table.startswith("_dlt") or table in BOOKKEEPING or "_dlt_load_id" not in names:
+            continue
+        try:
+            keyed.append((table, key_column(table, dict.fromkeys(names))))
+        except ValueError:  # (not a table of ours: no key to skip rows by)
+            continue
+    if not keyed:
+        return {}
+    selects = [f"SELECT {i} AS t, CAST({client.escape_column_name(key)} AS VARCHAR) FROM "
+               f"{client.make_qualified_table_name(table)} WHERE _dlt_load_id LIKE %s"
+               for i, (table, key) in enumerate(keyed)]
+    rows = client.execute_sql(" UNION ALL ".join(selects),
+                              *[f"{PUSHED_LOAD_ID_PREFIX}%"] * len(selects)) or ()
+    found: dict[str, set[str]] = {}
+    for i, key in rows:
+        found.setdefault(keyed[i][0], set()).add(str(key))
+    return {table: frozenset(keys) for table, keys in found.items()}

@@ -567,7 +567,7 @@ class Listing:
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
                 anchor=next_day_window(res, started),
-                webhook_written=self.options.webhook_written_keys,
+                webhook_written=self.options.pushed_keys,
                 newest=(self._newest_first(), 2 * opts.page_size)),
         )
 

@@ -8,7 +8,7 @@
   a hook called per page): never configuration, never state (what earlier runs learnt is dlt
   state; what the warehouse holds, the run reads itself: `HeldTables`, unless the host passed
   it as the source's arguments `kept_tables` and `webhook_written_keys`).
-- `HeldTables`: the tables the destination holds, read once per run when first asked.
+- `HeldTables`: what the destination holds, read once per run when first asked.
 - `SyncRun`: one call of the source: its client, options and report, until `close()`.
 """
 
@@ -29,6 +29,7 @@ from .pii import PiiMode
 
 if TYPE_CHECKING:
     from .client import CreatorPlatformClient
+    from .destination import Held
     from .ratelimit import RateLimiter
     from .stats import RunStats
 
@@ -58,9 +59,9 @@ class SourceOptions:
     # the source's arguments `kept_tables` and `webhook_written_keys`
     kept_tables: frozenset[str] | None = None
     webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # the tables the destination holds (None: unknown): `kept_tables` when the host passed
-    # them, else read once when first asked (`HeldTables`)
-    held_tables: Callable[[], frozenset[str] | None] = field(default=lambda: None, repr=False)
+    # what the destination holds (None: unknown): the host's `kept_tables` and
+    # `webhook_written_keys` when it passed them, else read once when first asked (`HeldTables`)
+    held: Callable[[], Held | None] = field(default=lambda: None, repr=False)
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
     stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
     # per site: the platform's clock when the customers listing that completed last began
@@ -73,8 +74,15 @@ class SourceOptions:
         a full refresh."""
         if self.full_refresh:
             return False
-        held = self.held_tables()
-        return held is not None and table in held
+        held = self.held()
+        return held is not None and table in held.tables
+
+    def pushed_keys(self, table: str) -> frozenset[str]:
+        """Keys of `table`'s rows another writer (the webhook loader) wrote last: re-read,
+        they are loaded even when unchanged (the stored row may not be what this run read)."""
+        held = self.held()
+        read = held.pushed.get(table, frozenset()) if held is not None else frozenset()
+        return read | self.webhook_written_keys.get(table, frozenset())
 
     @property
     def lookback_s(self) -> dict[str, int]:
@@ -89,21 +97,21 @@ class SourceOptions:
 
 
 class HeldTables:
-    """The tables the destination holds, for one run's unchanged-row skip: the host's
-    `kept_tables` when it passed them, else `read()` (`destination.held_tables`), called once,
-    when a resource first asks (never on a first sync, nor in a full refresh: no row is then
-    skipped), under a lock (the resources run in threads). None: unknown, nothing is skipped.
+    """What the destination holds, for one run's unchanged-row skip: `given` (the host's
+    `kept_tables` and `webhook_written_keys`) when it passed them, else `read()`
+    (`destination.held`), called once, when a resource first asks (never on a first sync, nor
+    in a full refresh: no row is then skipped), under a lock (the resources run in threads).
+    None: unknown, nothing is skipped.
 
     Only the skip reads it: the `append` of a table new to the warehouse stays the host's
     `kept_tables` alone (it needs the host's crash repair, `Batches`)."""
 
-    def __init__(self, given: frozenset[str] | None,
-                 read: Callable[[], frozenset[str] | None]) -> None:
+    def __init__(self, given: Held | None, read: Callable[[], Held | None]) -> None:
         self._value = given
-        self._read: Callable[[], frozenset[str] | None] | None = None if given is not None else read
+        self._read: Callable[[], Held | None] | None = None if given is not None else read
         self._lock = threading.Lock()
 
-    def __call__(self) -> frozenset[str] | None:
+    def __call__(self) -> Held | None:
         if self._read is None:
             return self._value
         with self._lock:

@@ -40,7 +40,7 @@ from .bookkeeping import Bookkeeping
 from .client import CreatorPlatformClient
 from .config import checked_arguments
 from .deletions import Deletions
-from .destination import current_pipeline, held_tables
+from .destination import Held, current_pipeline, held
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import (
     DAY_S,
@@ -407,6 +407,7 @@ def creator_platform_source(
     else:
         values, lookback = checked_arguments(given, lookback_days)
     kept = frozenset(kept_tables) if kept_tables is not None else None
+    pushed = {table: frozenset(keys) for table, keys in (webhook_written_keys or {}).items()}
     opts = SourceOptions(
         site_ids=_names(values["site_ids"]), resources=_names(values["resources"]),
         payouts_path=values["payouts_path"], page_size=values["page_size"], pii=values["pii"],
@@ -414,11 +415,9 @@ def creator_platform_source(
         details=values["details"], freeze_finance_schema=values["freeze_finance_schema"],
         full_refresh_every_days=values["full_refresh_every_days"],
         full_refresh=bool(full_refresh), lookback_days=lookback,
-        kept_tables=kept,
-        webhook_written_keys={table: frozenset(keys)
-                              for table, keys in (webhook_written_keys or {}).items()},
-        held_tables=HeldTables(kept, functools.partial(_held_tables, current_pipeline(),
-                                                       rt.warehouse_lock)),
+        kept_tables=kept, webhook_written_keys=pushed,
+        held=HeldTables(None if kept is None else Held(kept, pushed),
+                        functools.partial(_held, current_pipeline(), rt.warehouse_lock)),
         on_page=rt.on_page, stop=rt.stop,
     )
     try:
@@ -450,10 +449,10 @@ def creator_platform_source(
     return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
 
 
-def _held_tables(pipeline: Any, lock: Any) -> frozenset[str] | None:
+def _held(pipeline: Any, lock: Any) -> Held | None:
     """What the destination holds, read when a resource first asks: through the pipeline
     that was current when the source was called, else the one current now (in the extract)."""
-    return held_tables(pipeline or current_pipeline(), lock)
+    return held(pipeline or current_pipeline(), lock)
 
 
 def _names(value: Sequence[str] | None) -> tuple[str, ...] | None:

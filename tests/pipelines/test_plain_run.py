@@ -31,7 +31,7 @@ from cli_run import SANDBOX_ID, run_cli
 from sandbox_helpers import CLIENT_SECRET, snapshot
 
 from creator_sync.sandbox.testing import start_sandbox
-from creator_sync.sources.creator_platform import creator_platform_source
+from creator_sync.sources.creator_platform import PUSHED_LOAD_ID_PREFIX, creator_platform_source
 
 sys.path.append(str(Path(__file__).resolve().parents[1] / "models"))
 from pg_helpers import postgres_dsn  # noqa: F401  (the session fixture, registered here)
@@ -279,8 +279,8 @@ def test_only_a_load_of_data_sends_finish_sync_to_restore_pushes(tmp_path: Path)
 def test_a_plain_run_skips_unchanged_rows_only_in_tables_the_destination_holds(
         sandbox: Any, tmp_path: Path) -> None:
     """The plain run reads which tables the destination holds (not dlt state): rows read
-    unchanged are left out of a table it holds, loaded again into one dropped by hand (dlt's
-    state still lists it), into a warehouse file deleted and begun again, and under
+    unchanged are left out of a table it holds (but those the webhook loader wrote last), loaded
+    again into one dropped by hand (dlt's state still lists it), into a warehouse file deleted and begun again, and under
     `refresh="drop_resources"`."""
     pipeline = dlt.pipeline("plain", destination=dlt.destinations.duckdb(str(tmp_path / "p.duckdb")),
                             dataset_name=DATASET, pipelines_dir=str(tmp_path / "pipelines"))
@@ -300,6 +300,15 @@ def test_a_plain_run_skips_unchanged_rows_only_in_tables_the_destination_holds(
     products = count("products")
     assert first == {"products": products, "me": 1} and products > 0
     assert run() == {"products": 0, "me": 0}  # read unchanged, held: left out
+    # a row the webhook loader wrote last (it may differ from what the pull read) is loaded
+    # again, unchanged or not: the pull stays the source of truth
+    with pipeline.sql_client() as client:
+        key, title = client.execute_sql(f"select id, title from {DATASET}.products limit 1")[0]
+        client.execute_sql(f"update {DATASET}.products set title = 'pushed', _dlt_load_id = %s "
+                           "where id = %s", f"{PUSHED_LOAD_ID_PREFIX}1700000000.000000", key)
+    assert run() == {"products": 1, "me": 0}
+    with pipeline.sql_client() as client:
+        assert client.execute_sql(f"select title from {DATASET}.products where id = %s", key) == [(title,)]
     with pipeline.sql_client() as client:
         client.execute_sql(f"drop table {DATASET}.products")
         client.execute_sql(f"drop table {DATASET}.me")

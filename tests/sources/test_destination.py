@@ -1,6 +1,7 @@
 """What the source reads of its destination during the extract (sources/creator_platform/
 destination.py) and how a run keeps it (`run.HeldTables`): the tables the dataset holds, less
-those this load drops; read once per run, and never when the host said."""
+those this load drops, and the keys the webhook loader wrote; read once per run, and never
+when the host said."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from typing import Any
 
 import dlt
 
-from creator_sync.sources.creator_platform.destination import current_pipeline, held_tables
+from creator_sync.sources.creator_platform.destination import (
+    PUSHED_LOAD_ID_PREFIX,
+    Held,
+    current_pipeline,
+    held,
+    held_tables,
+)
 from creator_sync.sources.creator_platform.run import HeldTables
 
 
@@ -41,15 +48,28 @@ def test_the_tables_the_dataset_holds_less_those_this_load_drops(tmp_path: Path)
     assert seen and "dropped" not in seen[0] and "_dlt_version" in seen[0]
 
 
+def test_the_keys_of_rows_the_webhook_loader_wrote_last(tmp_path: Path) -> None:
+    pipeline = pipeline_at(tmp_path)
+    pipeline.run([{"id": "1", "name": "a"}, {"id": "2", "name": "b"}], table_name="products")
+    pipeline.run([{"course_id": "7", "tag_id": "8"}], table_name="courses_tags")
+    with pipeline.sql_client() as client:
+        for table, column, key in (("products", "id", "2"), ("courses_tags", "course_id", "7")):
+            client.execute_sql(f"update data.{table} set _dlt_load_id = %s where {column} = %s",
+                               f"{PUSHED_LOAD_ID_PREFIX}1700000000.000000", key)
+    found = held(pipeline)
+    assert found is not None and {"products", "courses_tags"} <= found.tables
+    assert found.pushed == {"products": frozenset({"2"}), "courses_tags": frozenset({"7"})}
+
+
 def test_a_run_reads_once_and_not_when_the_host_said() -> None:
     calls: list[int] = []
 
-    def read() -> frozenset[str]:
+    def read() -> Held:
         calls.append(1)
-        return frozenset({"orders"})
+        return Held(frozenset({"orders"}))
 
-    given = HeldTables(frozenset({"products"}), read)
-    assert given() == frozenset({"products"}) and not calls
+    given = HeldTables(Held(frozenset({"products"})), read)
+    assert given() == Held(frozenset({"products"})) and not calls
     lazy = HeldTables(None, read)
     assert not calls  # nothing read until asked
     threads = [threading.Thread(target=lazy) for _ in range(8)]
@@ -57,6 +77,6 @@ def test_a_run_reads_once_and_not_when_the_host_said() -> None:
         t.start()
     for t in threads:
         t.join()
-    assert lazy() == frozenset({"orders"}) and calls == [1]
+    assert lazy() == Held(frozenset({"orders"})) and calls == [1]
     unknown = HeldTables(None, lambda: None)
     assert unknown() is None
