@@ -11,7 +11,7 @@ says.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,10 +56,12 @@ class Held:
     pushed: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
-def held(pipeline: Any, lock: Callable[[], AbstractContextManager[Any]] | None = None) -> Held | None:
+def held(pipeline: Any, lock: Callable[[], AbstractContextManager[Any]] | None = None,
+         own: Iterable[str] = ()) -> Held | None:
     """What the destination's dataset holds now; None when that cannot be known (no
     pipeline, no destination, one without SQL). A dataset not created yet holds nothing.
-    `lock`: the host's warehouse lock, taken for the reads (`Runtime.warehouse_lock`)."""
+    `lock`: the host's warehouse lock, taken for the reads (`Runtime.warehouse_lock`); `own`:
+    tables no delivery writes (the run's bookkeeping): no keys are looked for there."""
     if pipeline is None:
         return None
     try:
@@ -67,7 +69,8 @@ def held(pipeline: Any, lock: Callable[[], AbstractContextManager[Any]] | None =
             if not client.has_dataset():
                 return Held(frozenset())
             columns = _columns(client)
-            pushed = _pushed_keys(client, columns)
+            skipped = set(own)
+            pushed = _pushed_keys(client, {t: c for t, c in columns.items() if t not in skipped})
     except Exception as exc:  # unknown: nothing is skipped, every row read is loaded
         log.info("what the destination holds could not be read (%s): rows read unchanged "
                  "are loaded again", " ".join(str(exc).split())[:200])
@@ -96,11 +99,9 @@ def _columns(client: Any) -> dict[str, list[str]]:
 def _pushed_keys(client: Any, columns: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
     """Per data table, the keys (`unchanged.key_column`) of rows the webhook loader wrote last
     (their `_dlt_load_id` is its): one statement for every table."""
-    from .bookkeeping import TABLES as BOOKKEEPING  # (the source's own: no delivery writes them)
-
     keyed: list[tuple[str, str]] = []
     for table, names in sorted(columns.items()):
-        if table.startswith("_dlt") or table in BOOKKEEPING or "_dlt_load_id" not in names:
+        if table.startswith("_dlt") or "_dlt_load_id" not in names:
             continue
         try:
             keyed.append((table, key_column(table, dict.fromkeys(names))))

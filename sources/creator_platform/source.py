@@ -36,6 +36,7 @@ from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .bookkeeping import NAME as BOOKKEEPING
+from .bookkeeping import TABLES as BOOKKEEPING_TABLES
 from .bookkeeping import Bookkeeping
 from .client import CreatorPlatformClient
 from .config import checked_arguments
@@ -452,7 +453,7 @@ def creator_platform_source(
 def _held(pipeline: Any, lock: Any) -> Held | None:
     """What the destination holds, read when a resource first asks: through the pipeline
     that was current when the source was called, else the one current now (in the extract)."""
-    return held(pipeline or current_pipeline(), lock)
+    return held(pipeline or current_pipeline(), lock, own=BOOKKEEPING_TABLES)
 
 
 def _names(value: Sequence[str] | None) -> tuple[str, ...] | None:
