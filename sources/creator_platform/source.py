@@ -371,13 +371,17 @@ def creator_platform_source(
             tables).
         lookback_days: per resource, how far back a deep run re-reads
             (`[sources.creator_platform.lookback_days]` for the CLI).
-        kept_tables: what the destination holds, for a host that read it before the run
-            (`pipelines.warehouse_facts`); not configuration. The tables it has and keeps this
-            run (a table not in it that one resource alone writes is loaded with `append`;
-            None: unknown, everything is merged).
+        kept_tables: the tables the destination holds and keeps this run, for a host that
+            read them before the run and repairs a killed append load (the CLI:
+            `pipelines.warehouse_facts`, `pipelines.crash_repair`); not configuration. A table
+            not in it that one resource alone writes is loaded with `append` (None: everything
+            is merged). Without it the source reads itself, once, when a resource first asks,
+            which tables the destination holds, for the unchanged-row skip only (`destination.
+            held`): a plain `pipeline.run` leaves out the rows it read unchanged as the CLI does.
         webhook_written_keys: per table, the keys of rows another writer (the webhook loader)
             wrote last: re-read, they are loaded even when unchanged since the last run; not
-            configuration.
+            configuration. Read by the source itself with the tables when `kept_tables` is
+            not passed.
         deleted_people: "erase" (the default) or "keep": whether the people the platform
             deleted lose their personal fields (`deletions.py`); the app's setting
             `[creator_sync] deleted_people`, which the CLI passes.
