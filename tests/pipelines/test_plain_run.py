@@ -277,24 +277,25 @@ def test_only_a_load_of_data_sends_finish_sync_to_restore_pushes(tmp_path: Path)
 
 
 def test_a_plain_run_skips_unchanged_rows_only_in_tables_the_destination_holds(
-        sandbox: Any, tmp_path: Path) -> None:
+        sandbox: Any, tmp_path: Path, destination: Any) -> None:
     """The plain run reads which tables the destination holds (not dlt state): rows read
     unchanged are left out of a table it holds (but those the webhook loader wrote last), loaded
-    again into one dropped by hand (dlt's state still lists it), into a warehouse file deleted and begun again, and under
-    `refresh="drop_resources"`."""
-    pipeline = dlt.pipeline("plain", destination=dlt.destinations.duckdb(str(tmp_path / "p.duckdb")),
-                            dataset_name=DATASET, pipelines_dir=str(tmp_path / "pipelines"))
+    again into one dropped by hand (dlt's state still lists it), into a new warehouse (dataset
+    dropped, dlt's state kept), and under `refresh="drop_resources"`."""
+    dataset = f"plain_{uuid.uuid4().hex[:8]}"
+    pipeline = dlt.pipeline("plain", destination=destination, dataset_name=dataset,
+                            pipelines_dir=str(tmp_path / "pipelines"))
 
     def run(**kwargs: Any) -> dict[str, int]:
         pipeline.run(creator_platform_source(base_url=sandbox.base_url, client_id=SANDBOX_ID,
                                              client_secret=CLIENT_SECRET,
                                              resources=["products", "me"]), **kwargs)
         with pipeline.sql_client() as client:
-            return dict(client.execute_sql(f"select resource, rows_loaded from {DATASET}.sync_resources"))
+            return dict(client.execute_sql(f"select resource, rows_loaded from {dataset}.sync_resources"))
 
     def count(table: str) -> int:
         with pipeline.sql_client() as client:
-            return client.execute_sql(f"select count(*) from {DATASET}.{table}")[0][0]
+            return client.execute_sql(f"select count(*) from {dataset}.{table}")[0][0]
 
     first = run()
     products = count("products")
@@ -303,23 +304,24 @@ def test_a_plain_run_skips_unchanged_rows_only_in_tables_the_destination_holds(
     # a row the webhook loader wrote last (it may differ from what the pull read) is loaded
     # again, unchanged or not: the pull stays the source of truth
     with pipeline.sql_client() as client:
-        key, title = client.execute_sql(f"select id, title from {DATASET}.products limit 1")[0]
-        client.execute_sql(f"update {DATASET}.products set title = 'pushed', _dlt_load_id = %s "
+        key, title = client.execute_sql(f"select id, title from {dataset}.products limit 1")[0]
+        client.execute_sql(f"update {dataset}.products set title = 'pushed', _dlt_load_id = %s "
                            "where id = %s", f"{PUSHED_LOAD_ID_PREFIX}1700000000.000000", key)
     assert run() == {"products": 1, "me": 0}
     with pipeline.sql_client() as client:
-        assert client.execute_sql(f"select title from {DATASET}.products where id = %s", key) == [(title,)]
+        assert client.execute_sql(f"select title from {dataset}.products where id = %s", key) == [(title,)]
     with pipeline.sql_client() as client:
-        client.execute_sql(f"drop table {DATASET}.products")
-        client.execute_sql(f"drop table {DATASET}.me")
+        client.execute_sql(f"drop table {dataset}.products")
+        client.execute_sql(f"drop table {dataset}.me")
         # (and the stored schema versions: else dlt, whose schema did not change, would not
         # create the tables again)
-        client.execute_sql(f"delete from {DATASET}._dlt_version")
+        client.execute_sql(f"delete from {dataset}._dlt_version")
     assert "products" in pipeline.default_schema.tables  # dlt's state still lists them
     assert run() == {"products": products, "me": 1}  # dropped by hand: loaded again
     assert count("products") == products and count("me") == 1
     assert run() == {"products": 0, "me": 0}
-    (tmp_path / "p.duckdb").unlink()  # a new warehouse, dlt's state kept
+    with pipeline.sql_client() as client:  # a new warehouse, dlt's state kept
+        client.drop_dataset()
     assert run() == {"products": products, "me": 1}
     assert count("products") == products and count("me") == 1
     assert run(refresh="drop_resources") == {"products": products, "me": 1}
