@@ -70,7 +70,7 @@ def held(pipeline: Any, lock: Callable[[], AbstractContextManager[Any]] | None =
                 return Held(frozenset())
             columns = _columns(client)
             skipped = set(own)
-            pushed = _pushed_keys(client, {t: c for t, c in columns.items() if t not in skipped})
+            pushed = pushed_keys(client, {t: c for t, c in columns.items() if t not in skipped})
     except Exception as exc:  # unknown: nothing is skipped, every row read is loaded
         log.info("what the destination holds could not be read (%s): rows read unchanged "
                  "are loaded again", " ".join(str(exc).split())[:200])
@@ -96,9 +96,10 @@ def _columns(client: Any) -> dict[str, list[str]]:
     return out
 
 
-def _pushed_keys(client: Any, columns: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
-    """Per data table, the keys (`unchanged.key_column`) of rows the webhook loader wrote last
-    (their `_dlt_load_id` is its): one statement for every table."""
+def pushed_keys(client: Any, columns: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
+    """Per data table of `columns` (table -> its columns in order), the keys
+    (`unchanged.key_column`) of rows the webhook loader wrote last (their `_dlt_load_id` is
+    its): one statement for every table (a statement each cost ~70 ms a run, ~40 tables)."""
     keyed: list[tuple[str, str]] = []
     for table, names in sorted(columns.items()):
         if table.startswith("_dlt") or "_dlt_load_id" not in names:
