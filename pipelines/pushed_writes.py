@@ -21,14 +21,18 @@ from typing import TYPE_CHECKING
 
 from creator_sync.common.duckdb_names import quote_ident
 from creator_sync.common.warehouse_db import WarehouseDB
-from creator_sync.sources.creator_platform import declared_columns, table_hints
+from creator_sync.sources.creator_platform import (
+    PUSHED_LOAD_ID_PREFIX,  # noqa: F401  (re-exported: the loader and the pull name it so)
+    declared_columns,
+    table_hints,
+)
 
 if TYPE_CHECKING:  # imported where arrow data is built: a pull sync reads only the constants
     import pyarrow as pa
 
-# the `_dlt_load_id` of every row the webhook loader writes starts so: the pull sync reloads such
-# rows when it re-reads them, even unchanged (see `pipelines.warehouse_facts.webhook_written_keys`)
-PUSHED_LOAD_ID_PREFIX = "webhooks."
+# the `_dlt_load_id` of every row the webhook loader writes starts with `PUSHED_LOAD_ID_PREFIX`
+# (declared by the source, which reads them): the pull sync reloads such rows when it re-reads
+# them, even unchanged (see `pipelines.warehouse_facts.webhook_written_keys`)
 PRESENT = "__present"  # list<string> column: which columns this row's payload actually carried
 
 

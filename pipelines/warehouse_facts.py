@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import dlt
 
-from creator_sync.sources.creator_platform import BOOKKEEPING_NAMES, link_columns
+from creator_sync.sources.creator_platform import BOOKKEEPING_NAMES, pushed_keys
 
 from .warehouse_sql import data_tables, scan_client, sql_client
 
@@ -48,10 +48,9 @@ def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -
     (`sources.creator_platform.unchanged`); a row a delivery wrote since may differ from that
     (a missed or out-of-order event), so those keys are loaded again: the pull stays the source
     of truth. Bounded by the deliveries since the last sync: the pull's next write of a row
-    replaces the webhook load id.
+    replaces the webhook load id. The query is the source's (`pushed_keys`, which a run no host
+    told reads itself), here under the scan's memory cap.
     """
-    from .pushed_writes import PUSHED_LOAD_ID_PREFIX
-
     if tables is None:  # kept tables unknown: nothing is dropped, nothing to force
         return {}
     columns = data_tables(pipeline)
@@ -60,21 +59,5 @@ def webhook_written_keys(pipeline: dlt.Pipeline, tables: Iterable[str] | None) -
              if "_dlt_load_id" in columns[t]]
     if not names:
         return {}
-    found: dict[str, set[str]] = {}
     with scan_client(pipeline) as client:
-        # one statement for every table (~40): a statement each cost ~70 ms a run
-        selects = [
-            f"SELECT {i} AS t, CAST({client.escape_column_name(key_column(t, columns[t]))} AS VARCHAR)"
-            f" FROM {client.make_qualified_table_name(t)} WHERE _dlt_load_id LIKE %s"
-            for i, t in enumerate(names)
-        ]
-        rows = client.execute_sql(
-            " UNION ALL ".join(selects), *[f"{PUSHED_LOAD_ID_PREFIX}%"] * len(selects)) or []
-        for i, key in rows:
-            found.setdefault(names[i], set()).add(str(key))
-    return {table: frozenset(keys) for table, keys in found.items()}
-
-
-def key_column(table: str, columns: list[str]) -> str:
-    """The column `unchanged.keyed` keys a table's rows by: `id`, or a link table's parent."""
-    return "id" if "id" in columns else link_columns(table, columns)[0]
+        return pushed_keys(client, {t: columns[t] for t in names})

@@ -33,6 +33,7 @@ from .config import (
     source_known_keys,
 )
 from .defaults import DEFAULTS, api_client
+from .destination import PUSHED_LOAD_ID_PREFIX, pushed_keys
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import RESOURCES, SOURCE_NAME, TYPES, type_info
 from .errors import (
@@ -69,6 +70,7 @@ __all__ = [
     "LINK_MARKER",
     "PERSON_EMAILS",
     "PERSON_KEYS",
+    "PUSHED_LOAD_ID_PREFIX",
     "REJECTED_RECORDS",
     "REJECTED_RECORDS_COLUMNS",
     "RESOURCES",
@@ -113,6 +115,7 @@ __all__ = [
     "personal_columns",
     "personal_held",
     "place_of",
+    "pushed_keys",
     "quiet_hint_merge_warnings",
     "redact_target_url",
     "rows_to_arrow",

@@ -27,6 +27,8 @@ from typing import Any
 
 import dlt
 
+from .destination import current_pipeline, refreshed_tables
+
 NAME = "bookkeeping"  # the resource's name; its items name their own tables
 
 SYNC_RESOURCES = "sync_resources"
@@ -163,13 +165,13 @@ class Bookkeeping:
         report = self.report
         outcomes, totals = dict(report.outcomes), dict(report.totals)
         # a table dlt drops or empties at this load (`refresh=`) is filled again, changed or not
-        dropped = _refreshed_tables()
+        dropped = refreshed_tables() & set(TABLES)
         wanted = [t for t, any_ in ((SYNC_RESOURCES, outcomes),
                                     (REJECTED_RECORDS, [n for n in report.rejected if n in outcomes]),
                                     (API_TOTALS, totals)) if any_ or t in dropped]
         if not wanted:
             return
-        pipeline = _pipeline()
+        pipeline = current_pipeline()
         if pipeline is None:  # (an extract without a destination: this run's rows alone)
             content = self._content(outcomes, totals, {}, dropped)
         else:
@@ -219,27 +221,6 @@ class Bookkeeping:
 
 
 # ---------------------------------------------------------------- the destination
-def _pipeline() -> Any:
-    """The pipeline running this extract, if it has a destination (else None)."""
-    try:
-        pipeline = dlt.current.pipeline()
-    except Exception:
-        return None
-    return pipeline if getattr(pipeline, "destination", None) is not None else None
-
-
-def _refreshed_tables() -> set[str]:
-    """Bookkeeping tables this load drops or empties before it loads (`refresh=` of dlt's
-    `pipeline.run`/`extract`: `drop_resources` drops the tables of every selected resource)."""
-    try:
-        state = dlt.current.load_package_state()["state"]
-    except Exception:  # (no load package: an iteration outside an extract)
-        return set()
-    names = {t.get("name") if isinstance(t, dict) else t
-             for key in ("dropped_tables", "truncated_tables") for t in state.get(key) or ()}
-    return names & set(TABLES)
-
-
 def _columns(client: Any, tables: list[str]) -> dict[str, set[str]]:
     """Those of `tables` the destination holds -> their columns (one query)."""
     rows = client.execute_sql(

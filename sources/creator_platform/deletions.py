@@ -39,6 +39,7 @@ import dlt
 from dlt.extract.items import DataItemWithMeta, TableNameMeta
 
 from .arrow_tables import conformed
+from .destination import current_pipeline
 from .endpoints import LINE_TABLES, RESOURCES, type_info
 from .key_sets import GatheredIds
 from .pii import PERSON_EMAILS, PERSON_KEYS, personal_columns, personal_held
@@ -121,7 +122,7 @@ class Deletions:
         self._mutex = threading.Lock()
         # the pipeline this extract runs in (dlt's current one when the source is called: the
         # resources' worker threads may not see it)
-        self.pipeline = _pipeline()
+        self.pipeline = current_pipeline()
 
     # ---------------------------------------------------------------- as items are handed on
     def take(self, owner: str, item: Any) -> Any | None:
@@ -176,7 +177,7 @@ class Deletions:
     def rows(self) -> Iterator[Any]:
         """The flipped and erased rows, one arrow table per table, then the held rows."""
         report = self.report
-        pipeline = self.pipeline = self.pipeline or _pipeline()
+        pipeline = self.pipeline = self.pipeline or current_pipeline()
         pairs = sorted(report.complete, key=lambda p: (p[0], p[1] or ""))
         if pipeline is None or not (pairs or self.held or self.held_people):
             yield from (item for _, item in [*self.held, *self.held_people])
@@ -442,15 +443,6 @@ def _erase_rows(table: str, tbl: Any, flagged: dict[str, set[str]], fresh: bool 
         column = tbl.column(c)
         tbl = tbl.set_column(at, tbl.field(at), pc.if_else(hit, pa.nulls(len(column), column.type), column))
     return tbl, int(count)
-
-
-def _pipeline() -> Any:
-    """The pipeline running this extract, if it has a destination (else None)."""
-    try:
-        pipeline = dlt.current.pipeline()
-    except Exception:
-        return None
-    return pipeline if getattr(pipeline, "destination", None) is not None else None
 
 
 def _columns(client: Any) -> dict[str, set[str]]:

@@ -567,7 +567,7 @@ class Listing:
                 recent=(res.table, self.cursor_field),
                 keep_all=res.incremental.strategy == "full",
                 anchor=next_day_window(res, started),
-                webhook_written=self.options.webhook_written_keys,
+                webhook_written=self.options.pushed_keys,
                 newest=(self._newest_first(), 2 * opts.page_size)),
         )
 
@@ -582,9 +582,8 @@ class Listing:
 
     def _may_skip(self, table: str) -> bool:
         """May rows of `table` the last run stored unchanged be dropped? Only from a table the
-        destination holds (known only to a host that checked it), never in a full refresh."""
-        kept = self.options.kept_tables
-        return not self.options.full_refresh and kept is not None and table in kept
+        destination holds, never in a full refresh (`SourceOptions.may_skip`)."""
+        return self.options.may_skip(table)
 
     # ------------------------------------------------------------------ 2. pages
     def _listed_pages(self, run: SiteListing, prefetched: list[Page] | None) -> Iterator[Page]:

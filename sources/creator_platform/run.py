@@ -5,9 +5,10 @@
 - `RunReport`: what the extract learnt, for the resources that run last (`deletions`,
   `bookkeeping`) and the steps after the load (`pipelines.postload`).
 - `Runtime`: what only a host program passes (progress counters, an in-memory transport,
-  a hook called per page): never configuration, never state (what the warehouse holds comes as
-  the source's arguments `kept_tables` and `webhook_written_keys`; what earlier runs learnt, as
-  dlt state).
+  a hook called per page): never configuration, never state (what earlier runs learnt is dlt
+  state; what the warehouse holds, the run reads itself: `HeldTables`, unless the host passed
+  it as the source's arguments `kept_tables` and `webhook_written_keys`).
+- `HeldTables`: what the destination holds, read once per run when first asked.
 - `SyncRun`: one call of the source: its client, options and report, until `close()`.
 """
 
@@ -28,6 +29,7 @@ from .pii import PiiMode
 
 if TYPE_CHECKING:
     from .client import CreatorPlatformClient
+    from .destination import Held
     from .ratelimit import RateLimiter
     from .stats import RunStats
 
@@ -57,11 +59,30 @@ class SourceOptions:
     # the source's arguments `kept_tables` and `webhook_written_keys`
     kept_tables: frozenset[str] | None = None
     webhook_written_keys: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # what the destination holds (None: unknown): the host's `kept_tables` and
+    # `webhook_written_keys` when it passed them, else read once when first asked (`HeldTables`)
+    held: Callable[[], Held | None] = field(default=lambda: None, repr=False)
     on_page: PageHook | None = field(default=None, repr=False)  # see `Runtime.on_page`
     stop: StopCheck | None = field(default=None, repr=False)  # see `Runtime.stop`
     # per site: the platform's clock when the customers listing that completed last began
     # (its cursor in state); money older than that is in the customers' figures (refresh.py)
     customers_read_at: dict[str | None, datetime] = field(default_factory=dict)
+
+    def may_skip(self, table: str) -> bool:
+        """May rows of `table` that the last run stored unchanged be left out of this load?
+        Only when the destination holds the table (and this load does not drop it), never in
+        a full refresh."""
+        if self.full_refresh:
+            return False
+        held = self.held()
+        return held is not None and table in held.tables
+
+    def pushed_keys(self, table: str) -> frozenset[str]:
+        """Keys of `table`'s rows another writer (the webhook loader) wrote last: re-read,
+        they are loaded even when unchanged (the stored row may not be what this run read)."""
+        held = self.held()
+        read = held.pushed.get(table, frozenset()) if held is not None else frozenset()
+        return read | self.webhook_written_keys.get(table, frozenset())
 
     @property
     def lookback_s(self) -> dict[str, int]:
@@ -73,6 +94,30 @@ class SourceOptions:
         """None = each resource's own default."""
         days = self.full_refresh_every_days
         return int(days * DAY_S) if days is not None else None
+
+
+class HeldTables:
+    """What the destination holds, for one run's unchanged-row skip: `given` (the host's
+    `kept_tables` and `webhook_written_keys`) when it passed them, else `read()`
+    (`destination.held`), called once, when a resource first asks (never on a first sync, nor
+    in a full refresh: no row is then skipped), under a lock (the resources run in threads).
+    None: unknown, nothing is skipped.
+
+    Only the skip reads it: the `append` of a table new to the warehouse stays the host's
+    `kept_tables` alone (it needs the host's crash repair, `Batches`)."""
+
+    def __init__(self, given: Held | None, read: Callable[[], Held | None]) -> None:
+        self._value = given
+        self._read: Callable[[], Held | None] | None = None if given is not None else read
+        self._lock = threading.Lock()
+
+    def __call__(self) -> Held | None:
+        if self._read is None:
+            return self._value
+        with self._lock:
+            if self._read is not None:
+                self._value, self._read = self._read(), None
+        return self._value
 
 
 # partial: the listing stopped at a checkpoint or the budget; the next run goes on from there

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -35,10 +36,12 @@ from . import checkpoint
 from .arrow_tables import rows_to_arrow
 from .auth import Secret
 from .bookkeeping import NAME as BOOKKEEPING
+from .bookkeeping import TABLES as BOOKKEEPING_TABLES
 from .bookkeeping import Bookkeeping
 from .client import CreatorPlatformClient
 from .config import checked_arguments
 from .deletions import Deletions
+from .destination import Held, current_pipeline, held
 from .dlt_logs import quiet_hint_merge_warnings
 from .endpoints import (
     DAY_S,
@@ -57,7 +60,7 @@ from .ratelimit import LimiterClosed
 from .refresh import TARGET as TARGET_CUSTOMERS
 from .refresh import customer_refresh
 from .rows import normalize_resources
-from .run import Outcome, RunReport, Runtime, SourceOptions, SyncRun
+from .run import HeldTables, Outcome, RunReport, Runtime, SourceOptions, SyncRun
 from .unchanged import STATE_KEY, hashes
 from .values import parse_timestamp
 
@@ -204,9 +207,7 @@ def _single_rows(
     )
     state = dlt.current.resource_state()
     seen = hashes(rows)
-    kept = options.kept_tables
-    if (state.get(STATE_KEY) == seen and not options.full_refresh and kept is not None
-            and all(table in kept for table in rows)):
+    if state.get(STATE_KEY) == seen and all(options.may_skip(table) for table in rows):
         return  # stored unchanged by the last run (see unchanged.py): nothing to load
     state[STATE_KEY] = seen
     report.count("rows", resource.name, len(rows.get(resource.table, ())))
@@ -370,13 +371,17 @@ def creator_platform_source(
             tables).
         lookback_days: per resource, how far back a deep run re-reads
             (`[sources.creator_platform.lookback_days]` for the CLI).
-        kept_tables: what the destination holds, for a host that read it before the run
-            (`pipelines.warehouse_facts`); not configuration. The tables it has and keeps this
-            run (a table not in it that one resource alone writes is loaded with `append`;
-            None: unknown, everything is merged).
+        kept_tables: the tables the destination holds and keeps this run, for a host that
+            read them before the run and repairs a killed append load (the CLI:
+            `pipelines.warehouse_facts`, `pipelines.crash_repair`); not configuration. A table
+            not in it that one resource alone writes is loaded with `append` (None: everything
+            is merged). Without it the source reads itself, once, when a resource first asks,
+            which tables the destination holds, for the unchanged-row skip only (`destination.
+            held`): a plain `pipeline.run` leaves out the rows it read unchanged as the CLI does.
         webhook_written_keys: per table, the keys of rows another writer (the webhook loader)
             wrote last: re-read, they are loaded even when unchanged since the last run; not
-            configuration.
+            configuration. Read by the source itself with the tables when `kept_tables` is
+            not passed.
         deleted_people: "erase" (the default) or "keep": whether the people the platform
             deleted lose their personal fields (`deletions.py`); the app's setting
             `[creator_sync] deleted_people`, which the CLI passes.
@@ -406,6 +411,8 @@ def creator_platform_source(
         values, lookback = given, dict(lookback_days or {})
     else:
         values, lookback = checked_arguments(given, lookback_days)
+    kept = frozenset(kept_tables) if kept_tables is not None else None
+    pushed = {table: frozenset(keys) for table, keys in (webhook_written_keys or {}).items()}
     opts = SourceOptions(
         site_ids=_names(values["site_ids"]), resources=_names(values["resources"]),
         payouts_path=values["payouts_path"], page_size=values["page_size"], pii=values["pii"],
@@ -413,9 +420,9 @@ def creator_platform_source(
         details=values["details"], freeze_finance_schema=values["freeze_finance_schema"],
         full_refresh_every_days=values["full_refresh_every_days"],
         full_refresh=bool(full_refresh), lookback_days=lookback,
-        kept_tables=frozenset(kept_tables) if kept_tables is not None else None,
-        webhook_written_keys={table: frozenset(keys)
-                              for table, keys in (webhook_written_keys or {}).items()},
+        kept_tables=kept, webhook_written_keys=pushed,
+        held=HeldTables(None if kept is None else Held(kept, pushed),
+                        functools.partial(_held, current_pipeline(), rt.warehouse_lock)),
         on_page=rt.on_page, stop=rt.stop,
     )
     try:
@@ -445,6 +452,12 @@ def creator_platform_source(
         run.close()
         raise
     return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
+
+
+def _held(pipeline: Any, lock: Any) -> Held | None:
+    """What the destination holds, read when a resource first asks: through the pipeline
+    that was current when the source was called, else the one current now (in the extract)."""
+    return held(pipeline or current_pipeline(), lock, own=BOOKKEEPING_TABLES)
 
 
 def _names(value: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -119,9 +119,9 @@ class Unchanged:
     may rows of this table be dropped (it exists in the destination, no full refresh);
     `on_seen(table, keys)`: the keys dropped, for `_is_deleted` marking; `recent`: (the primary
     table, its cursor column), whose values pick the recent pages; `keep_all`: a dimension;
-    `anchor`: where the next run's window starts when the server filters by day; `webhook_written`:
-    per table, keys another writer (the webhook loader) wrote last, never dropped (the stored
-    row may not be what this run read); `newest`: (fields of the primary table the next run
+    `anchor`: where the next run's window starts when the server filters by day; `webhook_written(table)`:
+    keys of the table's rows another writer (the webhook loader) wrote last, never dropped (the
+    stored row may not be what this run read; asked only of a table `may_skip`); `newest`: (fields of the primary table the next run
     lists newest first by, how many of the newest records by each to keep).
     """
 
@@ -129,10 +129,10 @@ class Unchanged:
         self, known: Mapping[str, Mapping[str, str]] | None, may_skip: Callable[[str], bool],
         on_seen: Callable[[str, set[str]], None], *, recent: tuple[str, str] | None = None,
         keep_all: bool = False, anchor: datetime | None = None,
-        webhook_written: Mapping[str, frozenset[str]] | None = None,
+        webhook_written: Callable[[str], frozenset[str]] | None = None,
         newest: tuple[tuple[str, ...], int] = ((), 0),
     ) -> None:
-        self._webhook_written = webhook_written or {}
+        self._webhook_written = webhook_written or (lambda table: frozenset())
         self._known = known or {}
         self._may_skip = may_skip
         self._on_seen = on_seen
@@ -158,7 +158,7 @@ class Unchanged:
                 continue
             kept: list[dict[str, Any]] = []
             dropped: set[str] = set()
-            webhook_written = self._webhook_written.get(table, frozenset())
+            webhook_written = self._webhook_written(table)
             for key, group in keyed(table, table_rows).items():
                 old = known.get(key)
                 if old is not None and key not in webhook_written and old == group_hash(group):
