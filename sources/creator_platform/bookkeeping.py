@@ -208,14 +208,8 @@ class Bookkeeping:
         """The `bookkeeping` resource: waits for `waits_for()` to end, then yields `rows()`.
         Its own disposition is not `replace` (dlt would then empty a table it yields nothing
         to); each table's item says `replace`."""
-        report = self.report
-
         def rows() -> Iterator[Any]:
-            try:
-                yield from report.until_ended([n for n in waits_for() if n != NAME])
-                yield from self.rows()
-            finally:
-                report.end(NAME)
+            yield from self.report.after(NAME, waits_for, self.rows)
 
         return dlt.resource(rows, name=NAME, write_disposition="append")
 

@@ -397,14 +397,8 @@ class Deletions:
     # ---------------------------------------------------------------- the resource
     def resource(self, waits_for: Callable[[], Iterable[str]]) -> Any:
         """The `deletions` resource: waits for `waits_for()` to end, then yields `rows()`."""
-        report = self.report
-
         def rows() -> Iterator[Any]:
-            try:
-                yield from report.until_ended([n for n in waits_for() if n != NAME])
-                yield from self.rows()
-            finally:
-                report.end(NAME)
+            yield from self.report.after(NAME, waits_for, self.rows)
 
         return dlt.resource(rows, name=NAME, write_disposition="merge")
 

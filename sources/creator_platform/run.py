@@ -196,6 +196,17 @@ class RunReport:
         with self._lock:
             self.ended.add(resource)
 
+    def after(self, name: str, waits_for: Callable[[], Iterable[str]],
+              rows: Callable[[], Iterator[Any]]) -> Iterator[Any]:
+        """The items of resource `name`, which reads after others: `until_ended` for
+        `waits_for()` (itself aside), then `rows()`; `name` ends however it stops (a resource
+        waiting for it goes on)."""
+        try:
+            yield from self.until_ended([n for n in waits_for() if n != name])
+            yield from rows()
+        finally:
+            self.end(name)
+
     def until_ended(self, names: Iterable[str]) -> Iterator[None]:
         """Yield `None` while a resource of `names` that this extract selected has not ended.
 
