@@ -37,14 +37,14 @@ def _iso(value: Any) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def _recorded(wh: Warehouse) -> list[dict[str, Any]]:
+def _recorded(wh: Warehouse, where: str) -> list[dict[str, Any]]:
     """The rows of `sync_resources` (DuckDB read-only, PostgreSQL: `open_warehouse`; any other
-    destination: its dlt client)."""
+    destination: its dlt client). `where`: where the DuckDB file's path came from."""
     columns = "resource, status, reason, last_attempt_at, last_synced_at"
     if wh.destination in ("duckdb", "postgres"):
         if wh.duckdb_path is not None and not Path(wh.duckdb_path).exists():
             raise click.ClickException(f"no warehouse at {wh.duckdb_path}: run `creator-sync "
-                                       "sync` first [key=creator_sync.duckdb]")
+                                       f"sync` first [{where}]")
         try:
             with open_warehouse(wh, read_only=True) as db:
                 rows = (db.fetchall(f"select {columns} from {db.table(wh.dataset, SYNC_RESOURCES)}"
@@ -92,11 +92,12 @@ def _site_states(wh: Warehouse) -> dict[str, dict[str, Any]]:
     return resources if isinstance(resources, dict) else {}
 
 
-def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
-    """One entry per resource: status, what is left (per site), why it failed, sync times."""
+def status_rows(wh: Warehouse, where: str = "key=creator_sync.duckdb") -> list[dict[str, Any]]:
+    """One entry per resource: status, what is left (per site), why it failed, sync times.
+    `where`: where the DuckDB file's path came from (`flag=--duckdb`), for the error."""
     states = _site_states(wh)
     out = []
-    recorded = _recorded(wh)
+    recorded = _recorded(wh, where)
     totals = _totals(wh, [row["resource"] for row in recorded])
     for row in recorded:
         status = SHOWN.get(row["status"], row["status"])
@@ -128,10 +129,10 @@ def status_rows(wh: Warehouse) -> list[dict[str, Any]]:
 def _add_totals(entry: dict[str, Any], totals: dict[str, Any] | None) -> None:
     """`api_total` and `rows` beside the resource (its sites summed) and each site: in the
     site entries the listing state gave, and one for every other site a total was read for."""
-    totals = totals or {"api_total": None, "rows": None, "matches": None, "total_read_at": None,
-                        "no_total_reason": None, "sites": []}
-    entry.update({k: totals[k] for k in ("api_total", "rows", "matches", "total_read_at",
-                                         "no_total_reason")})
+    totals = totals or {"api_total": None, "rows": None, "rows_since": None, "matches": None,
+                        "total_read_at": None, "no_total_reason": None, "sites": []}
+    entry.update({k: totals[k] for k in ("api_total", "rows", "rows_since", "matches",
+                                         "total_read_at", "no_total_reason")})
     explained = [f"site {s['site'] or '(all)'}: {s['explanation']}"
                  for s in totals["sites"] if s["explanation"]]
     entry["explanation"] = "; ".join(explained) or None
@@ -145,8 +146,9 @@ def _add_totals(entry: dict[str, Any], totals: dict[str, Any] | None) -> None:
             known.update(extra)
     for site in entry["sites"]:
         if "api_total" not in site:
-            site.update({"api_total": None, "rows": None, "total_read_at": None, "matches": None,
-                         "explanation": None, "no_total_reason": NOT_READ})
+            site.update({"api_total": None, "rows": None, "rows_since": None,
+                         "total_read_at": None, "matches": None, "explanation": None,
+                         "no_total_reason": NOT_READ})
 
 
 def _when(value: str | None) -> str:
@@ -180,14 +182,18 @@ def format_status(rows: list[dict[str, Any]]) -> str:
 
 def _total_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The API's totals beside the rows landed: one line per resource, and each mismatch
-    with its explanation."""
+    with its explanation; rows created since the total was read are said, not compared."""
     lines = ["", f"{'resource':<22}{'api total':>10}{'rows':>10}  check"]
     for r in rows:
         if r.get("api_total") is None:
             check = f"no total: {r['no_total_reason']}" if r.get("no_total_reason") else "no total"
             total = "-"
         else:
-            check = "matches" if r["matches"] else f"MISMATCH: {r['explanation']}"
+            check = ("matches" if r["matches"] else f"MISMATCH: {r['explanation']}"
+                     if r["matches"] is False else f"not compared: {r['no_total_reason']}")
+            if r["matches"] and r.get("rows_since"):
+                check += (f" (+{r['rows_since']:,} row(s) created since it was read "
+                          f"{_when(r['total_read_at'])}; the next full listing counts them)")
             total = f"{r['api_total']:,}"
         count = "-" if r.get("rows") is None else f"{r['rows']:,}"
         lines.append(f"{r['resource']:<22}{total:>10}{count:>10}  {check}")
@@ -210,5 +216,6 @@ def status_command(as_json: bool, verbose: bool, **flags: Any) -> None:
     """
     with reported_failures(verbose):
         warn_unknown_keys()
-        rows = status_rows(warehouse_of(Settings(**flags)))
+        settings = Settings(**flags)
+        rows = status_rows(warehouse_of(settings), settings.where("duckdb"))
     click.echo(json.dumps(rows, indent=2) if as_json else format_status(rows))

@@ -114,3 +114,76 @@ def test_totals_cost_no_request_on_first_and_incremental_syncs(sandbox_factory, 
     assert (first.stats.requests, again.stats.requests) == without
     assert again.stats.requests < first.stats.requests  # a window, not a full listing
     assert len(before) == 2 and query(db, totals) == before
+
+
+def _status_rows(db, tmp_path):
+    from creator_sync.common.warehouse import Warehouse
+    from creator_sync.pipelines.status import format_status, status_rows
+
+    wh = Warehouse(destination="duckdb", duckdb_path=str(db), dataset="creator_platform",
+                   pipelines_dir=str(tmp_path / "p"), pipeline_name="x")
+    rows = status_rows(wh)
+    return {r["resource"]: r for r in rows}, format_status(rows)
+
+
+def test_an_incremental_sync_after_new_activity_is_no_mismatch(sandbox_factory, tmp_path):
+    """Records created after the full listing read its totals (sandbox activity, then an
+    ordinary incremental sync) are set beside the total, not counted against it: no resource
+    mismatches, payouts (no `created_at`, its day in `initiated_date`) included. A row the
+    API counts that the warehouse lost, or a duplicate, still mismatches; in a table with no
+    creation time, more rows than the total is no verdict, fewer still a mismatch."""
+    import duckdb
+    import httpx
+
+    sandbox = sandbox_factory(sites=2)
+    db = tmp_path / "w.duckdb"
+    assert not sync(sandbox, db).failed
+    response = httpx.post(sandbox.base_url + "/_sandbox/activity", json={"count": 24},
+                          timeout=30)
+    assert response.status_code == 200, response.text
+    assert not sync(sandbox, db).failed
+    rows, text = _status_rows(db, tmp_path)
+    assert "MISMATCH" not in text, text
+    assert all(r["matches"] is not False for r in rows.values()), rows
+    grown = {name for name, r in rows.items() if r["rows_since"]}
+    assert {"transactions", "payouts"} <= grown, grown  # the activity added to both
+    for name in grown:
+        r = rows[name]
+        assert r["matches"] is True and r["rows"] == r["api_total"] + r["rows_since"], r
+    assert "row(s) created since it was read" in text
+
+    with duckdb.connect(str(db)) as con:  # lost rows the API counted, duplicates
+        con.execute("delete from creator_platform.transactions where id = "
+                    "(select min(id) from creator_platform.transactions)")
+        con.execute("delete from creator_platform.custom_fields where id = "
+                    "(select min(id) from creator_platform.custom_fields)")
+        con.execute("insert into creator_platform.payouts select * replace (id || '-copy' as id)"
+                    " from creator_platform.payouts where initiated_date < (select min(read_at)"
+                    "::date from creator_platform.api_totals) and site_id = (select min(site_id) "
+                    "from creator_platform.payouts) order by id limit 2")  # (the total's own day
+        # may fall either side of it: 2 older rows, to be beyond what that day can explain)
+    rows, text = _status_rows(db, tmp_path)
+    transactions, custom_fields, payouts = (rows[n] for n in
+                                            ("transactions", "custom_fields", "payouts"))
+    assert transactions["matches"] is False
+    assert "1 fewer row(s) than the API's total (not counting" in transactions["explanation"]
+    assert custom_fields["matches"] is False and "1 fewer row(s)" in custom_fields["explanation"]
+    assert payouts["matches"] is False and "2 more row(s)" in payouts["explanation"]
+    assert "unexplained" in payouts["explanation"]
+    assert sum("MISMATCH" in line for line in text.splitlines()) == 3, text
+
+    with duckdb.connect(str(db)) as con:  # no creation time: more rows cannot be judged
+        con.execute("insert into creator_platform.custom_fields select * replace "
+                    "(id || '-new' as id) from creator_platform.custom_fields limit 2")
+    custom_fields = _status_rows(db, tmp_path)[0]["custom_fields"]
+    assert custom_fields["matches"] is None and custom_fields["explanation"] is None
+    assert "not comparable with rows loaded since" in custom_fields["no_total_reason"]
+
+
+def test_status_names_the_flag_that_gave_a_missing_warehouse(tmp_path):
+    done = run_cli(tmp_path / "work", "status", "--duckdb", "nope.duckdb")
+    assert done.returncode == 1
+    assert done.stderr.strip().endswith("[flag=--duckdb]"), done.stderr
+    assert "nope.duckdb" in done.stderr and "Traceback" not in done.stderr
+    default = run_cli(tmp_path / "work", "status")
+    assert default.returncode == 1 and "[key=creator_sync.duckdb]" in default.stderr

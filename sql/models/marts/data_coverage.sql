@@ -11,7 +11,10 @@
 -- read; the next sync reads them again): `rejected_count` counts them.
 -- Beside the records, the API's total that the last complete listing read (raw `api_totals`,
 -- summed over sites; NULL until every site has one): `is_total_matched` compares it with the
--- records loaded and `total_mismatch_reason` says why they differ where the warehouse can tell.
+-- records it can count (those created by the time it was read: records created since, by
+-- incremental syncs or webhooks, are not in it; payouts by their day, `initiated_at`, whose
+-- records of the total's own day may fall either side) and `total_mismatch_reason` says why
+-- they differ where the warehouse can tell.
 -- grain: resource
 with transactions as (select * from {{ ref('stg_transactions') }}),
 
@@ -35,6 +38,7 @@ totals as (
         resource,
         case when count(*) = count(api_total) then sum(api_total) end as api_total,
         min(read_at) as api_total_read_at,
+        max(read_at) as last_read_at,
         sum(case when first_page_total <> api_total then 1 else 0 end) as changed_listings
     from api_totals
     group by resource
@@ -58,6 +62,35 @@ records as (
     select 'purchases', count(*), max(created_at) from purchases
     union all
     select 'payouts', count(*), max(initiated_at) from payouts
+),
+
+created_since as (
+    -- records the totals cannot count (created after the last site's was read), and those
+    -- created while the sites' totals were read, which each may or may not count
+    select
+        'transactions' as resource,
+        count(case when transactions.created_at > totals.last_read_at then 1 end) as since_count,
+        count(case when transactions.created_at between totals.api_total_read_at
+            and totals.last_read_at then 1 end) as unsure_count
+    from transactions
+    inner join totals on totals.resource = 'transactions'
+    union all
+    select
+        'purchases',
+        count(case when purchases.created_at > totals.last_read_at then 1 end),
+        count(case when purchases.created_at between totals.api_total_read_at
+            and totals.last_read_at then 1 end)
+    from purchases
+    inner join totals on totals.resource = 'purchases'
+    union all
+    select
+        'payouts',
+        count(case when cast(payouts.initiated_at as date) > cast(totals.last_read_at as date)
+            then 1 end),
+        count(case when cast(payouts.initiated_at as date) between
+            cast(totals.api_total_read_at as date) and cast(totals.last_read_at as date) then 1 end)
+    from payouts
+    inner join totals on totals.resource = 'payouts'
 ),
 
 purchases_with_transactions as (
@@ -118,10 +151,12 @@ joined as (
         coalesce(rejected.rejected_count, 0) as rejected_count,
         totals.api_total,
         totals.api_total_read_at,
-        coalesce(totals.changed_listings, 0) as changed_listings
+        coalesce(totals.changed_listings, 0) as changed_listings,
+        records.records_count - coalesce(created_since.since_count, 0) as counted_count,
+        coalesce(created_since.unsure_count, 0) as unsure_count
     from records
     cross join last_load
-    {{ left_joins('records', ['latest_sync', 'known_missing', 'rejected', 'totals'], 'resource') }}
+    {{ left_joins('records', ['latest_sync', 'known_missing', 'rejected', 'totals', 'created_since'], 'resource') }}
 ),
 
 final as (
@@ -162,20 +197,30 @@ final as (
         end as incomplete_reason,
         cast(api_total as bigint) as api_total,
         api_total_read_at,
-        case when api_total is not null then api_total = records_count end as is_total_matched,
+        -- records created since the total was read are not in it: beside it, not against it
         case
-            when api_total is null or api_total = records_count then null
-            else cast(abs(api_total - records_count) as text)
-                || case when api_total > records_count then ' fewer' else ' more' end
-                || ' record(s) than the API''s total: '
+            when api_total is not null
+                then api_total between counted_count - unsure_count and counted_count
+        end as is_total_matched,
+        case
+            when api_total is null or api_total between counted_count - unsure_count and counted_count
+                then null
+            else cast(abs(api_total - counted_count) as text)
+                || case when api_total > counted_count then ' fewer' else ' more' end
+                || ' record(s) than the API''s total'
                 || case
-                    when api_total > records_count and rejected_count > 0
+                    when counted_count < records_count
+                        then ' (not counting ' || cast(records_count - counted_count as text)
+                            || ' created since it was read)'
+                    else ''
+                end
+                || ': '
+                || case
+                    when api_total > counted_count and rejected_count > 0
                         then cast(rejected_count as text)
                             || ' set aside in rejected_records'
                     when changed_listings > 0
                         then 'the listing changed while it was read'
-                    when api_total < records_count
-                        then 'records landed since the total was read (the next full listing counts them)'
                     else 'unexplained'
                 end
         end as total_mismatch_reason
