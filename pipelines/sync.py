@@ -428,7 +428,8 @@ def _sync_round(
                     **args, kept_tables=kept, webhook_written_keys=pushed, host=Runtime(
                         stats=stats, transport=transport, verify=settings.verify,
                         on_page=_page_kill_hook(), stop=clock.verdict, limiter=clock.limiter,
-                        checked=True, warehouse_lock=lambda: _warehouse_guard(wh)))
+                        checked=True, warehouse_lock=lambda: _warehouse_guard(wh),
+                        reads_held=False))  # it passes what it read (DuckDB), else skips none
         except Exception as exc:
             if clock.spent() is None or not any(isinstance(e, LimiterClosed) for e in chain(exc)):
                 raise

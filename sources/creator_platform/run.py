@@ -311,7 +311,12 @@ class Runtime:
     - `checked`: the host checked every configuration argument by its kind already (the CLI
       does, naming the flag, the variable or the key): the source does not check them again;
     - `warehouse_lock()`: a context manager the `deletions` resource reads the warehouse under
-      (the CLI's writer lock, which the webhook receiver takes too).
+      (the CLI's writer lock, which the webhook receiver takes too);
+    - `reads_held`: without the host's `kept_tables`, the source reads what the destination
+      holds for its unchanged-row skip (`destination.held`); False: it skips only what the host
+      passed (the CLI, which reads DuckDB itself and, on PostgreSQL, loads every row read: its
+      month of daily use with deliveries found an offer left with a delivery's value when the
+      source skipped there, not yet explained).
     """
 
     stats: RunStats | None = None
@@ -322,6 +327,7 @@ class Runtime:
     limiter: RateLimiter | None = None
     checked: bool = False
     warehouse_lock: Callable[[], AbstractContextManager[Any]] | None = None
+    reads_held: bool = True
 
 
 @dataclass

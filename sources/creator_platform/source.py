@@ -422,7 +422,8 @@ def creator_platform_source(
         full_refresh=bool(full_refresh), lookback_days=lookback,
         kept_tables=kept, webhook_written_keys=pushed,
         held=HeldTables(None if kept is None else Held(kept, pushed),
-                        functools.partial(_held, current_pipeline(), rt.warehouse_lock)),
+                        functools.partial(_held, current_pipeline(), rt.warehouse_lock)
+                        if rt.reads_held else _unknown),
         on_page=rt.on_page, stop=rt.stop,
     )
     try:
@@ -452,6 +453,11 @@ def creator_platform_source(
         run.close()
         raise
     return CreatorPlatformSource(dlt.current.source_schema(), SOURCE_NAME, selected, run)
+
+
+def _unknown() -> Held | None:
+    """The host read nothing and wants nothing read: no row is skipped."""
+    return None
 
 
 def _held(pipeline: Any, lock: Any) -> Held | None:

@@ -257,7 +257,8 @@ def test_warehouse_facts_reach_the_source_as_arguments(fake_api):
     from creator_sync.sources.creator_platform import Runtime
 
     assert {f.name for f in fields(Runtime)} == {
-        "stats", "transport", "verify", "on_page", "stop", "limiter", "checked", "warehouse_lock"}
+        "stats", "transport", "verify", "on_page", "stop", "limiter", "checked", "warehouse_lock",
+        "reads_held"}
     source = creator_platform_source(
         base_url="http://127.0.0.1:9", client_id="cid", client_secret=FAKE_SECRET,
         resources=["contacts"], kept_tables=["contacts", "sites"],
