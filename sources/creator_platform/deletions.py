@@ -262,6 +262,8 @@ class Deletions:
 
     def _judged_held(self) -> list[Any]:
         """The held rows, flagged by their table's listing where it completed."""
+        if not self.held:  # (no arrow work: a nothing-new run never imports pyarrow or numpy)
+            return []
         import pyarrow as pa
 
         out = []
